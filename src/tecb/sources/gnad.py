@@ -1,0 +1,136 @@
+"""One Million Posts corpus (``corpus.sqlite3``) as 10kGNAD, and the 10kGNAD csv fallback.
+
+Articles under ``Newsroom/`` (but not ``Newsroom/User``) are news articles; their label is the
+second component of ``Path``. ``Body`` is HTML: the teaser is ``<h2 itemprop="description">``, the
+text the ``<p>`` paragraphs inside ``<div class="copytext">``.
+"""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+QUERY = (
+    "SELECT ID_Article, Path, Title, Body FROM Articles "
+    "WHERE Path LIKE 'Newsroom/%' AND Path NOT LIKE 'Newsroom/User%' ORDER BY ID_Article"
+)
+
+
+class GnadFormatError(ValueError):
+    """A record of the news sources breaks the format; the message names file, record and field."""
+
+
+@dataclass
+class Article:
+    id: int
+    label: str
+    title: str
+    description: str
+    paragraphs: list[str]
+
+    def s2s(self) -> str:
+        return self.title
+
+    def p2p(self) -> str:
+        return " ".join(part for part in [self.title, self.description, *self.paragraphs] if part)
+
+
+class _BodyParser(HTMLParser):
+    """Collect the description ``h2`` and the ``p`` texts inside ``div.copytext``."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.description: list[str] = []
+        self.paragraphs: list[str] = []
+        self._stack: list[str] = []
+        self._in_desc = 0
+        self._copytext_depth: int | None = None
+        self._p: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self._stack.append(tag)
+        if tag == "h2" and attrs.get("itemprop") == "description":
+            self._in_desc = len(self._stack)
+        elif tag == "div" and "copytext" in (attrs.get("class") or "").split() and self._copytext_depth is None:
+            self._copytext_depth = len(self._stack)
+        elif tag == "p" and self._copytext_depth is not None:
+            self._p = []
+
+    def handle_endtag(self, tag):
+        if tag not in self._stack:
+            return
+        while self._stack:
+            depth = len(self._stack)
+            top = self._stack.pop()
+            if top == "p" and self._p is not None:
+                text = " ".join("".join(self._p).split())
+                if text:
+                    self.paragraphs.append(text)
+                self._p = None
+            if depth == self._in_desc:
+                self._in_desc = 0
+            if depth == self._copytext_depth:
+                self._copytext_depth = None
+            if top == tag:
+                break
+
+    def handle_data(self, data):
+        if self._in_desc:
+            self.description.append(data)
+        if self._p is not None:
+            self._p.append(data)
+
+
+def parse_body(html_body: str) -> tuple[str, list[str]]:
+    """Return ``(description, paragraphs)`` of an article body."""
+    parser = _BodyParser()
+    parser.feed(html_body or "")
+    parser.close()
+    return " ".join("".join(parser.description).split()), parser.paragraphs
+
+
+def read_articles(sqlite_path: str | Path) -> list[Article]:
+    """Read the newsroom articles of a One Million Posts ``corpus.sqlite3``."""
+    sqlite_path = Path(sqlite_path)
+    if not sqlite_path.exists():
+        raise FileNotFoundError(f"{sqlite_path}: no such file")
+    con = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
+    try:
+        rows = con.execute(QUERY).fetchall()
+    except sqlite3.DatabaseError as err:
+        raise GnadFormatError(f"{sqlite_path}: cannot read table Articles ({err})") from err
+    finally:
+        con.close()
+    articles = []
+    for id_, path, title, body in rows:
+        parts = (path or "").split("/")
+        if len(parts) < 2 or not parts[1]:
+            raise GnadFormatError(f"{sqlite_path}: Articles record ID_Article={id_}: field Path {path!r} has no category")
+        if title is None:
+            raise GnadFormatError(f"{sqlite_path}: Articles record ID_Article={id_}: field Title is NULL")
+        description, paragraphs = parse_body(body or "")
+        articles.append(Article(int(id_), parts[1], " ".join(title.split()), description, paragraphs))
+    return articles
+
+
+def read_10kgnad_csv(path: str | Path) -> list[tuple[str, str]]:
+    """Read a 10kGNAD csv (``label;text``, quote char ``'``, no header) as ``(label, text)`` pairs."""
+    path = Path(path)
+    out = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter=";", quotechar="'"), start=1):
+            if not row:
+                continue
+            if len(row) != 2:
+                raise GnadFormatError(f"{path}, record {lineno}: expected 2 fields (label;text), got {len(row)}")
+            label, text = row[0].strip(), row[1].strip()
+            if not label:
+                raise GnadFormatError(f"{path}, record {lineno}: field label is empty")
+            if not text:
+                raise GnadFormatError(f"{path}, record {lineno}: field text is empty")
+            out.append((label, text))
+    return out

@@ -1,0 +1,54 @@
+"""The paper's split recipes (design §6).
+
+A recipe works on *items* (books, articles, submissions) and returns, per split, the item indices in
+the order they were drawn. Turning items into unique texts happens later (:func:`tecb.datasets.assemble`),
+so the S2S and P2P variants of a source share exactly the same splits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def random_fraction_splits(
+    n_items: int, n_splits: int, rng: np.random.Generator, low: float = 0.1, high: float = 1.0
+) -> list[np.ndarray]:
+    """``n_splits`` random samples (without replacement) of ``low``..``high`` of ``n_items`` items each."""
+    if not 0 < low <= high <= 1:
+        raise ValueError(f"fraction range must satisfy 0 < low <= high <= 1, got {low}..{high}")
+    splits = []
+    for _ in range(n_splits):
+        size = max(2, int(round(rng.uniform(low, high) * n_items)))
+        splits.append(rng.choice(n_items, size=min(size, n_items), replace=False))
+    return splits
+
+
+def group_draw_splits(
+    groups: Sequence[str], n_splits: int, rng: np.random.Generator, low: int = 10, high: int = 50
+) -> list[np.ndarray]:
+    """Each split takes all items of ``low``..``high`` randomly drawn groups (Reddit: subreddits)."""
+    groups = np.asarray(groups, dtype=object)
+    names = np.array(sorted(set(groups.tolist())), dtype=object)
+    if len(names) < 2:
+        raise ValueError(f"need at least two groups to draw from, got {len(names)}")
+    splits = []
+    for _ in range(n_splits):
+        k = int(rng.integers(min(low, len(names)), min(high, len(names)) + 1))
+        chosen = set(rng.choice(names, size=k, replace=False).tolist())
+        idx = np.flatnonzero([g in chosen for g in groups])
+        splits.append(rng.permutation(idx))
+    return splits
+
+
+def within_group_splits(groups: Sequence[str], labels: Sequence[str], min_labels: int = 2) -> list[tuple[str, np.ndarray]]:
+    """One split per group (sorted by name) holding its items; groups with fewer than ``min_labels`` labels are skipped."""
+    groups = np.asarray(groups, dtype=object)
+    labels = np.asarray(labels, dtype=object)
+    out = []
+    for name in sorted(set(groups.tolist())):
+        idx = np.flatnonzero(groups == name)
+        if len(set(labels[idx].tolist())) >= min_labels:
+            out.append((name, idx))
+    return out

@@ -1,0 +1,63 @@
+# Embeddings -> reductions -> clusterings -> scores (design §4, §5).
+# A reduction is computed once per (model, dataset) and shared by every algorithm; one cluster job
+# per (model, dataset) runs all configured (algorithm, reduction) pairs and writes one file each.
+
+
+rule reduce:
+    input:
+        embeddings="results/embeddings/{model}/{dataset}.parquet",
+        splits="results/datasets/{dataset}/splits.parquet",
+    output:
+        [
+            reduced_path("{model}", "{dataset}", reduction)
+            for reduction in REDUCTIONS
+        ],
+    params:
+        reductions={r: config["reductions"][r] for r in REDUCTIONS},
+        seed=SEED,
+    threads: 1
+    log:
+        "logs/reduce/{model}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/reduce/{model}/{dataset}.tsv"
+    script:
+        "../scripts/reduce.py"
+
+
+rule cluster:
+    input:
+        embeddings="results/embeddings/{model}/{dataset}.parquet",
+        splits="results/datasets/{dataset}/splits.parquet",
+        reduced=[
+            reduced_path("{model}", "{dataset}", reduction)
+            for reduction in REDUCTIONS
+        ],
+    output:
+        [
+            score_path("{model}", "{dataset}", reduction, algorithm)
+            for algorithm, reduction in CONFIGURATIONS
+        ],
+    params:
+        configurations=CONFIGURATIONS,
+        reductions=REDUCTIONS,
+        algorithms=config["algorithms"],
+        seed=SEED,
+    threads: config["cluster"]["threads"]
+    log:
+        "logs/cluster/{model}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/cluster/{model}/{dataset}.tsv"
+    script:
+        "../scripts/cluster.py"
+
+
+rule collect_scores:
+    """Every per-split score in one long table."""
+    input:
+        score_files(),
+    output:
+        "results/scores.parquet",
+    log:
+        "logs/collect_scores.log",
+    script:
+        "../scripts/collect_scores.py"

@@ -1,0 +1,125 @@
+# Helpers and input functions shared by the rules. Paths follow design §4.
+
+import os
+import re
+
+
+SEED = config["seed"]
+DATASETS = list(config["datasets"])
+MODELS = list(config["models"])
+CONFIGURATIONS = [(c["algorithm"], c["reduction"]) for c in config["configurations"]]
+REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
+
+
+def check_config():
+    """Cross-references the JSON schema cannot express, reported with the offending key."""
+    for name, ds in config["datasets"].items():
+        if ds["source"] not in config["sources"]:
+            raise ValueError(
+                f"config: datasets.{name}.source = {ds['source']!r} is not a key of `sources`"
+            )
+    for algorithm, reduction in CONFIGURATIONS:
+        if algorithm not in config["algorithms"]:
+            raise ValueError(
+                f"config: configuration ({algorithm}, {reduction}) names an unknown algorithm"
+            )
+        if reduction != "none" and reduction not in config["reductions"]:
+            raise ValueError(
+                f"config: configuration ({algorithm}, {reduction}) names an unknown reduction"
+            )
+    for key, model in config["models"].items():
+        kind = model.get("kind", "huggingface")
+        if kind == "huggingface" and "id" not in model:
+            raise ValueError(f"config: models.{key} (kind huggingface) needs an `id`")
+        if kind == "local" and "path" not in model:
+            raise ValueError(f"config: models.{key} (kind local) needs a `path`")
+
+
+check_config()
+
+
+def models_of_kind(*kinds):
+    return [m for m, spec in config["models"].items() if spec.get("kind", "huggingface") in kinds]
+
+
+def alternatives(names):
+    """A wildcard constraint matching exactly ``names`` (and nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+# --- datasets ------------------------------------------------------------------------------
+
+
+def source_path(source):
+    """Where a source's raw file is: the config's local `path`, else the download target."""
+    spec = config["sources"].get(source, {})
+    if spec.get("path"):
+        return spec["path"]
+    return {
+        "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
+        "million_posts": "resources/downloads/million_post_corpus/corpus.sqlite3",
+        "reddit": "resources/reddit/submissions.parquet",
+    }[source]
+
+
+def dataset_source(wildcards):
+    return source_path(config["datasets"][wildcards.dataset]["source"])
+
+
+def texts_path(dataset):
+    return f"results/datasets/{dataset}/texts.parquet"
+
+
+def splits_path(dataset):
+    return f"results/datasets/{dataset}/splits.parquet"
+
+
+# --- models --------------------------------------------------------------------------------
+
+
+def model_spec(model):
+    spec = dict(config["models"][model])
+    spec.setdefault("kind", "huggingface")
+    if spec["kind"] in ("huggingface", "tiny-bert"):
+        spec["path"] = f"resources/models/{model}"
+    return spec
+
+
+def model_input(wildcards):
+    """The model directory an embed job reads (none for TF-IDF)."""
+    spec = model_spec(wildcards.model)
+    return [] if spec["kind"] == "tfidf" else [spec["path"]]
+
+
+def gpus_for(wildcards):
+    return 0 if model_spec(wildcards.model)["kind"] == "tfidf" else 1
+
+
+# --- clustering ----------------------------------------------------------------------------
+
+
+def reduced_path(model, dataset, reduction):
+    return f"results/reduced/{model}/{dataset}/{reduction}.parquet"
+
+
+def score_path(model, dataset, reduction, algorithm):
+    return f"results/scores/{model}/{dataset}/{reduction}/{algorithm}.parquet"
+
+
+def score_files():
+    return [
+        score_path(m, d, r, a)
+        for m in MODELS
+        for d in DATASETS
+        for a, r in CONFIGURATIONS
+    ]
+
+
+# --- targets -------------------------------------------------------------------------------
+
+
+TABLES = expand("results/tables/table{n}.{ext}", n=[1, 2, 3], ext=["md", "csv", "tex"])
+
+
+def all_outputs():
+    return ["results/scores.parquet"] + TABLES

@@ -1,0 +1,56 @@
+# Datasets -> embeddings: each unique text once per model (design §4, §5, §8).
+
+
+localrules:
+    prefetch_model,
+
+
+rule prefetch_model:
+    """Download a hub model once (needs internet: run on a login node); embed jobs then run offline."""
+    output:
+        directory("resources/models/{model}"),
+    wildcard_constraints:
+        model=alternatives(models_of_kind("huggingface")),
+    params:
+        spec=lambda wildcards: config["models"][wildcards.model],
+    log:
+        "logs/prefetch_model/{model}.log",
+    script:
+        "../scripts/prefetch_model.py"
+
+
+rule tiny_bert:
+    """A tiny BERT from a config with a fixed seed, its vocabulary trained on the benchmark's texts."""
+    input:
+        texts=expand("results/datasets/{dataset}/texts.parquet", dataset=DATASETS),
+    output:
+        directory("resources/models/{model}"),
+    wildcard_constraints:
+        model=alternatives(models_of_kind("tiny-bert")),
+    params:
+        seed=SEED,
+    log:
+        "logs/tiny_bert/{model}.log",
+    script:
+        "../scripts/tiny_bert.py"
+
+
+rule embed:
+    input:
+        texts="results/datasets/{dataset}/texts.parquet",
+        model=model_input,
+    output:
+        "results/embeddings/{model}/{dataset}.parquet",
+    params:
+        spec=lambda wildcards: model_spec(wildcards.model),
+        options=config["embed"],
+        seed=SEED,
+    threads: config["embed"]["threads"]
+    resources:
+        gpu=gpus_for,
+    log:
+        "logs/embed/{model}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/embed/{model}/{dataset}.tsv"
+    script:
+        "../scripts/embed.py"
