@@ -15,6 +15,33 @@ from tecb.metrics import score
 METHODS = ("minibatch_kmeans", "agglomerative", "hdbscan", "dbstream")
 
 
+class MemoryLimitError(RuntimeError):
+    """A clustering would need more memory than the configured limit (``cluster.max_memory_gb``)."""
+
+
+def memory_estimate(method: str, n: int, dim: int) -> int:
+    """Bytes a clustering of ``n`` points in ``dim`` dimensions needs beyond its input, roughly.
+
+    Agglomerative (no connectivity) builds the condensed pairwise distance matrix: n(n-1)/2 float64
+    (2.7 GB at n = 26,000) plus a float64 copy of the input. The others are linear in ``n``.
+    """
+    copy = n * dim * 8
+    if method == "agglomerative":
+        return n * (n - 1) // 2 * 8 + copy
+    return copy
+
+
+def check_memory(method: str, n: int, dim: int, max_memory_gb: float | None, where: str = "") -> float:
+    """Raise :class:`MemoryLimitError` if :func:`memory_estimate` exceeds ``max_memory_gb``; return the GB."""
+    gb = memory_estimate(method, n, dim) / 1e9
+    if max_memory_gb is not None and gb > max_memory_gb:
+        raise MemoryLimitError(
+            f"{where}{method} on {n} points x {dim} dims needs ~{gb:.1f} GB (O(n^2) pairwise distances), "
+            f"above the limit cluster.max_memory_gb = {max_memory_gb}; raise the limit in the config "
+            "(if the machine has the memory) or drop this configuration for this dataset")
+    return gb
+
+
 def minibatch_kmeans(x, n_clusters, seed=42, batch_size=500, n_init="auto", **params):
     """MiniBatchKMeans exactly as MTEB's clustering evaluator runs it."""
     from sklearn.cluster import MiniBatchKMeans
@@ -63,10 +90,20 @@ def cluster(x: np.ndarray, method: str, n_clusters: int, seed: int = 42, **param
     return np.asarray(ALGORITHMS[method](x, n_clusters, seed=seed, **params))
 
 
+def degenerate(n_clusters: int, n_texts: int) -> str:
+    """Why a clustering is degenerate ('' if it is not): one cluster for all, or one cluster per text."""
+    if n_clusters <= 1:
+        return "one cluster for all texts"
+    if n_clusters >= n_texts:
+        return "one cluster per text"
+    return ""
+
+
 def score_splits(points_by_split, spec: dict, seed: int = 42, log=print) -> list[dict]:
     """Cluster every split and score it; ``points_by_split`` yields ``(split, points, labels)``.
 
-    A degenerate clustering (a single cluster for everything) is scored, flagged and logged.
+    A degenerate clustering (see :func:`degenerate`) is scored, flagged (``degenerate`` column) and
+    logged as a warning; HDBSCAN noise (-1) counts as one cluster and its share is ``noise_fraction``.
     """
     spec = dict(spec)
     method = spec.pop("method")
@@ -78,9 +115,12 @@ def score_splits(points_by_split, spec: dict, seed: int = 42, log=print) -> list
         predicted = cluster(points, method, n_labels, seed=seed, **params)
         seconds = time.perf_counter() - start
         row = {"split": int(split), **score(labels, predicted), "seconds": round(seconds, 4)}
-        row["degenerate"] = row["n_clusters"] == 1
-        if row["degenerate"]:
-            log(f"WARNING split {split}: {method} put all {len(labels)} texts into one cluster (degenerate result)")
+        why = degenerate(row["n_clusters"], row["n_texts"])
+        row["degenerate"] = bool(why)
+        if why:
+            log(f"WARNING split {split}: degenerate result, {method} gave {why} ({len(labels)} texts)")
+        if row["noise_fraction"] > 0:
+            log(f"split {split}: {row['noise_fraction']:.1%} of the texts are noise (-1, scored as one cluster)")
         log(f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
             f"V-measure {row['v_measure']:.4f} ({seconds:.2f} s)")
         rows.append(row)
@@ -88,11 +128,12 @@ def score_splits(points_by_split, spec: dict, seed: int = 42, log=print) -> list
 
 
 def run_configurations(embeddings_path, splits_path, reduced_paths: dict, configurations, algorithms: dict,
-                       outputs, seed: int = 42, log=print) -> None:
+                       outputs, seed: int = 42, log=print, max_memory_gb: float | None = None) -> None:
     """Score every ``(algorithm, reduction)`` of ``configurations`` on one (model, dataset).
 
     ``reduced_paths`` maps reduction names to reduced files (``none`` = the raw embeddings);
-    ``outputs`` holds one score file per configuration, in the same order.
+    ``outputs`` holds one score file per configuration, in the same order. The memory of every
+    (configuration, split) is estimated first: above ``max_memory_gb`` nothing runs.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -102,6 +143,12 @@ def run_configurations(embeddings_path, splits_path, reduced_paths: dict, config
     embeddings, _ = io.read_embeddings(embeddings_path)
     splits = list(io.iter_splits(pq.read_table(splits_path)))
     reduced = {name: io.read_reduced(path) for name, path in reduced_paths.items()}
+    for algorithm, reduction in configurations:
+        dim = embeddings.shape[1] if reduction == "none" else next(iter(reduced[reduction].values()))[1].shape[1]
+        n = max(len(ids) for _, ids, _ in splits)
+        gb = check_memory(algorithms[algorithm]["method"], n, dim, max_memory_gb,
+                          where=f"{embeddings_path}: configuration ({algorithm}, {reduction}), largest split: ")
+        log(f"memory estimate ({algorithm}, {reduction}): {gb:.2f} GB at the largest split ({n} texts)")
     for (algorithm, reduction), out in zip(configurations, outputs):
         log(f"== {algorithm} on {reduction}")
         if reduction == "none":

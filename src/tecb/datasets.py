@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tecb import splits as recipes
-from tecb.sources import germeval, gnad, reddit
+from tecb.sources import custom, germeval, gnad, published, reddit
 
 VARIANTS = ("s2s", "p2p")
 
@@ -59,9 +59,12 @@ def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, low: fl
     fine = [b.genre1 for b in kept]
     split_items = _random_splits(coarse, n_splits, rng, low, high) + _random_splits(fine, n_splits, rng, low, high)
     names = [f"coarse {i}" for i in range(n_splits)] + [f"fine {i}" for i in range(n_splits)]
-    for genre, idx in recipes.within_group_splits(coarse, fine):
+    within = recipes.within_group_splits(coarse, fine)
+    for genre, idx in within:
         split_items.append((idx, [fine[i] for i in idx]))
         names.append(f"within {genre}")
+    for genre in sorted(set(coarse) - {g for g, _ in within}):  # a one-label split cannot be clustered
+        dropped[f"no within-genre split for {genre} (one d=1 genre; its books)"] = coarse.count(genre)
     texts = [b.title if variant == "s2s" else f"{b.title}\n{b.body}" for b in kept]
     unique, splits = assemble(texts, split_items)
     return Dataset(unique, splits, names, dropped, len(kept))
@@ -74,6 +77,10 @@ def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, low: 
     if not articles:
         raise ValueError(f"{path}: no newsroom articles")
     dropped = Counter()
+    if variant == "s2s":
+        kept = [a for a in articles if a.title]
+        dropped["empty title"] = len(articles) - len(kept)
+        articles = kept
     if variant == "p2p":
         kept = [a for a in articles if a.description or a.paragraphs]
         dropped["no description or copytext"] = len(articles) - len(kept)
@@ -110,19 +117,89 @@ def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, low: in
     return Dataset(unique, splits, [f"subreddits {i}" for i in range(n_splits)], Counter(dropped), len(rows))
 
 
+def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset:
+    """The paper's published splits (``test.jsonl``, one split per line): loaded as they are, no re-sampling."""
+    split_texts = published.read_splits(path)
+    items = [t for sentences, _ in split_texts for t in sentences]
+    split_items, start = [], 0
+    for sentences, labels in split_texts:
+        split_items.append((np.arange(start, start + len(sentences)), labels))
+        start += len(sentences)
+    unique, splits = assemble(items, split_items)
+    return Dataset(unique, splits, [f"published {i}" for i in range(len(splits))], Counter(), len(items))
+
+
+def build_custom(path, variant: str | None = None, seed: int = 42, text_column: str = "text",
+                 label_column: str = "label", split_column: str | None = None, format: str | None = None,
+                 n_splits: int = 10, low: float = 0.1, high: float = 1.0) -> Dataset:
+    """Your own file: one split per value of ``split_column``, else ``n_splits`` random ``low``..``high`` samples."""
+    texts, labels, split_values = custom.read_rows(path, text_column, label_column, split_column, format)
+    if split_column is not None:
+        names = sorted(set(split_values))
+        values = np.asarray(split_values, dtype=object)
+        split_items = [(np.flatnonzero(values == name), None) for name in names]
+        split_items = [(idx, [labels[i] for i in idx]) for idx, _ in split_items]
+        names = [f"{split_column}={name}" for name in names]
+    else:
+        rng = np.random.default_rng(seed)
+        split_items = _random_splits(labels, n_splits, rng, low, high)
+        names = [f"random {i}" for i in range(n_splits)]
+    unique, splits = assemble(texts, split_items)
+    return Dataset(unique, splits, names, Counter(), len(texts))
+
+
 BUILDERS = {
     "germeval2019": build_blurbs,
     "million_posts": build_tenkgnad,
     "10kgnad_csv": build_tenkgnad_csv,
     "reddit": build_reddit,
+    "published": build_published,
+    "custom": build_custom,
 }
+# options of a config dataset entry each builder accepts (besides path, text variant and seed)
+OPTIONS = {
+    "published": (),
+    "custom": ("text_column", "label_column", "split_column", "format", "n_splits", "low", "high"),
+}
+RECIPE = ("n_splits", "low", "high")
 
 
-def build(source: str, path, variant: str, seed: int = 42, **recipe) -> Dataset:
-    """Build a dataset from the named ``source`` kind (a key of :data:`BUILDERS`)."""
+def builder_of(source_name: str, source: dict | None, dataset: dict) -> str:
+    """The builder of a dataset entry: its `builder`, else its source's `builder`, else the source's name."""
+    name = dataset.get("builder") or (source or {}).get("builder") or source_name
+    if name not in BUILDERS and name in published.PUBLISHED:
+        return "published"
+    return name
+
+
+def build(source: str, path, variant: str | None, seed: int = 42, **options) -> Dataset:
+    """Build a dataset with the named builder (a key of :data:`BUILDERS`); ``options`` come from the config entry."""
     if source not in BUILDERS:
-        raise ValueError(f"unknown dataset source {source!r}; known: {', '.join(BUILDERS)}")
-    return BUILDERS[source](path, variant, seed=seed, **recipe)
+        raise ValueError(f"unknown dataset builder {source!r}; known: {', '.join(BUILDERS)}")
+    allowed = OPTIONS.get(source, RECIPE)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"builder {source!r} does not take {', '.join(unknown)} (it takes: {', '.join(allowed) or 'nothing'})")
+    if variant is None and source not in OPTIONS:
+        raise ValueError(f"builder {source!r} needs `text: s2s` or `text: p2p`")
+    return BUILDERS[source](path, variant, seed=seed, **options)
+
+
+def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int = 42) -> Dataset:
+    """Build the config entry ``datasets.<name>`` (with ``sources``) from the raw file at ``path``."""
+    source_name = dataset["source"]
+    builder = builder_of(source_name, sources.get(source_name), dataset)
+    keys = OPTIONS.get(builder, RECIPE)
+    options = {k: dataset[k] for k in keys if dataset.get(k) is not None}
+    if builder == "10kgnad_csv" and dataset.get("text") == "s2s":
+        raise ValueError(f"dataset {name}: the 10kGNAD csv files hold no titles; use `text: p2p`")
+    built = build(builder, path, dataset.get("text"), seed=seed, **options)
+    for i, (ids, labels) in enumerate(built.splits):
+        if len(ids) < 2 or len(set(labels)) < 2:
+            tag = built.split_names[i] if i < len(built.split_names) else str(i)
+            raise ValueError(f"dataset {name}: split {i} ({tag}) has {len(ids)} items and {len(set(labels))} "
+                             "label(s); a clustering split needs at least two of each")
+    return built
 
 
 def describe(dataset: Dataset, name: str) -> str:

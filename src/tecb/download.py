@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tarfile
+import urllib.error
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -33,12 +34,16 @@ def download(url: str, dest: str | Path, sha256: str | None = None, log=print) -
     part = dest.with_name(dest.name + ".part")
     have = part.stat().st_size if part.exists() else 0
     request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        mode = "ab" if have and response.status == 206 else "wb"
-        if mode == "ab":
-            log(f"resuming {url} at byte {have}")
-        with open(part, mode) as fh:
-            shutil.copyfileobj(response, fh, CHUNK)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            mode = "ab" if have and response.status == 206 else "wb"
+            log(f"resuming {url} at byte {have}" if mode == "ab" else f"downloading {url}")
+            with open(part, mode) as fh:
+                shutil.copyfileobj(response, fh, CHUNK)
+    except urllib.error.HTTPError as err:
+        if not (err.code == 416 and have):  # 416: the partial file is already complete
+            raise
+        log(f"{url}: {part} already complete ({have} bytes)")
     actual = sha256_of(part)
     if sha256 and actual != sha256.lower():
         part.unlink()

@@ -1,12 +1,16 @@
 """Texts -> vectors, streamed to the embeddings Parquet contract (design §4, §5, §8).
 
-Each unique text of a dataset is encoded once per model. Texts are encoded in chunks in ``text_id``
-order (sentence-transformers sorts each chunk by length to cut padding) and every chunk is written
-to Parquet as soon as it is ready, so host memory stays flat however large the dataset.
+Each unique text of a dataset is encoded once per model. Texts are taken in chunks in ``text_id``
+order; within a chunk sentence-transformers sorts them by length (less padding) and encodes them in
+batches whose size is halved on an out-of-memory error; every chunk is written to Parquet as soon as it is ready, so host
+memory stays flat however large the dataset. Models with a local path load with ``HF_HUB_OFFLINE=1``;
+fp16/bf16 apply on CUDA only.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
 import os
 import platform
@@ -44,7 +48,7 @@ def load_sentence_transformer(
     import torch
     from sentence_transformers import SentenceTransformer, models
 
-    model_kwargs = {"torch_dtype": getattr(torch, dtype)} if dtype != "float32" else {}
+    model_kwargs = {"dtype": getattr(torch, dtype)} if dtype != "float32" else {}
     path = Path(name_or_path)
     if path.exists() and not is_sentence_transformers_dir(path):
         word = models.Transformer(str(path), model_kwargs=model_kwargs)
@@ -72,12 +76,48 @@ def chunks(seq: list, size: int) -> Iterator[tuple[int, list]]:
         yield start, seq[start : start + size]
 
 
-def encode_transformer(model, texts: list[str], batch_size: int = 32, chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(first_text_id, vectors)`` per chunk; every text is passed through the model exactly once."""
+def _is_oom(error: BaseException) -> bool:
+    """True for a CUDA (or other accelerator) out-of-memory error."""
+    import torch
+
+    oom = getattr(torch.cuda, "OutOfMemoryError", None) or getattr(torch, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(error, oom)) or (
+        isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+    )
+
+
+def _free_cuda_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def encode_transformer(
+    model, texts: list[str], batch_size: int = 32, chunk_size: int = CHUNK_SIZE, log=None, state: dict | None = None
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(first_text_id, vectors)`` per chunk of ``chunk_size`` texts in ``text_id`` order.
+
+    A chunk goes to ``model.encode`` in one call, which sorts it by length (longest first, so an
+    out-of-memory error shows up in the first batch, before any work is lost) and encodes it in
+    batches of ``batch_size``. On an out-of-memory error the batch size is halved (down to 1) and the
+    chunk retried; the smaller size is kept for the rest. ``state["final_batch_size"]`` reports it.
+    """
+    state = state if state is not None else {}
+    state["final_batch_size"] = batch_size = max(1, int(batch_size))
     for start, chunk in chunks(texts, chunk_size):
-        vectors = model.encode(
-            chunk, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=False, show_progress_bar=False
-        )
+        while True:
+            try:
+                vectors = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=False, show_progress_bar=False)
+                break
+            except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
+                if not _is_oom(error) or batch_size == 1:
+                    raise
+                _free_cuda_cache()
+                batch_size = state["final_batch_size"] = batch_size // 2
+                if log:
+                    log(f"out of memory at text {start}: batch size halved to {batch_size}")
         yield start, np.asarray(vectors, dtype=np.float32)
 
 
@@ -94,6 +134,7 @@ def tfidf_vectors(texts: list[str], dim: int = 256, seed: int = 42) -> np.ndarra
 # --- writing ------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -109,15 +150,14 @@ def library_versions() -> dict[str, str]:
 def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]], n_texts: int, metadata: dict) -> dict:
     """Stream ``batches`` to ``path`` atomically; add ``dim``, ``n_texts_encoded``, ``seconds`` to the metadata.
 
-    Batches go to a scratch file first, then are copied row group by row group into the final file,
-    whose schema carries the complete provenance (only known at the end, e.g. the seconds).
+    One pass: each batch becomes a row group as soon as it arrives; the provenance (only complete at
+    the end, e.g. the seconds) goes into the footer, written at close, as the Arrow schema with its
+    metadata. The file appears under its final name only once complete.
     """
     path = Path(path)
     start_time = time.perf_counter()
     encoded, dim = 0, None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.scratch")
-    try:
+    with atomic_path(path) as tmp:
         writer = None
         try:
             for start, vectors in batches:
@@ -125,23 +165,21 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
                     raise ValueError(f"batches must arrive in text_id order: expected {encoded}, got {start}")
                 if writer is None:
                     dim = vectors.shape[1]
-                    writer = pq.ParquetWriter(scratch, embedding_schema(dim, {}))
+                    writer = pq.ParquetWriter(tmp, embedding_schema(dim, {}), store_schema=False)
                 writer.write_batch(embedding_batch(writer.schema, start, vectors))
                 encoded += len(vectors)
+            if encoded != n_texts or writer is None:
+                raise ValueError(f"{path}: encoded {encoded} texts, expected {n_texts}")
+            meta = dict(metadata, dim=int(dim), n_texts=n_texts, n_texts_encoded=encoded,
+                        seconds=round(time.perf_counter() - start_time, 3), versions=dict(library_versions()))
+            final = embedding_schema(dim, meta)
+            writer.add_key_value_metadata({
+                "ARROW:schema": base64.b64encode(final.serialize().to_pybytes()).decode("ascii"),
+                **{k.decode(): v.decode() for k, v in final.metadata.items()},
+            })
         finally:
             if writer is not None:
                 writer.close()
-        if encoded != n_texts:
-            raise ValueError(f"{path}: encoded {encoded} texts, expected {n_texts}")
-        meta = dict(metadata, dim=int(dim), n_texts=n_texts, n_texts_encoded=encoded,
-                    seconds=round(time.perf_counter() - start_time, 3), versions=library_versions())
-        source = pq.ParquetFile(scratch)
-        with atomic_path(path) as tmp:
-            with pq.ParquetWriter(tmp, embedding_schema(dim, meta)) as out:
-                for i in range(source.num_row_groups):
-                    out.write_table(source.read_row_group(i).replace_schema_metadata(out.schema.metadata))
-    finally:
-        scratch.unlink(missing_ok=True)
     return meta
 
 
@@ -150,8 +188,22 @@ def read_texts(path: str | Path) -> list[str]:
     return table.column("text").to_pylist()
 
 
+def go_offline() -> None:
+    """Forbid hub access for this process (design §7): models are loaded from their prefetched path."""
+    import sys
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ[name] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # imported before us: its flag was read at import time
+        constants.HF_HUB_OFFLINE = True
+
+
 def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, seed: int = 42, log=print) -> dict:
-    """Embed a dataset's unique texts with the model described by ``model_spec`` (a config entry)."""
+    """Embed a dataset's unique texts with the model described by ``model_spec`` (a config entry).
+
+    A model with a ``path`` (prefetched, local or tiny) is loaded with ``HF_HUB_OFFLINE=1``.
+    """
     texts = read_texts(texts_path)
     kind = model_spec.get("kind", "huggingface")
     if kind == "tfidf":
@@ -162,6 +214,8 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
         batches = chunks(list(vectors), CHUNK_SIZE)
         batches = ((s, np.stack(v)) for s, v in batches)
     else:
+        if model_spec.get("path"):
+            go_offline()
         device = embed_options.get("device") or None
         if device == "auto":
             device = None
@@ -169,11 +223,13 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
         source = model_spec.get("path") or model_spec["id"]
         model = load_sentence_transformer(source, model_spec.get("revision"), device,
                                           model_spec.get("max_seq_length"), dtype if _on_cuda(device) else "float32")
+        batch_size = int(model_spec.get("batch_size", embed_options.get("batch_size", 32)))
         meta = {"model": model_spec.get("id") or str(source), "kind": kind, "source": str(source),
                 "revision": _resolved_revision(source) or model_spec.get("revision"),
                 "pooling": pooling_mode(model), "max_seq_length": model.max_seq_length,
-                "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "device": str(model.device)}
-        batches = encode_transformer(model, texts, int(model_spec.get("batch_size", embed_options.get("batch_size", 32))))
+                "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "device": str(model.device),
+                "batch_size": batch_size, "sorted_by_length": True}
+        batches = encode_transformer(model, texts, batch_size, log=log, state=meta)  # adds final_batch_size
     log(f"encoding {len(texts)} unique texts with {meta['model']}")
     meta = write_embeddings(out_path, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))

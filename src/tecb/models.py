@@ -1,13 +1,15 @@
 """Tiny local models, so the whole workflow runs where no model hub can be reached.
 
-:func:`create_tiny_bert` trains a small WordPiece vocabulary on a corpus and initialises a 2-layer
-BERT from a config with a fixed seed. The result is a plain Hugging Face checkpoint (no
+:func:`create_tiny_bert` builds a small WordPiece vocabulary from a corpus (deterministically: the
+``tokenizers`` trainer breaks ties differently from run to run) and initialises a 2-layer BERT from a
+config with a fixed seed. The result is a plain Hugging Face checkpoint (no
 ``modules.json``), so the embed stage loads it exactly like GBERT: through sentence-transformers,
 with mean pooling.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,14 +28,11 @@ def create_tiny_bert(
 ) -> Path:
     """Write a tiny, randomly initialised BERT checkpoint with its tokenizer into ``out_dir``."""
     import torch
-    from tokenizers import BertWordPieceTokenizer
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     out_dir = Path(out_dir)
     with atomic_dir(out_dir) as tmp:
-        wordpiece = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
-        wordpiece.train_from_iterator(list(corpus), vocab_size=vocab_size, min_frequency=1, show_progress=False)
-        wordpiece.save_model(str(tmp))
+        (tmp / "vocab.txt").write_text("\n".join(wordpiece_vocab(corpus, vocab_size)) + "\n", encoding="utf-8")
         tokenizer = BertTokenizerFast(vocab_file=str(tmp / "vocab.txt"), do_lower_case=False,
                                       model_max_length=max_position_embeddings)
         tokenizer.save_pretrained(tmp)
@@ -48,3 +47,28 @@ def create_tiny_bert(
         )
         BertModel(config).save_pretrained(tmp)
     return out_dir
+
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def wordpiece_vocab(corpus: Iterable[str], vocab_size: int) -> list[str]:
+    """Special tokens, every character (alone and as ``##`` continuation), then the most frequent words.
+
+    Words are ranked by (count desc, word asc), so the vocabulary depends on the corpus only.
+    Every character is kept even beyond ``vocab_size``, so no text maps to ``[UNK]`` wholesale.
+    """
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+
+    pre = BertPreTokenizer()
+    counts = Counter(word for text in corpus for word, _ in pre.pre_tokenize_str(text))
+    chars = sorted({c for word in counts for c in word})
+    vocab = SPECIAL_TOKENS + chars + ["##" + c for c in chars]
+    seen = set(vocab)
+    for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        if len(vocab) >= vocab_size:
+            break
+        if word not in seen:
+            vocab.append(word)
+            seen.add(word)
+    return vocab

@@ -6,6 +6,7 @@ same input gives the same coordinates. ``none`` means the raw embeddings and wri
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -20,8 +21,41 @@ def pca(x: np.ndarray, n_components: int = 2, seed: int = 42) -> np.ndarray:
     return PCA(n_components=n, random_state=seed).fit_transform(x).astype(np.float32)
 
 
+def enable_numba_cache(cache_dir) -> bool:
+    """Cache every numba function UMAP and pynndescent compile in ``cache_dir`` (call before importing umap).
+
+    Most of umap's ``@numba.njit`` functions are not declared ``cache=True``, so each process
+    re-compiles them (~10 s). Defaulting ``cache=True`` makes later processes load the same machine
+    code from disk (results are identical). Returns False (and does nothing) if umap is already imported.
+    """
+    import sys
+
+    if not cache_dir or "umap" in sys.modules:
+        return False
+    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(cache_dir)
+    import numba
+
+    if getattr(numba, "_tecb_cache", False):
+        return True
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    originals = {"njit": numba.njit, "jit": numba.jit}
+
+    def cached(name):
+        def decorator(*args, **kwargs):
+            kwargs.setdefault("cache", True)
+            return originals[name](*args, **kwargs)
+        return decorator
+
+    numba.njit, numba.jit = cached("njit"), cached("jit")
+    numba._tecb_cache = True
+    return True
+
+
 def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int = 42, **params) -> np.ndarray:
-    """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed."""
+    """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
+
+    Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``.
+    """
     import umap as umap_lib
 
     n_neighbors = min(params.pop("n_neighbors", 15), max(2, x.shape[0] - 1))
@@ -36,6 +70,9 @@ def reduce(x: np.ndarray, method: str, seed: int = 42, n_components: int = 2, pc
            metric: str = "cosine", **params) -> np.ndarray:
     """Reduce ``x`` with a named method; ``pca_umap`` = PCA to ``pca_components`` dims, then UMAP."""
     if method == "pca":
+        if params or pca_components != 50:
+            extra = sorted(set(params) | ({"pca_components"} if pca_components != 50 else set()))
+            raise ValueError(f"reduction method 'pca' takes only n_components; got {', '.join(extra)}")
         return pca(x, n_components, seed)
     if method == "umap":
         return umap(x, n_components, metric, seed, **params)

@@ -8,18 +8,16 @@ rule reduce:
         embeddings="results/embeddings/{model}/{dataset}.parquet",
         splits="results/datasets/{dataset}/splits.parquet",
     output:
-        [
-            reduced_path("{model}", "{dataset}", reduction)
-            for reduction in REDUCTIONS
-        ],
-    params:
-        reductions={r: config["reductions"][r] for r in REDUCTIONS},
-        seed=SEED,
-    threads: 1
+        [reduced_path("{model}", "{dataset}", reduction) for reduction in REDUCTIONS],
     log:
         "logs/reduce/{model}/{dataset}.log",
     benchmark:
         "results/benchmarks/reduce/{model}/{dataset}.tsv"
+    threads: 1
+    params:
+        reductions={r: config["reductions"][r] for r in REDUCTIONS},
+        seed=SEED,
+        numba_cache=config["cluster"]["numba_cache"],
     script:
         "../scripts/reduce.py"
 
@@ -29,24 +27,24 @@ rule cluster:
         embeddings="results/embeddings/{model}/{dataset}.parquet",
         splits="results/datasets/{dataset}/splits.parquet",
         reduced=[
-            reduced_path("{model}", "{dataset}", reduction)
-            for reduction in REDUCTIONS
+            reduced_path("{model}", "{dataset}", reduction) for reduction in REDUCTIONS
         ],
     output:
         [
             score_path("{model}", "{dataset}", reduction, algorithm)
             for algorithm, reduction in CONFIGURATIONS
         ],
+    log:
+        "logs/cluster/{model}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/cluster/{model}/{dataset}.tsv"
+    threads: config["cluster"]["threads"]
     params:
         configurations=CONFIGURATIONS,
         reductions=REDUCTIONS,
         algorithms=config["algorithms"],
         seed=SEED,
-    threads: config["cluster"]["threads"]
-    log:
-        "logs/cluster/{model}/{dataset}.log",
-    benchmark:
-        "results/benchmarks/cluster/{model}/{dataset}.tsv"
+        max_memory_gb=config["cluster"]["max_memory_gb"],
     script:
         "../scripts/cluster.py"
 

@@ -4,6 +4,15 @@ import os
 import re
 
 
+def put_library_on_pythonpath():
+    """Let jobs import tecb from src/ where it is not pip-installed (conda envs, cluster nodes)."""
+    paths = [os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH", "")]
+    os.environ.update(PYTHONPATH=os.pathsep.join(p for p in paths if p))
+
+
+put_library_on_pythonpath()
+
+
 SEED = config["seed"]
 DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
@@ -55,15 +64,35 @@ def source_path(source):
     spec = config["sources"].get(source, {})
     if spec.get("path"):
         return spec["path"]
-    return {
+    if (
+        spec.get("repo_id")
+        or spec.get("builder") == "published"
+        or source.startswith("published_")
+    ):
+        return f"resources/published/{source}/test.jsonl"
+    defaults = {
         "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
         "million_posts": "resources/downloads/million_post_corpus/corpus.sqlite3",
         "reddit": "resources/reddit/submissions.parquet",
-    }[source]
+    }
+    if source not in defaults:
+        raise ValueError(
+            f"config: sources.{source} has no `path` and nothing to download"
+        )
+    return defaults[source]
 
 
 def dataset_source(wildcards):
     return source_path(config["datasets"][wildcards.dataset]["source"])
+
+
+def dataset_source_spec(wildcards):
+    """The parts of a dataset's source entry that decide how it is built (not how it is fetched)."""
+    name = config["datasets"][wildcards.dataset]["source"]
+    spec = config["sources"].get(name, {})
+    return {
+        name: {k: spec[k] for k in ("builder", "repo_id", "revision") if spec.get(k)}
+    }
 
 
 def texts_path(dataset):
@@ -122,4 +151,8 @@ TABLES = expand("results/tables/table{n}.{ext}", n=[1, 2, 3], ext=["md", "csv", 
 
 
 def all_outputs():
-    return ["results/scores.parquet"] + TABLES
+    # TABLE_FILES (tables.smk) and REPORT_TARGETS (report.smk): tables, figures, MTEB JSON, report pieces
+    outputs = ["results/scores.parquet"] + TABLE_FILES + REPORT_TARGETS
+    if config.get("pretrain", {}).get("enabled"):
+        outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
+    return outputs

@@ -5,6 +5,7 @@ localrules:
     demo_data,
     download_germeval2019,
     download_million_posts,
+    download_published,
 
 
 rule demo_data:
@@ -13,10 +14,10 @@ rule demo_data:
         germeval="resources/demo/germeval2019.zip",
         million_posts="resources/demo/corpus.sqlite3",
         reddit="resources/demo/submissions.parquet",
-    params:
-        seed=SEED,
     log:
         "logs/demo_data.log",
+    params:
+        seed=SEED,
     script:
         "../scripts/demo_data.py"
 
@@ -24,11 +25,11 @@ rule demo_data:
 rule download_germeval2019:
     output:
         "resources/downloads/germeval2019t1-public-data-final.zip",
+    log:
+        "logs/download/germeval2019.log",
     params:
         url=config["sources"].get("germeval2019", {}).get("url"),
         sha256=config["sources"].get("germeval2019", {}).get("sha256"),
-    log:
-        "logs/download/germeval2019.log",
     script:
         "../scripts/download.py"
 
@@ -36,14 +37,26 @@ rule download_germeval2019:
 rule download_million_posts:
     output:
         "resources/downloads/million_post_corpus/corpus.sqlite3",
+    log:
+        "logs/download/million_posts.log",
     params:
         url=config["sources"].get("million_posts", {}).get("url"),
         sha256=config["sources"].get("million_posts", {}).get("sha256"),
         member="corpus.sqlite3",
-    log:
-        "logs/download/million_posts.log",
     script:
         "../scripts/download.py"
+
+
+rule download_published:
+    """A published dataset's test.jsonl from the Hugging Face hub at its pinned revision."""
+    output:
+        "resources/published/{source}/test.jsonl",
+    log:
+        "logs/download/{source}.log",
+    params:
+        spec=lambda wildcards: config["sources"].get(wildcards.source, {}),
+    script:
+        "../scripts/download_published.py"
 
 
 rule build_dataset:
@@ -53,10 +66,11 @@ rule build_dataset:
     output:
         texts="results/datasets/{dataset}/texts.parquet",
         splits="results/datasets/{dataset}/splits.parquet",
-    params:
-        spec=lambda wildcards: config["datasets"][wildcards.dataset],
-        seed=SEED,
     log:
         "logs/build_dataset/{dataset}.log",
+    params:
+        spec=lambda wildcards: config["datasets"][wildcards.dataset],
+        source=dataset_source_spec,
+        seed=SEED,
     script:
         "../scripts/build_dataset.py"

@@ -9,12 +9,12 @@ rule prefetch_model:
     """Download a hub model once (needs internet: run on a login node); embed jobs then run offline."""
     output:
         directory("resources/models/{model}"),
+    log:
+        "logs/prefetch_model/{model}.log",
     wildcard_constraints:
         model=alternatives(models_of_kind("huggingface")),
     params:
         spec=lambda wildcards: config["models"][wildcards.model],
-    log:
-        "logs/prefetch_model/{model}.log",
     script:
         "../scripts/prefetch_model.py"
 
@@ -25,32 +25,33 @@ rule tiny_bert:
         texts=expand("results/datasets/{dataset}/texts.parquet", dataset=DATASETS),
     output:
         directory("resources/models/{model}"),
+    log:
+        "logs/tiny_bert/{model}.log",
     wildcard_constraints:
         model=alternatives(models_of_kind("tiny-bert")),
     params:
         seed=SEED,
-    log:
-        "logs/tiny_bert/{model}.log",
     script:
         "../scripts/tiny_bert.py"
 
 
 rule embed:
+    """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
     input:
         texts="results/datasets/{dataset}/texts.parquet",
         model=model_input,
     output:
         "results/embeddings/{model}/{dataset}.parquet",
-    params:
-        spec=lambda wildcards: model_spec(wildcards.model),
-        options=config["embed"],
-        seed=SEED,
-    threads: config["embed"]["threads"]
-    resources:
-        gpu=gpus_for,
     log:
         "logs/embed/{model}/{dataset}.log",
     benchmark:
         "results/benchmarks/embed/{model}/{dataset}.tsv"
+    threads: config["embed"]["threads"]
+    resources:
+        gpu=gpus_for,
+    params:
+        spec=lambda wildcards: model_spec(wildcards.model),
+        options=config["embed"],
+        seed=SEED,
     script:
         "../scripts/embed.py"

@@ -1,5 +1,9 @@
 """Embed a dataset's unique texts with one model into results/embeddings/{model}/{dataset}.parquet."""
 
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
 import torch
 
 from tecb.embed import embed_dataset

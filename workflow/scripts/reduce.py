@@ -6,6 +6,8 @@ from tecb import io, reduce
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
+if reduce.enable_numba_cache(snakemake.params.numba_cache):
+    log(f"numba cache: {snakemake.params.numba_cache}")
 embeddings, meta = io.read_embeddings(snakemake.input.embeddings)
 splits = list(io.iter_splits(pq.read_table(snakemake.input.splits)))
 for (name, spec), out in zip(snakemake.params.reductions.items(), snakemake.output):

@@ -46,42 +46,77 @@ class Book:
         return list(seen)
 
 
+# only complete entities (with their ';'): html.unescape alone would also decode "&not", "&copy", ... without one
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
 def clean_field(raw: str) -> str:
-    """Unescape entities, drop soft hyphens, collapse surrounding whitespace."""
-    return html.unescape(raw).replace(SOFT_HYPHEN, "").strip()
+    """Decode real entities (a bare ``&`` stays), drop soft hyphens, strip surrounding whitespace."""
+    return _ENTITY.sub(lambda m: html.unescape(m.group(0)), raw).replace(SOFT_HYPHEN, "").strip()
 
 
-def _field(block: str, name: str, source: str, line: int) -> str:
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _field(text: str, start: int, end: int, name: str, source: str) -> str:
+    """The cleaned content of ``<name>`` inside ``text[start:end]`` ("" when absent)."""
+    block = text[start:end]
     m = re.search(rf"<{name}>(.*?)</{name}>", block, re.S)
     if m is None:
-        if re.search(rf"<{name}>", block):
-            raise BlurbsFormatError(f"{source}, line {line}: field <{name}> is not closed")
+        opened = re.search(rf"<{name}>", block)
+        if opened:
+            raise BlurbsFormatError(f"{source}, line {_line(text, start + opened.start())}: field <{name}> is not closed")
         return ""
     return clean_field(m.group(1))
 
 
+def _categories(text: str, start: int, end: int, source: str) -> list[list[tuple[int, str]]]:
+    block = text[start:end]
+    for tag in ("categories", "category", "topic"):
+        n_open, n_close = len(re.findall(rf"<{tag}\b", block)), block.count(f"</{tag}>")
+        if n_open != n_close:
+            at = re.search(rf"<{tag}\b", block)
+            line = _line(text, start + (at.start() if at else 0))
+            raise BlurbsFormatError(f"{source}, line {line}: field <{tag}> opened {n_open} times, closed {n_close} times")
+    cats = []
+    for c in _CATEGORY.finditer(block):
+        topics = _TOPIC.findall(c.group(1))
+        if len(topics) != c.group(1).count("</topic>"):
+            line = _line(text, start + c.start())
+            raise BlurbsFormatError(f'{source}, line {line}: field <topic> without a numeric d="..." attribute')
+        cats.append([(int(d), clean_field(name)) for d, name in topics])
+    return cats
+
+
 def parse_blurbs(text: str, source: str = "<string>") -> list[Book]:
-    """Parse the content of one blurbs file into :class:`Book` records."""
+    """Parse the content of one blurbs file into :class:`Book` records (file, line and field named on errors)."""
     books = []
     pos = 0
     for m in _BOOK.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
+        line = _line(text, m.start())
         between = text[pos : m.start()]
         if "<book" in between:
             bad = pos + between.index("<book")
-            raise BlurbsFormatError(f"{source}, line {text.count(chr(10), 0, bad) + 1}: <book> is not closed")
-        block = m.group(1)
-        cats = []
-        for c in _CATEGORY.finditer(block):
-            cats.append([(int(d), clean_field(name)) for d, name in _TOPIC.findall(c.group(1))])
+            raise BlurbsFormatError(f"{source}, line {_line(text, bad)}: field <book> is not closed")
+        inner = m.group(1)
+        if re.search(r"<book\b", inner):
+            raise BlurbsFormatError(f"{source}, line {line}: field <book> is not closed before the next <book>")
+        start, end = m.start(1), m.end(1)
         books.append(
-            Book(_field(block, "title", source, line), _field(block, "body", source, line), cats, source, line)
+            Book(
+                _field(text, start, end, "title", source),
+                _field(text, start, end, "body", source),
+                _categories(text, start, end, source),
+                source,
+                line,
+            )
         )
         pos = m.end()
     rest = text[pos:]
     if "<book" in rest:
         bad = pos + rest.index("<book")
-        raise BlurbsFormatError(f"{source}, line {text.count(chr(10), 0, bad) + 1}: <book> is not closed")
+        raise BlurbsFormatError(f"{source}, line {_line(text, bad)}: field <book> is not closed")
     return books
 
 

@@ -52,6 +52,9 @@ class _BodyParser(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if tag == "br":  # a line break separates words; it has no end tag
+            self.handle_data(" ")
+            return
         self._stack.append(tag)
         if tag == "h2" and attrs.get("itemprop") == "description":
             self._in_desc = len(self._stack)
@@ -61,7 +64,7 @@ class _BodyParser(HTMLParser):
             self._p = []
 
     def handle_endtag(self, tag):
-        if tag not in self._stack:
+        if tag == "br" or tag not in self._stack:
             return
         while self._stack:
             depth = len(self._stack)
@@ -122,15 +125,19 @@ def read_10kgnad_csv(path: str | Path) -> list[tuple[str, str]]:
     path = Path(path)
     out = []
     with path.open(encoding="utf-8", newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh, delimiter=";", quotechar="'"), start=1):
+        reader = csv.reader(fh, delimiter=";", quotechar="'")
+        start = 1
+        for record, row in enumerate(reader, start=1):
+            where = f"{path}, record {record} (line {start})"
+            start = reader.line_num + 1
             if not row:
                 continue
             if len(row) != 2:
-                raise GnadFormatError(f"{path}, record {lineno}: expected 2 fields (label;text), got {len(row)}")
+                raise GnadFormatError(f"{where}: expected 2 fields (label;text), got {len(row)}")
             label, text = row[0].strip(), row[1].strip()
             if not label:
-                raise GnadFormatError(f"{path}, record {lineno}: field label is empty")
+                raise GnadFormatError(f"{where}: field label is empty")
             if not text:
-                raise GnadFormatError(f"{path}, record {lineno}: field text is empty")
+                raise GnadFormatError(f"{where}: field text is empty")
             out.append((label, text))
     return out

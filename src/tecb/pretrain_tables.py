@@ -1,0 +1,196 @@
+"""Table 5 and Figure 2 of the paper from the adaptive pre-training scores.
+
+Per (model, method, dataset, seed, epoch) the score is the mean V-measure over the dataset's splits
+(x 100). Table 5 gives, per (model, method, epoch budget), the mean and SD over seeds and the delta
+against the un-adapted model (k-means on its raw embeddings, from the benchmark's own score files);
+``best_epochs`` gives the epoch with the highest mean per (model, method, dataset) next to the
+score at the fixed budget; Figure 2 draws the mean curve over epochs with a min-max band over seeds.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tecb.io import write_table, write_text
+from tecb.tables import PAPER_DATASETS, to_markdown, write_all_formats
+
+SEED_FILE = re.compile(r"seed(-?\d+)\.parquet$")
+
+
+def collect(paths) -> pd.DataFrame:
+    """Concatenate ``results/pretrain/{model}/{method}/{dataset}/seed{seed}.parquet`` files (one row per split)."""
+    frames = []
+    for path in map(str, paths):
+        match = SEED_FILE.search(path)
+        if not match:
+            raise ValueError(f"{path}: expected a file named seed<N>.parquet")
+        model, method, dataset = Path(path).parts[-4:-1]
+        df = pd.read_parquet(path)
+        for col in ("epoch", "split", "v_measure"):
+            if col not in df.columns:
+                raise ValueError(f"{path}: missing column {col!r}")
+        df.insert(0, "seed", int(match.group(1)))
+        df.insert(0, "dataset", dataset)
+        df.insert(0, "method", method)
+        df.insert(0, "model", model)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_seed(long: pd.DataFrame) -> pd.DataFrame:
+    """Mean V-measure x 100 over splits per (model, method, dataset, seed, epoch)."""
+    keys = ["model", "method", "dataset", "seed", "epoch"]
+    return long.groupby(keys, as_index=False)["v_measure"].mean().assign(score=lambda d: d.v_measure * 100)
+
+
+def baselines(paths: dict) -> dict:
+    """``{(model, dataset): score}`` from the un-adapted model's k-means/raw score files (mean over splits x 100)."""
+    return {key: float(pd.read_parquet(p)["v_measure"].mean() * 100) for key, p in paths.items()}
+
+
+def summary(seeds: pd.DataFrame, base: dict) -> pd.DataFrame:
+    """Mean, SD (over seeds, ddof=1; 0 for one seed), min, max and delta per (model, method, dataset, epoch)."""
+    g = seeds.groupby(["model", "method", "dataset", "epoch"])["score"]
+    out = g.agg(avg="mean", sd=lambda s: float(s.std(ddof=1)) if len(s) > 1 else 0.0, lo="min", hi="max",
+                n_seeds="count").reset_index()
+    out["baseline"] = [base.get((m, d), np.nan) for m, d in zip(out.model, out.dataset)]
+    out["delta"] = out.avg - out.baseline
+    return out
+
+
+def _order(datasets) -> list[str]:
+    return [d for d in PAPER_DATASETS if d in datasets] + sorted(d for d in datasets if d not in PAPER_DATASETS)
+
+
+def table5(summ: pd.DataFrame, table_epochs: dict, model_names: dict | None = None) -> pd.DataFrame:
+    """The paper's layout: one row per (model, method, epochs); per dataset SD, avg, delta; then avg, avg_delta."""
+    model_names = model_names or {}
+    datasets = _order(summ.dataset.unique())
+    rows, index = [], []
+    for model in summ.model.unique():
+        for method in summ.method.unique():
+            for epoch in table_epochs.get(method, []):
+                part = summ[(summ.model == model) & (summ.method == method) & (summ.epoch == epoch)]
+                if part.empty:
+                    continue
+                row = {}
+                for d in datasets:
+                    cell = part[part.dataset == d]
+                    row[f"{d}_sd"] = float(cell.sd.iloc[0]) if len(cell) else np.nan
+                    row[f"{d}_avg"] = float(cell.avg.iloc[0]) if len(cell) else np.nan
+                    row[f"{d}_delta"] = float(cell.delta.iloc[0]) if len(cell) else np.nan
+                row["avg"] = float(part.avg.mean())
+                row["avg_delta"] = float(part.delta.mean())
+                rows.append(row)
+                index.append((model_names.get(model, model), method.upper(), int(epoch)))
+    df = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["model", "method", "epochs"]))
+    df.index = [f"{m} {meth} {e}" for m, meth, e in df.index]
+    df.index.name = "model method epochs"
+    return df
+
+
+def best_epochs(summ: pd.DataFrame, budgets: dict) -> pd.DataFrame:
+    """Per (model, method, dataset): the score at the fixed epoch budget and at the epoch with the best mean."""
+    rows = []
+    for (model, method, dataset), part in summ.groupby(["model", "method", "dataset"], sort=False):
+        best = part.loc[part.avg.idxmax()]
+        fixed = part[part.epoch == budgets.get(method)]
+        rows.append({"model": model, "method": method, "dataset": dataset, "budget_epoch": budgets.get(method),
+                     "budget_avg": float(fixed.avg.iloc[0]) if len(fixed) else np.nan,
+                     "budget_delta": float(fixed.delta.iloc[0]) if len(fixed) else np.nan,
+                     "best_epoch": int(best.epoch), "best_avg": float(best.avg), "best_sd": float(best.sd),
+                     "best_delta": float(best.delta), "baseline": float(best.baseline)})
+    df = pd.DataFrame(rows)
+    df.index = [f"{r.model} {r.method} {r.dataset}" for r in df.itertuples()]
+    df.index.name = "model method dataset"
+    return df.drop(columns=["model", "method", "dataset"])
+
+
+def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_names: dict | None = None) -> pd.DataFrame:
+    """Our mean next to the published Table 5 cell and the difference, for every cell both have."""
+    model_names = model_names or {}
+    ref = pd.read_csv(reference_path)
+    rows = []
+    for r in summ.itertuples():
+        if r.epoch not in table_epochs.get(r.method, []):
+            continue
+        name = model_names.get(r.model, r.model)
+        hit = ref[(ref.model == name) & (ref.method == r.method.upper()) & (ref.epochs == r.epoch)]
+        col = f"{r.dataset}_avg"
+        paper = float(hit[col].iloc[0]) if len(hit) and col in hit and pd.notna(hit[col].iloc[0]) else np.nan
+        rows.append({"cell": f"{name} {r.method.upper()} {r.epoch} {r.dataset}", "ours": r.avg, "paper": paper,
+                     "ours_minus_paper": r.avg - paper})
+    return pd.DataFrame(rows).set_index("cell")
+
+
+def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> None:
+    """Mean curve over epochs with a min-max band over seeds; one panel per dataset; baselines dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    model_names = model_names or {}
+    datasets = _order(summ.dataset.unique())
+    ncols = min(3, len(datasets))
+    nrows = -(-len(datasets) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    curves = list(summ.groupby(["model", "method"], sort=False).groups)
+    for ax, dataset in zip(axes.flat, datasets):
+        for i, (model, method) in enumerate(curves):
+            part = summ[(summ.model == model) & (summ.method == method) & (summ.dataset == dataset)].sort_values("epoch")
+            if part.empty:
+                continue
+            color = colors[i % len(colors)]
+            label = f"{model_names.get(model, model)} {method.upper()}"
+            ax.plot(part.epoch, part.avg, marker="o", ms=3, color=color, label=label)
+            ax.fill_between(part.epoch, part.lo, part.hi, color=color, alpha=0.2, linewidth=0)
+        for model in summ.model.unique():
+            base = summ[(summ.model == model) & (summ.dataset == dataset)].baseline
+            if len(base) and pd.notna(base.iloc[0]):
+                ax.axhline(base.iloc[0], ls="--", lw=1, color="grey")
+                ax.annotate(model_names.get(model, model), (ax.get_xlim()[0], base.iloc[0]), fontsize=6, color="grey")
+        ax.set_title(dataset, fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("V-measure x 100")
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    from tecb.io import atomic_path
+
+    with atomic_path(out_path) as tmp:
+        fig.savefig(tmp, format=Path(out_path).suffix.lstrip(".") or "png", dpi=150)
+    plt.close(fig)
+
+
+def render(seed_paths, baseline_paths: dict, reference_path, table_epochs: dict, budgets: dict, outdir,
+           model_names: dict | None = None, log=print) -> None:
+    """Workflow entry point: scores.parquet, table5.{md,csv,tex}, table5_vs_paper.{md,csv,tex},
+    best_epochs.{md,csv,tex} and figure2.png in ``outdir``."""
+    import pyarrow as pa
+
+    outdir = Path(outdir)
+    long = collect(seed_paths)
+    write_table(pa.Table.from_pandas(long, preserve_index=False), outdir / "scores.parquet")
+    summ = summary(per_seed(long), baselines(baseline_paths))
+    t5 = table5(summ, table_epochs, model_names)
+    write_all_formats(t5, outdir / "table5", "Table 5: V-measure x 100 after adaptive pre-training, mean and SD over "
+                      "seeds, delta vs. the un-adapted model (k-means, raw embeddings).")
+    write_all_formats(best_epochs(summ, budgets), outdir / "best_epochs",
+                      "Score at the fixed epoch budget and at the best epoch (by mean over seeds).")
+    if reference_path and Path(reference_path).exists():
+        vs = versus_paper(summ, reference_path, table_epochs, model_names)
+        write_all_formats(vs, outdir / "table5_vs_paper", "Our Table 5 means next to the published ones.")
+    else:
+        write_text("no reference table given\n", outdir / "table5_vs_paper.md")
+        write_text("cell,ours,paper,ours_minus_paper\n", outdir / "table5_vs_paper.csv")
+        write_text("% no reference table given\n", outdir / "table5_vs_paper.tex")
+    figure2(summ, outdir / "figure2.png", model_names)
+    log(to_markdown(t5))

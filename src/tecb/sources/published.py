@@ -1,0 +1,81 @@
+"""The paper's published splits on the Hugging Face hub (design §6): ``test.jsonl`` -> a dataset.
+
+Each line of ``test.jsonl`` is one split, ``{"sentences": [...], "labels": [...]}``. Loading them
+gives exactly the splits the paper scored; texts are deduplicated across splits by :func:`tecb.datasets.assemble`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# The four datasets of the paper at the revisions it used (design §6).
+PUBLISHED = {
+    "published_blurbs_s2s": ("slvnwhrl/blurbs-clustering-s2s", "22793b6a6465bf00120ad525e38c51210858132c"),
+    "published_blurbs_p2p": ("slvnwhrl/blurbs-clustering-p2p", "a2dd5b02a77de3466a3eaa98ae586b5610314496"),
+    "published_tenkgnad_s2s": ("slvnwhrl/tenkgnad-clustering-s2s", "6cddbe003f12b9b140aec477b583ac4191f01786"),
+    "published_tenkgnad_p2p": ("slvnwhrl/tenkgnad-clustering-p2p", "5c59e41555244b7e45c9a6be2d720ab4bafae558"),
+}
+FILENAME = "test.jsonl"
+
+
+class PublishedFormatError(ValueError):
+    """A line of a published ``test.jsonl`` breaks the format; the message names file, line and field."""
+
+
+def read_splits(path: str | Path) -> list[tuple[list[str], list[str]]]:
+    """Read ``test.jsonl``: one ``(sentences, labels)`` pair per non-empty line."""
+    splits = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {line_no}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise PublishedFormatError(f"{where}: not valid JSON ({err.msg})") from None
+            if not isinstance(obj, dict):
+                raise PublishedFormatError(f"{where}: expected a JSON object")
+            for name in ("sentences", "labels"):
+                value = obj.get(name)
+                if not isinstance(value, list):
+                    raise PublishedFormatError(f"{where}: field {name!r} is missing or not a list")
+                bad = next((i for i, v in enumerate(value) if not isinstance(v, (str, int))), None)
+                if bad is not None:
+                    raise PublishedFormatError(f"{where}: field {name!r}[{bad}] is not a string")
+            if len(obj["sentences"]) != len(obj["labels"]):
+                raise PublishedFormatError(
+                    f"{where}: field 'labels' has {len(obj['labels'])} entries, 'sentences' {len(obj['sentences'])}"
+                )
+            splits.append(([str(s) for s in obj["sentences"]], [str(x) for x in obj["labels"]]))
+    if not splits:
+        raise PublishedFormatError(f"{path}: no splits")
+    return splits
+
+
+def hub_download(repo_id: str, revision: str, dest: str | Path, filename: str = FILENAME, log=print) -> Path:
+    """Fetch ``filename`` of the hub dataset ``repo_id`` at ``revision`` and copy it atomically to ``dest``."""
+    import shutil
+
+    from huggingface_hub import hf_hub_download
+
+    from tecb.io import atomic_path
+
+    cached = hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision)
+    with atomic_path(dest) as tmp:
+        shutil.copyfile(cached, tmp)
+    log(f"{repo_id}@{revision}/{filename} -> {dest}")
+    return Path(dest)
+
+
+def resolve(source_name: str, spec: dict) -> tuple[str, str]:
+    """``(repo_id, revision)`` of a published source: the config's, else the paper's pinned ones."""
+    default = PUBLISHED.get(source_name, (None, None))
+    repo_id = spec.get("repo_id") or default[0]
+    revision = spec.get("revision") or default[1]
+    if not repo_id:
+        raise ValueError(f"config: sources.{source_name} needs a `repo_id` (or a local `path` to test.jsonl)")
+    if not revision:
+        raise ValueError(f"config: sources.{source_name} needs a pinned `revision` for {repo_id}")
+    return repo_id, revision

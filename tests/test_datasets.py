@@ -1,0 +1,95 @@
+"""Split recipes and builders: counts, label sets, fraction ranges, determinism, S2S/P2P sharing splits."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from tecb import datasets, demo_data, splits
+
+
+def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6):
+    """A GermEval-format zip with ``n_coarse`` d=0 genres of ``n_fine`` d=1 genres each (like the real 8)."""
+    records, i = [], 0
+    for c in range(n_coarse):
+        for f in range(n_fine):
+            for k in range(per_fine):
+                cats = [[(0, f"Genre {c} & Co"), (1, f"Fein {c}.{f}")]]
+                records.append(demo_data._book_xml(f"Buch {i}", f"Klappentext {i} &amp; mehr", cats, i))
+                i += 1
+    third = len(records) // 3
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("d/blurbs_train.txt", "".join(records[:third]))
+        zf.writestr("d/blurbs_dev.txt", "".join(records[third : 2 * third]))
+        zf.writestr("d/blurbs_test.txt", "".join(records[2 * third :]))
+    return path, len(records)
+
+
+def test_blurbs_28_splits_coarse_fine_within(tmp_path):
+    path, n = _blurbs_zip(tmp_path / "g.zip")
+    ds = datasets.build_blurbs(path, "s2s")
+    assert len(ds.splits) == 28 and ds.n_items == n
+    coarse, fine, within = ds.splits[:10], ds.splits[10:20], ds.splits[20:]
+    coarse_labels = {f"Genre {c} & Co" for c in range(8)}
+    for ids, labels in coarse:
+        assert set(labels) <= coarse_labels and 0.1 * n - 1 <= len(ids) <= n and len(set(ids)) == len(ids)
+    for ids, labels in fine:
+        assert all(label.startswith("Fein ") for label in labels)
+    assert len(within) == 8
+    for c, (ids, labels) in enumerate(within):
+        assert ds.split_names[20 + c] == f"within Genre {c} & Co"
+        assert set(labels) == {f"Fein {c}.{f}" for f in range(3)} and len(ids) == 18
+        assert all(ds.texts[t].startswith("Buch ") for t in ids)
+    assert len({len(ids) for ids, _ in coarse}) > 1  # random fractions, not a fixed size
+
+
+def test_blurbs_deterministic_and_s2s_p2p_share_splits(tmp_path):
+    path, _ = _blurbs_zip(tmp_path / "g.zip")
+    a, b = datasets.build_blurbs(path, "s2s"), datasets.build_blurbs(path, "s2s", seed=42)
+    p2p = datasets.build_blurbs(path, "p2p")
+    assert a.splits == b.splits and a.texts == b.texts
+    assert [labels for _, labels in a.splits] == [labels for _, labels in p2p.splits]
+    assert [[a.texts[i] for i in ids] for ids, _ in a.splits] == [
+        [p2p.texts[i].split("\n")[0] for i in ids] for ids, _ in p2p.splits]
+    assert p2p.texts[0] == "Buch 0\nKlappentext 0 & mehr" or "\n" in p2p.texts[0]
+    assert datasets.build_blurbs(path, "s2s", seed=7).splits != a.splits
+
+
+def test_random_fraction_splits_range():
+    rng = np.random.default_rng(42)
+    out = splits.random_fraction_splits(1000, 200, rng, 0.1, 1.0)
+    sizes = [len(s) for s in out]
+    assert min(sizes) >= 100 and max(sizes) <= 1000 and all(len(set(s)) == len(s) for s in out)
+    with pytest.raises(ValueError, match="fraction range"):
+        splits.random_fraction_splits(10, 1, rng, 0.5, 0.2)
+
+
+def test_tenkgnad_10_splits_9_categories(tmp_path):
+    path = demo_data.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", articles_per_topic=10)
+    s2s, p2p = datasets.build_tenkgnad(path, "s2s"), datasets.build_tenkgnad(path, "p2p")
+    assert len(s2s.splits) == 10 == len(p2p.splits)
+    assert {l for _, labels in s2s.splits for l in labels} == {
+        "Sport", "International", "Web", "Kultur", "Panorama", "Etat", "Wissenschaft", "Inland", "Wirtschaft"}
+    for ids, labels in s2s.splits:
+        assert 0.1 * s2s.n_items - 1 <= len(ids) <= s2s.n_items
+
+
+def test_build_from_config_checks_variants_and_options(tmp_path):
+    path, _ = _blurbs_zip(tmp_path / "g.zip")
+    with pytest.raises(ValueError, match="needs `text: s2s`"):
+        datasets.build_from_config("B", {"source": "germeval2019"}, {}, path)
+    with pytest.raises(ValueError, match="does not take text_column"):
+        datasets.build("germeval2019", path, "s2s", text_column="x")
+    with pytest.raises(ValueError, match="no titles"):
+        datasets.build_from_config("T", {"source": "10kgnad_csv", "text": "s2s"}, {}, path)
+    ds = datasets.build_from_config("B", {"source": "germeval2019", "text": "s2s", "n_splits": 2}, {}, path)
+    assert len(ds.splits) == 2 + 2 + 8
+
+
+def test_within_genre_split_skipped_for_one_fine_genre_is_logged(tmp_path):
+    path, _ = _blurbs_zip(tmp_path / "g.zip", n_coarse=3, n_fine=1)
+    ds = datasets.build_blurbs(path, "s2s", n_splits=1)
+    assert len(ds.splits) == 2  # no within-genre splits: each coarse genre has one fine genre
+    assert "no within-genre split for Genre 0 & Co" in datasets.describe(ds, "B")

@@ -1,0 +1,48 @@
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tecb import io
+
+
+def test_write_dataset_round_trip(tmp_path):
+    texts = ["a", "b", "c"]
+    splits = [([0, 1, 2], ["x", "y", "x"]), ([2, 0], ["x", "y"])]
+    io.write_dataset(texts, splits, tmp_path / "t.parquet", tmp_path / "s.parquet", "Demo")
+    t, s = io.read_dataset(tmp_path / "t.parquet", tmp_path / "s.parquet")
+    assert t.column("text").to_pylist() == texts
+    got = [(int(k), ids.tolist(), labels.tolist()) for k, ids, labels in io.iter_splits(s)]
+    assert got == [(0, [0, 1, 2], ["x", "y", "x"]), (1, [2, 0], ["x", "y"])]
+
+
+def test_single_class_split_is_an_error_naming_dataset_and_split(tmp_path):
+    with pytest.raises(io.ContractError, match=r"Demo: split 1 .*1 label"):
+        io.write_dataset(["a", "b"], [([0, 1], ["x", "y"]), ([0, 1], ["x", "x"])],
+                         tmp_path / "t.parquet", tmp_path / "s.parquet", "Demo")
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_atomic_path_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.parquet"
+    with pytest.raises(RuntimeError):
+        with io.atomic_path(target) as tmp:
+            tmp.write_text("partial")
+            raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_embeddings_round_trip_with_metadata(tmp_path):
+    vectors = np.arange(12, dtype=np.float32).reshape(4, 3)
+    schema = io.embedding_schema(3, {"model": "m"})
+    table = io.embedding_batch(schema, 0, vectors)
+    pq.write_table(pa.Table.from_batches([table]), tmp_path / "e.parquet")
+    matrix, meta = io.read_embeddings(tmp_path / "e.parquet")
+    np.testing.assert_array_equal(matrix, vectors)
+    assert meta == {"model": "m"}
+
+
+def test_reduced_round_trip():
+    parts = [(0, np.array([2, 0]), np.ones((2, 2))), (1, np.array([1]), np.zeros((1, 2)))]
+    table = io.reduced_table(parts, {"reduction": "pca"})
+    assert table.num_rows == 3 and table.column("split").to_pylist() == [0, 0, 1]

@@ -1,0 +1,33 @@
+"""Tiny BERT: deterministic, a plain HF checkpoint that loads with mean pooling."""
+
+import hashlib
+
+from tecb import embed
+from tecb.models import create_tiny_bert
+
+CORPUS = ["Der Hund bellt.", "Die Katze schläft auf dem Sofa.", "Bücher über Sport und Kultur."] * 5
+
+
+def digest(path):
+    return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()
+
+
+def test_tiny_bert_is_deterministic_and_plain_checkpoint(tmp_path):
+    a = create_tiny_bert(tmp_path / "a", CORPUS, seed=3, vocab_size=200)
+    b = create_tiny_bert(tmp_path / "b", CORPUS, seed=3, vocab_size=200)
+    assert digest(a) == digest(b) and (a / "vocab.txt").read_text() == (b / "vocab.txt").read_text()
+    assert not (a / "modules.json").exists()
+    model = embed.load_sentence_transformer(str(a), device="cpu")
+    assert embed.pooling_mode(model) == "mean"
+    assert model.encode(["Der Hund"]).shape == (1, 64)
+    c = create_tiny_bert(tmp_path / "c", CORPUS, seed=4, vocab_size=200)
+    assert digest(c) != digest(a)
+
+
+def test_wordpiece_vocab_deterministic_and_bounded():
+    from tecb.models import wordpiece_vocab
+
+    v = wordpiece_vocab(CORPUS, 60)
+    assert v == wordpiece_vocab(list(reversed(CORPUS)), 60)
+    assert v[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] and "##ü" in v and "ü" in v
+    assert len(v) == 60 and len(set(v)) == 60

@@ -1,0 +1,176 @@
+"""Adaptive pre-training: whole-word masking, TSDAE noise, tiny training runs, evaluation = embed stage, Table 5."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT, copy_project, run_snakemake
+from tecb import io, pretrain, pretrain_tables
+from tecb.models import create_tiny_bert
+
+WORDS = ["Fußballweltmeisterschaft", "Bundesregierung", "Wirtschaftswachstum", "Klimaschutz", "Literatur",
+         "Roman", "Spiel", "Tor", "Minister", "Wahl", "Börse", "Aktien", "Theater", "Forschung", "Impfstoff"]
+PARAMS = {"wwm": {"lr": 1e-3, "batch_size": 4, "grad_accum": 2, "weight_decay": 0.01, "warmup_ratio": 0.06,
+                  "max_length": 64, "mlm_probability": 0.15},
+          "tsdae": {"lr": 1e-3, "batch_size": 4, "grad_accum": 1, "weight_decay": 0.0, "warmup_ratio": 0.0,
+                    "max_length": 64, "deletion_ratio": 0.6}}
+KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
+
+
+def corpus(n=24, seed=0):
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for i in range(n):
+        topic = i % 3
+        words = rng.choice(WORDS[topic * 5 : topic * 5 + 5], size=6)
+        texts.append(f"{i} " + " ".join(words) + ".")
+        labels.append(f"topic{topic}")
+    return texts, labels
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pretrain")
+    texts, labels = corpus()
+    model = create_tiny_bert(root / "model", texts * 3, vocab_size=200, hidden_size=32, max_position_embeddings=128)
+    ids = list(range(len(texts)))
+    io.write_dataset(texts, [(ids, labels), (ids[:12], labels[:12])], root / "texts.parquet",
+                     root / "splits.parquet", "Tiny")
+    return root, model
+
+
+def test_collator_masks_whole_words(tiny):
+    from transformers import AutoTokenizer
+
+    _, model = tiny
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    collator = pretrain.WholeWordMaskCollator(tokenizer, probability=0.3, max_length=64, seed=1)
+    texts = ["Fußballweltmeisterschaft Bundesregierung Wirtschaftswachstum Klimaschutz Impfstoff Forschung"] * 20
+    batch = collator(texts)
+    enc = tokenizer(texts, truncation=True, max_length=64, padding=True)
+    multi_piece_words_masked = 0
+    for row in range(len(texts)):
+        word_ids = enc.word_ids(row)
+        chosen = batch["labels"][row] != -100
+        n_tokens = sum(w is not None for w in word_ids)
+        assert 1 <= int(chosen.sum()) <= round(0.3 * n_tokens)
+        for word in set(w for w in word_ids if w is not None):
+            positions = [i for i, w in enumerate(word_ids) if w == word]
+            flags = {bool(chosen[i]) for i in positions}
+            assert len(flags) == 1, f"word {word} of row {row} is partly masked"
+            multi_piece_words_masked += len(positions) > 1 and flags == {True}
+        assert not chosen[0] and not chosen[[i for i, w in enumerate(word_ids) if w is None][-1]]  # never [CLS]/[SEP]
+        # labels hold the original ids; most chosen tokens became [MASK]
+        original = np.array(enc["input_ids"][row])
+        assert (batch["labels"][row].numpy()[chosen.numpy()] == original[chosen.numpy()]).all()
+    assert multi_piece_words_masked > 0  # the tokenizer splits these words: whole multi-piece words were masked
+    masked = (batch["input_ids"] == tokenizer.mask_token_id) & (batch["labels"] != -100)
+    assert masked.sum() > 0.5 * (batch["labels"] != -100).sum()
+
+
+def test_delete_words_keeps_order_and_at_least_one():
+    rng = np.random.default_rng(0)
+    text = " ".join(f"w{i}" for i in range(200))
+    noisy = pretrain.delete_words(text, 0.6, rng).split()
+    assert 40 < len(noisy) < 120  # about 40 % kept
+    assert noisy == sorted(noisy, key=lambda w: int(w[1:]))
+    assert len(pretrain.delete_words("eins", 0.99, rng).split()) == 1
+
+
+def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
+    from tecb.embed import embed_dataset
+
+    root, model = tiny
+    out = tmp_path / "emb.parquet"
+    embed_dataset(root / "texts.parquet", out, {"kind": "tiny-bert", "path": str(model)}, {"device": "cpu"},
+                  log=lambda m: None)
+    embed_vectors, _ = io.read_embeddings(out)
+    texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()
+    ours = pretrain.encode_checkpoint(model, texts, device="cpu")
+    np.testing.assert_array_equal(ours, embed_vectors)
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
+    root, model = tiny
+    texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()
+    before = pretrain.encode_checkpoint(model, texts, device="cpu")
+    ckpt = tmp_path / "ckpt"
+    rows = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method], [1, 2],
+                             KMEANS, ckpt, seed=42, device="cpu", log=lambda m: None)
+    assert [(r["epoch"], r["split"]) for r in rows] == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert all(np.isfinite(r["train_loss"]) and 0 <= r["v_measure"] <= 1 for r in rows)
+    assert rows[-1]["optimizer_steps"] == 2 * (3 if method == "wwm" else 6)
+    prov = io.json.loads((ckpt / "provenance.json").read_text())
+    assert prov["method"] == method and prov["epoch"] == 2 and prov["seed"] == 42
+    after = pretrain.encode_checkpoint(ckpt, texts, device="cpu")
+    assert after.shape == before.shape and not np.allclose(after, before)
+    assert not (tmp_path / ".ckpt.eval").exists()
+    if method == "wwm":  # same seed -> identical numbers
+        again = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method],
+                                  [1, 2], KMEANS, tmp_path / "ckpt2", seed=42, device="cpu", log=lambda m: None)
+        strip = lambda rs: [{k: v for k, v in r.items() if "seconds" not in k} for r in rs]  # noqa: E731
+        assert strip(again) == strip(rows)
+
+
+def test_bad_method_and_epochs(tiny, tmp_path):
+    root, model = tiny
+    with pytest.raises(ValueError, match="unknown pre-training method"):
+        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "simcse", {}, [1], KMEANS,
+                          tmp_path / "c")
+    with pytest.raises(ValueError, match="eval_epochs"):
+        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [0], KMEANS,
+                          tmp_path / "c")
+
+
+def _fake_scores(tmp_path):
+    paths = []
+    rng = np.random.default_rng(0)
+    for method in ("wwm", "tsdae"):
+        for dataset in ("BlurbsClusteringS2S", "RedditClusteringP2P"):
+            for seed in (42, 1, 2):
+                rows = [{"epoch": e, "split": s, "v_measure": 0.3 + 0.01 * e + 0.01 * rng.random()}
+                        for e in (1, 2, 10) for s in (0, 1)]
+                p = tmp_path / "gbert-base" / method / dataset / f"seed{seed}.parquet"
+                p.parent.mkdir(parents=True, exist_ok=True)
+                pd.DataFrame(rows).to_parquet(p)
+                paths.append(p)
+    base = {}
+    for dataset in ("BlurbsClusteringS2S", "RedditClusteringP2P"):
+        p = tmp_path / f"base_{dataset}.parquet"
+        pd.DataFrame({"split": [0, 1], "v_measure": [0.25, 0.27]}).to_parquet(p)
+        base[("gbert-base", dataset)] = p
+    return paths, base
+
+
+def test_table5_and_figure(tmp_path):
+    paths, base = _fake_scores(tmp_path)
+    out = tmp_path / "out"
+    pretrain_tables.render(paths, base, ROOT / "reference" / "paper_table5.csv", {"wwm": [10], "tsdae": [1]},
+                           {"wwm": 10, "tsdae": 1}, out, {"gbert-base": "GBERT-base"}, log=lambda m: None)
+    t5 = pd.read_csv(out / "table5.csv", index_col=0)
+    assert list(t5.index) == ["GBERT-base WWM 10", "GBERT-base TSDAE 1"]
+    long = pd.read_parquet(out / "scores.parquet")
+    seeds = long[(long.method == "wwm") & (long.epoch == 10) & (long.dataset == "BlurbsClusteringS2S")]
+    per_seed = seeds.groupby("seed").v_measure.mean() * 100
+    assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_avg"] == pytest.approx(per_seed.mean(), abs=0.006)
+    assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_sd"] == pytest.approx(per_seed.std(ddof=1), abs=0.006)
+    assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_delta"] == pytest.approx(per_seed.mean() - 26, abs=0.006)
+    best = pd.read_csv(out / "best_epochs.csv", index_col=0)
+    assert (best.best_epoch == 10).all() and (best.budget_epoch.isin([1, 10])).all()
+    vs = pd.read_csv(out / "table5_vs_paper.csv", index_col=0)
+    assert vs.loc["GBERT-base WWM 10 BlurbsClusteringS2S", "paper"] == pytest.approx(15.71)
+    assert (out / "figure2.png").stat().st_size > 10_000
+
+
+def test_paper_config_dry_runs_full_grid(tmp_path):
+    workdir = copy_project(tmp_path)
+    proc = run_snakemake(workdir, "-n", "--cores", "2", "--resources", "gpu=1", timeout=300)
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", proc.stdout, flags=re.M))
+    assert int(counts.get("pretrain", 0)) == 2 * 2 * 6 * 3
+    assert int(counts.get("pretrain_report", 0)) == 1

@@ -1,0 +1,67 @@
+"""Reductions per design §5: seeded, per split, configurable."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tecb import reduce
+
+
+@pytest.fixture(scope="module")
+def x():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(4, 60))
+    return (centres[rng.integers(0, 4, 200)] + rng.normal(scale=0.3, size=(200, 60))).astype(np.float32)
+
+
+def test_pca_is_seeded_and_2d(x):
+    a, b = reduce.reduce(x, "pca"), reduce.reduce(x, "pca")
+    assert a.shape == (200, 2) and a.dtype == np.float32
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", ["umap", "pca_umap"])
+def test_umap_reductions_are_bit_identical_across_runs(x, method):
+    a = reduce.reduce(x, method, seed=42)
+    b = reduce.reduce(x, method, seed=42)
+    assert a.shape == (200, 2)
+    assert np.array_equal(a, b)
+
+
+def test_config_params_reach_umap(x):
+    five = reduce.reduce(x, "umap", n_components=5, n_neighbors=10)
+    assert five.shape == (200, 5)
+    assert not np.array_equal(reduce.reduce(x, "umap", n_neighbors=10), reduce.reduce(x, "umap"))
+
+
+def test_pca_umap_is_pca_then_umap(x):
+    assert np.array_equal(reduce.reduce(x, "pca_umap", pca_components=50),
+                          reduce.umap(reduce.pca(x, 50), seed=42))
+
+
+def test_bad_reduction_specs_are_clear_errors(x):
+    with pytest.raises(ValueError, match="unknown reduction method 'tsne'"):
+        reduce.reduce(x, "tsne")
+    with pytest.raises(ValueError, match="'pca' takes only n_components; got n_neighbors"):
+        reduce.reduce(x, "pca", n_neighbors=5)
+
+
+def test_reduce_splits_fits_each_split(x):
+    splits = [(0, np.arange(100), None), (1, np.arange(50, 200), None)]
+    out = list(reduce.reduce_splits(x, splits, {"method": "pca", "n_components": 2}, log=lambda m: None))
+    assert [s for s, _, _ in out] == [0, 1]
+    assert np.array_equal(out[1][2], reduce.pca(x[50:200], 2))  # fitted on split 1's rows only
+
+
+def test_numba_cache_gives_identical_umap(tmp_path):
+    """With the numba cache (a second process loads compiled code from disk) UMAP's output is unchanged."""
+    code = ("import numpy as np, sys; from tecb import reduce; assert reduce.enable_numba_cache(sys.argv[1]);"
+            "x = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32);"
+            "sys.stdout.write(reduce.reduce(x, 'umap').tobytes().hex())")
+    cached = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nb")], capture_output=True, text=True,
+                            check=True, timeout=300).stdout
+    assert any((tmp_path / "nb").rglob("*.nbi"))  # the cache was written
+    rng = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32)
+    assert cached == reduce.reduce(rng, "umap").tobytes().hex()

@@ -1,0 +1,101 @@
+"""Report pieces (config, runtimes), MTEB-format results, and the report built from the demo's outputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import run_snakemake
+from tecb import mteb_results, report
+
+
+def test_config_dump_redacts_secrets(tmp_path):
+    cfg = {"seed": 42, "sources": {"reddit": {"client_secret": "s3cr3t", "path": "x"}},
+           "list": [{"api_key": "k3y"}], "models": {"m": {"name": "M"}}}
+    report.write_config(cfg, tmp_path / "config.yaml")
+    text = (tmp_path / "config.yaml").read_text()
+    assert "s3cr3t" not in text and "k3y" not in text
+    back = yaml.safe_load(text)
+    assert back["sources"]["reddit"]["path"] == "x" and back["seed"] == 42 and back["models"]["m"]["name"] == "M"
+
+
+def test_runtimes_from_benchmark_files(tmp_path):
+    root = tmp_path / "results" / "benchmarks"
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for step, job, s in [("embed", "m/D1", 2.5), ("embed", "m/D2", 3.5), ("cluster", "m/D1", 1.0)]:
+        path = root / step / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + f"{s}\t0:00:02\t100.0\t1\t1\t1\t0\t0\t50\t{s}\n")
+    table = report.runtimes(sorted(root.rglob("*.tsv")), root=root)
+    assert list(table.step) == ["cluster", "embed", "embed"] and list(table.job) == ["m/D1", "m/D1", "m/D2"]
+    summary = report.runtime_summary(table)
+    assert summary.at["embed", "jobs"] == 2 and summary.at["embed", "total_seconds"] == 6.0
+    bad = root / "embed" / "bad.tsv"
+    bad.write_text("x\ty\n1\t2\n")
+    with pytest.raises(ValueError, match=r"bad\.tsv.*'s'"):
+        report.runtimes([bad], root=root)
+
+
+def _scores():
+    rows = [{"model": m, "dataset": "BlurbsClusteringS2S", "algorithm": a, "reduction": r, "split": s,
+             "v_measure": v, "seconds": 0.5}
+            for m in ("m1", "m2") for a, r in (("kmeans", "none"), ("kmeans", "umap"))
+            for s, v in zip((2, 0, 1), (0.3, 0.1, 0.2))]
+    return pd.DataFrame(rows)
+
+
+def test_mteb_result_format():
+    res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", model_id="org/m1")
+    assert res["task_name"] == "BlurbsClusteringS2S"
+    assert res["dataset_revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
+    test = res["scores"]["test"][0]
+    assert test["v_measures"] == [0.1, 0.2, 0.3]  # split order
+    assert test["main_score"] == test["v_measure"] == pytest.approx(0.2)
+    assert test["v_measure_std"] == pytest.approx(np.std([0.1, 0.2, 0.3]))
+    assert res["evaluation_time"] == pytest.approx(1.5) and res["tecb"]["model_id"] == "org/m1"
+    json.dumps(res)
+    with pytest.raises(ValueError, match="m3.*BlurbsClusteringS2S.*kmeans/none"):
+        mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S")
+
+
+def test_write_mteb_results(tmp_path):
+    _scores().to_parquet(tmp_path / "scores.parquet")
+    paths = mteb_results.write_mteb_results(tmp_path / "scores.parquet", {"m1": {"id": "a/b"}, "m2": {}},
+                                            ["BlurbsClusteringS2S"], tmp_path / "mteb", log=lambda m: None)
+    assert [p.relative_to(tmp_path).as_posix() for p in paths] == [
+        "mteb/m1/BlurbsClusteringS2S.json", "mteb/m2/BlurbsClusteringS2S.json"]
+    assert json.loads(paths[0].read_text())["scores"]["test"][0]["v_measure"] == pytest.approx(0.2)
+
+
+def test_demo_tables_figures_mteb_and_report(demo_run):
+    """The demo produces the tables (beside the paper too), figures, MTEB JSON; `--report` builds the HTML."""
+    res = demo_run / "results"
+    cfg = yaml.safe_load((demo_run / "config" / "demo.yaml").read_text())
+    for n in (1, 2, 3):
+        for stem in (f"table{n}", f"table{n}_vs_paper"):
+            for ext in ("md", "csv", "tex", "html"):
+                assert (res / "tables" / f"{stem}.{ext}").stat().st_size > 0
+    t2 = pd.read_csv(res / "tables" / "table2.csv", index_col=0)
+    assert list(t2.index) == [m["name"] for m in cfg["models"].values()]
+    assert "Average" in t2.columns and "Blurbs S2S" in (res / "tables" / "table2.md").read_text()
+    t3_md = (res / "tables" / "table3.md").read_text()
+    assert f"mean over the {len(cfg['models'])} model(s)" in t3_md and "**" in t3_md
+    for m in cfg["models"]:
+        for d in cfg["datasets"]:
+            assert (res / "figures" / "umap" / m / f"{d}.png").stat().st_size > 1000
+            assert (res / "figures" / "umap" / m / f"{d}.svg").exists()
+            data = json.loads((res / "mteb" / m / f"{d}.json").read_text())
+            assert 0 <= data["scores"]["test"][0]["main_score"] <= 1
+    for stem in ("table3_heatmap", "table2_averages"):
+        assert (res / "figures" / f"{stem}.png").exists() and (res / "figures" / f"{stem}.svg").exists()
+    runtimes = pd.read_csv(res / "report" / "runtimes.csv")
+    assert {"embed", "reduce", "cluster"} <= set(runtimes.step) and (runtimes.seconds >= 0).all()
+    run_snakemake(demo_run, "--configfile", "config/demo.yaml", "--report", "results/report.html", timeout=300)
+    html = (res / "report.html").read_text(errors="replace")
+    assert len(html) > 100_000
+    for needle in ("table2_vs_paper.html", "table3_heatmap.png", "runtimes.html", "config.yaml"):
+        assert needle in html

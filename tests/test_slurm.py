@@ -1,0 +1,117 @@
+"""The SLURM profile, run for real: a single-node SLURM (munge, mariadb + slurmdbd, slurmctld, slurmd with one
+fake GPU) is installed and started by tests/slurm/start.sh, a tiny config runs through
+`--workflow-profile profiles/slurm` exactly as the README says, and its scores must equal a local run's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import ROOT, copy_project, run_snakemake
+
+pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+
+SCRIPTS = ROOT / "tests" / "slurm"
+STATE = Path(os.environ.get("TECB_SLURM_STATE", "/tmp/tecb-slurm"))
+SKIP_RC = 3  # start.sh: "cannot run here" (not root, no SLURM and no apt-get)
+
+# tfidf (no GPU) + tiny-bert (GPU) on one small dataset; kmeans on raw and PCA embeddings (PCA exercises the
+# grouped reduce + cluster job). Chain: build -> tiny_bert -> embed -> reduce+cluster -> collect+tables.
+TINY = {
+    "seed": 42,
+    "sources": {
+        "germeval2019": {"path": "resources/demo/germeval2019.zip"},
+        "million_posts": {"path": "resources/demo/corpus.sqlite3"},
+        "reddit": {"path": "resources/demo/submissions.parquet"},
+    },
+    "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s"}},
+    "models": {
+        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 64},
+        "tiny-bert": {"name": "tiny BERT (random init)", "kind": "tiny-bert"},
+    },
+    "embed": {"batch_size": 32, "device": "cpu"},
+    "reductions": {"pca": {"method": "pca", "n_components": 2}},
+    "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
+    "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
+    "cluster": {"threads": 1},
+}
+
+
+def _project(dest: Path) -> Path:
+    copy_project(dest)
+    (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
+    return dest
+
+
+def _scores(workdir: Path) -> pd.DataFrame:
+    df = pd.read_parquet(workdir / "results" / "scores.parquet").drop(columns=["seconds"])
+    keys = ["model", "dataset", "reduction", "algorithm", "split"]
+    return df.sort_values(keys).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def slurm_env():
+    """A running single-node SLURM; stops exactly the daemons it started, also when the test fails."""
+    if shutil.which("bash") is None:
+        pytest.skip("bash is missing")
+    start = subprocess.run(
+        ["bash", str(SCRIPTS / "start.sh"), str(STATE)], capture_output=True, text=True, timeout=300
+    )
+    try:
+        if start.returncode == SKIP_RC:
+            pytest.skip(f"no SLURM here: {start.stdout.strip().splitlines()[-1]}")
+        assert start.returncode == 0, f"tests/slurm/start.sh failed:\n{start.stdout}\n{start.stderr}"
+        yield dict(os.environ, SLURM_CONF=str(STATE / "etc" / "slurm.conf"), PATH=os.environ["PATH"] + ":/usr/sbin")
+    finally:
+        subprocess.run(["bash", str(SCRIPTS / "stop.sh"), str(STATE)], timeout=120)
+
+
+def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 2))
+
+    cluster = _project(tmp_path / "cluster")
+    local = _project(tmp_path / "local")
+    with ThreadPoolExecutor(1) as pool:  # the local run overlaps the SLURM run's polling
+        local_run = pool.submit(run_snakemake, local, "--configfile", "config/tiny.yaml", "--cores", "1")
+        # the README's command (SLURM_CONF only points the clients at the test cluster's configuration)
+        proc = run_snakemake(
+            cluster,
+            "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny.yaml",
+            env={"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]},
+            timeout=240,
+        )  # fmt: skip
+        local_run.result()
+
+    # same numbers as the local run (only the timing column may differ)
+    pd.testing.assert_frame_equal(_scores(cluster), _scores(local))
+    assert (cluster / "results" / "tables" / "table2.md").is_file()
+
+    # what SLURM actually ran (from slurmdbd, as on a real cluster)
+    acct = subprocess.run(
+        ["sacct", "-a", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,Partition,ReqTRES,State"],
+        capture_output=True, text=True, env=slurm_env, check=True,
+    ).stdout  # fmt: skip
+    jobs = [line.split("|")[1:] for line in acct.strip().splitlines()]  # (comment, partition, tres, state)
+    assert jobs and all(state == "COMPLETED" for *_, state in jobs), acct
+    gpu_embed = [j for j in jobs if j[0].startswith("rule_embed_wildcards_tiny-bert_")]
+    cpu_embed = [j for j in jobs if j[0].startswith("rule_embed_wildcards_tfidf_")]
+    assert len(gpu_embed) == 1 and len(cpu_embed) == 1, acct
+    assert gpu_embed[0][1] == "gpu" and "gres/gpu=1" in gpu_embed[0][2], f"tiny-bert embed without a GPU:\n{acct}"
+    assert "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job requested a GPU:\n{acct}"
+    assert not any("gres/gpu" in j[2] for j in jobs if not j[0].startswith("rule_embed_")), acct
+    # download/demo rules stayed local; reduce + cluster of each (model, dataset) went as one grouped job
+    comments = [j[0] for j in jobs]
+    assert not any("demo_data" in c for c in comments), acct
+    assert not any(c.startswith(("rule_reduce_", "rule_cluster_")) for c in comments), acct
+    assert comments.count("rule_clustering_cluster_reduce") == 2, acct  # one per model
+    assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
+    assert "submitted with SLURM jobid" in proc.stdout

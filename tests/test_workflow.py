@@ -1,0 +1,115 @@
+"""The walking skeleton: the offline demo end to end, and the paper config's DAG."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT, copy_project, run_snakemake
+from tecb.tables import PAPER_DATASETS
+
+DEMO_MODELS = ["tfidf", "tiny-bert"]
+PAPER_MODELS = [
+    "gbert-base", "gbert-large", "gelectra-base", "gelectra-large", "gottbert", "minilm-l12-v2", "mpnet-base-v2",
+    "cross-en-de-roberta", "use-cmlm-multilingual", "sentence-t5-base", "sentence-t5-xxl", "xlm-roberta-large",
+]
+SCORE_COLUMNS = ["split", "n_texts", "n_labels", "n_clusters", "noise_fraction", "v_measure", "homogeneity",
+                 "completeness", "ami", "ari", "seconds"]
+
+
+@pytest.mark.workflow
+def test_demo_writes_all_tables(demo_run):
+    for n in (1, 2, 3):
+        for ext in ("md", "csv", "tex"):
+            path = demo_run / "results" / "tables" / f"table{n}.{ext}"
+            assert path.exists() and path.stat().st_size > 0, path
+    table2 = (demo_run / "results/tables/table2.md").read_text()
+    for name in ("TF-IDF", "tiny BERT"):
+        assert name in table2
+    # every dataset appears in Table 1
+    table1 = (demo_run / "results/tables/table1.md").read_text()
+    for dataset in PAPER_DATASETS:
+        assert dataset in table1 or dataset.replace("Clustering", " ") in table1 or re.search(
+            dataset[:6], table1
+        ), dataset
+
+
+@pytest.mark.workflow
+def test_demo_tfidf_beats_chance_on_p2p(demo_run):
+    scores = pd.read_parquet(demo_run / "results/scores.parquet")
+    raw = scores[(scores.model == "tfidf") & (scores.algorithm == "kmeans") & (scores.reduction == "none")]
+    means = raw.groupby("dataset").v_measure.mean()
+    for dataset in ("BlurbsClusteringP2P", "TenKGnadClusteringP2P", "RedditClusteringP2P"):
+        assert means[dataset] > 0.5, (dataset, means[dataset])
+    assert set(scores.model) == set(DEMO_MODELS)
+    assert set(scores.dataset) == set(PAPER_DATASETS)
+    assert len(scores.groupby(["algorithm", "reduction"])) == 14
+
+
+@pytest.mark.workflow
+def test_demo_files_follow_the_contracts(demo_run):
+    results = demo_run / "results"
+    for dataset in PAPER_DATASETS:
+        texts = pq.read_table(results / "datasets" / dataset / "texts.parquet")
+        splits = pq.read_table(results / "datasets" / dataset / "splits.parquet")
+        assert texts.schema.field("text_id").type == pa.int32()
+        assert texts.schema.field("text").type == pa.string()
+        assert texts.column("text_id").to_pylist() == list(range(texts.num_rows))
+        assert len(set(texts.column("text").to_pylist())) == texts.num_rows, "texts must be unique"
+        assert splits.schema.field("split").type == pa.int16()
+        assert splits.schema.field("text_id").type == pa.int32()
+        assert splits.schema.field("label").type == pa.string()
+        for model in DEMO_MODELS:
+            emb = pq.read_table(results / "embeddings" / model / f"{dataset}.parquet")
+            assert pa.types.is_fixed_size_list(emb.schema.field("embedding").type)
+            assert emb.schema.field("embedding").type.value_type == pa.float32()
+            assert emb.column("text_id").to_pylist() == list(range(texts.num_rows))
+            meta = json.loads(emb.schema.metadata[b"tecb"])
+            assert meta["n_texts_encoded"] == texts.num_rows  # each unique text encoded once
+            assert meta["dim"] == emb.schema.field("embedding").type.list_size
+            for reduction in ("pca", "umap", "pca_umap"):
+                red = pq.read_table(results / "reduced" / model / dataset / f"{reduction}.parquet")
+                assert red.num_rows == splits.num_rows
+            score = pq.read_table(results / "scores" / model / dataset / "none" / "kmeans.parquet")
+            assert set(SCORE_COLUMNS) <= set(score.column_names)
+            assert score.num_rows == len(set(splits.column("split").to_pylist()))
+
+
+@pytest.mark.workflow
+def test_demo_rerun_has_nothing_to_do(demo_run):
+    proc = run_snakemake(demo_run, "--configfile", "config/demo.yaml", "-n")
+    assert "Nothing to be done" in proc.stdout
+
+
+@pytest.mark.workflow
+def test_paper_config_dag_has_every_model_and_dataset(tmp_path):
+    workdir = copy_project(tmp_path)
+    proc = run_snakemake(workdir, "-n", "--cores", "4", "--resources", "gpu=1")
+    for model in PAPER_MODELS:
+        assert f"resources/models/{model}" in proc.stdout, model
+        for dataset in PAPER_DATASETS:
+            assert f"results/embeddings/{model}/{dataset}.parquet" in proc.stdout, (model, dataset)
+    assert "results/tables/table2.md" in proc.stdout
+
+
+def test_snakemake_lint_is_clean(tmp_path):
+    workdir = copy_project(tmp_path)
+    proc = run_snakemake(workdir, "--lint", check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "Lints for" not in proc.stdout, proc.stdout[-4000:]
+
+
+def test_snakefmt_is_clean():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    snakefmt = Path(sys.executable).with_name("snakefmt")
+    proc = subprocess.run([str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
