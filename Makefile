@@ -20,6 +20,7 @@ setup: $(VENV)/.installed
 # The offline demo: generated raw files in the real formats, TF-IDF and a tiny local BERT, all six datasets.
 demo: setup
 	$(BIN)/snakemake --configfile config/demo.yaml --cores $(CORES) --resources gpu=1
+	$(BIN)/snakemake --configfile config/demo.yaml --report results/report.html
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -8,7 +8,6 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-
 # The paper's benchmark unless another config is given: --configfile would otherwise be *merged*
 # into config/config.yaml (adding the demo's models to the paper's twelve).
 if not config:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ["Snakefile", "workflow", "config", "profiles", "reference"]
+WORKFLOW_FILES = ["Snakefile", "workflow", "config", "envs", "profiles", "reference"]
 SHARED = ROOT.parent / "shared"  # present beside the checkout in CI; tests using it skip without it
 
 
@@ -29,7 +29,7 @@ def copy_project(dest: Path) -> Path:
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 900, env: dict | None = None):
     """Run ``python -m snakemake`` in ``workdir``; return the CompletedProcess (stdout+stderr in .stdout)."""
-    full_env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONHASHSEED="0", **(env or {}))
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0", **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
         cwd=workdir,

@@ -162,3 +162,14 @@ def test_io_reader_reads_our_file(tmp_path):
     np.testing.assert_array_equal(matrix, v)
     assert meta["model"] == "m" and meta["dim"] == 3 and meta["n_texts_encoded"] == 4
     assert pq.ParquetFile(out).metadata.num_row_groups == 2  # streamed: one row group per batch
+
+
+def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
+    import torch
+
+    half = embed.load_sentence_transformer(str(tiny_dir), device="cpu", dtype="bfloat16")
+    assert next(half.parameters()).dtype == torch.bfloat16
+    texts = write_texts(tmp_path / "texts.parquet", TEXTS[:5])
+    meta = embed.embed_dataset(texts, tmp_path / "o.parquet", {"kind": "local", "path": str(tiny_dir),
+                                                              "dtype": "bfloat16"}, {"device": "cpu"}, log=lambda *a: None)
+    assert meta["dtype"] == "float32" and meta["device"] == "cpu"  # fp16/bf16 apply on CUDA only

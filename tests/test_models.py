@@ -31,3 +31,16 @@ def test_wordpiece_vocab_deterministic_and_bounded():
     assert v == wordpiece_vocab(list(reversed(CORPUS)), 60)
     assert v[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] and "##ü" in v and "ü" in v
     assert len(v) == 60 and len(set(v)) == 60
+
+
+def test_tiny_bert_tokenizer_knows_its_vocabulary(tmp_path):
+    """Regression: transformers 5 ignored `vocab_file=`, leaving 5 special tokens and every word [UNK]."""
+    from transformers import AutoTokenizer
+
+    from tecb.models import create_tiny_bert
+
+    path = create_tiny_bert(tmp_path / "tiny", ["Die Kommissarin ermittelt am Tatort"] * 3)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    lines = (path / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert tokenizer.vocab_size == len(lines) > 5
+    assert "[UNK]" not in tokenizer.tokenize("Die Kommissarin ermittelt")

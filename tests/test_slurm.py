@@ -47,6 +47,8 @@ TINY = {
 
 def _project(dest: Path) -> Path:
     copy_project(dest)
+    if (ROOT / "envs").is_dir() and not (dest / "envs").exists():  # rules may name conda envs (envs/*.yaml)
+        shutil.copytree(ROOT / "envs", dest / "envs")
     (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
     return dest
 

@@ -157,3 +157,24 @@ def test_write_all_formats(tmp_path):
     assert back.at["kmeans / umap", "BlurbsClusteringP2P"] == 29.58
     tex = paths[2].read_text()
     assert r"\cmidrule(lr){2-3}" in tex and "kmeans / umap" in tex and r"\begin{tabular}{lrrrrrrr}" in tex
+
+
+def test_render_tables_on_partial_results(tmp_path):
+    """Reddit missing for one model, one configured model never run: every file written, n/a and notes shown."""
+    scores = pd.concat([_summary(("a",)), _summary(("b",), DATASETS[:4])])
+    scores.to_parquet(tmp_path / "scores.parquet")
+    pd.DataFrame({"text_id": [0, 1], "text": ["x", "yy"]}).to_parquet(tmp_path / "texts.parquet")
+    pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}).to_parquet(tmp_path / "splits.parquet")
+    T.render_tables(tmp_path / "scores.parquet", ["BlurbsClusteringS2S"], [tmp_path / "texts.parquet"],
+                    [tmp_path / "splits.parquet"], {"a": "A", "b": "B", "c": "C"}, [["kmeans", "none"]],
+                    {"algorithm": "kmeans", "reduction": "none"}, tmp_path / "out", REF,
+                    REF.with_name("paper_table1.csv"), log=lambda m: None)
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert len(written) == 24
+    t2 = (tmp_path / "out" / "table2.md").read_text()
+    assert "| C | n/a |" in t2 and T.NA_FOOTNOTE in t2
+    t3 = (tmp_path / "out" / "table3.md").read_text()
+    assert "mean over the 2 model(s) present" in t3 and "as few as 1" in t3
+    t1 = pd.read_csv(tmp_path / "out" / "table1_vs_paper.csv", index_col=0)
+    row = t1[t1.Statistic == "unique_samples"].iloc[0]
+    assert row["This run"] == 2 and row["Paper"] == 17726 and row["Δ"] == 2 - 17726

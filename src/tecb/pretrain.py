@@ -78,7 +78,7 @@ class WholeWordMaskCollator:
         enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
         input_ids = enc["input_ids"].clone()
         labels = torch.full_like(input_ids, -100)
-        special = set(self.tokenizer.all_special_ids)
+        ordinary = np.setdiff1d(np.arange(len(self.tokenizer)), self.tokenizer.all_special_ids)
         for row in range(input_ids.shape[0]):
             chosen = self.choose_words(enc.word_ids(row))
             for pos in np.flatnonzero(chosen):
@@ -86,11 +86,8 @@ class WholeWordMaskCollator:
                 draw = self.rng.random()
                 if draw < 0.8:
                     input_ids[row, pos] = self.tokenizer.mask_token_id
-                elif draw < 0.9:
-                    token = int(self.rng.integers(len(self.tokenizer)))
-                    while token in special:
-                        token = int(self.rng.integers(len(self.tokenizer)))
-                    input_ids[row, pos] = token
+                elif draw < 0.9 and len(ordinary):
+                    input_ids[row, pos] = int(self.rng.choice(ordinary))
         return {"input_ids": input_ids, "attention_mask": enc["attention_mask"], "labels": labels,
                 **({"token_type_ids": enc["token_type_ids"]} if "token_type_ids" in enc else {})}
 
@@ -197,7 +194,9 @@ def _build(method: str, model_dir, params: dict, device: str):
 
         def step(texts, rng):
             noisy = [delete_words(t, params["deletion_ratio"], rng) for t in texts]
-            features = [{k: v.to(device) for k, v in encoder.tokenize(x).items()} for x in (noisy, texts)]
+            prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
+            features = [{k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(x).items()}
+                        for x in (noisy, texts)]
             return loss_fn(features, None)
 
         def save(out):
@@ -260,7 +259,7 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
             with autocast():
                 loss = step([texts[j] for j in idx], rng) / accum
             (scaler.scale(loss) if scaler else loss).backward()
-            losses.append(float(loss) * accum)
+            losses.append(float(loss.detach()) * accum)
             micro += 1
             if micro == accum or i == len(batches) - 1:
                 if scaler:

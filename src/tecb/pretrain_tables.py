@@ -133,6 +133,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     model_names = model_names or {}
     datasets = _order(summ.dataset.unique())
@@ -157,12 +158,15 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
                 ax.annotate(model_names.get(model, model), (ax.get_xlim()[0], base.iloc[0]), fontsize=6, color="grey")
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("V-measure x 100")
     for ax in list(axes.flat)[len(datasets):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    ncol = max(1, min(len(labels), 2 * ncols))
+    legend_rows = -(-len(labels) // ncol) if labels else 0
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, min(0.4, 0.05 * legend_rows / nrows + 0.02), 1, 1))
     from tecb.io import atomic_path
 
     with atomic_path(out_path) as tmp:

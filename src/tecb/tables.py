@@ -386,10 +386,13 @@ def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names,
     cfg = f"{table2_config['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
     write_all_formats(t2, outdir / "table2", f"Table 2: V-measure x 100, {cfg}, mean over splits.", mark_best=True)
     configurations = [tuple(c) for c in configurations]
-    t3, n_models = table3(summary[summary.model.isin(list(model_names))] if model_names else summary,
-                          configurations, datasets=datasets)
+    present = summary[summary.model.isin(list(model_names))] if model_names else summary
+    t3, n_models = table3(present, configurations, datasets=datasets)
+    per_cell = present.groupby(["algorithm", "reduction", "dataset"]).model.nunique()
+    notes = [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."] \
+        if len(per_cell) and per_cell.min() < n_models else []
     write_all_formats(t3, outdir / "table3", f"Table 3: V-measure x 100 per (algorithm, reduction), "
-                      f"mean over the {n_models} model(s) present.", mark_best=True)
+                      f"mean over the {n_models} model(s) present.", mark_best=True, footnotes=notes)
     log(to_markdown(t2, mark_best=True))
     log(to_markdown(t3, mark_best=True))
     if reference is None:

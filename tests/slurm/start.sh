@@ -9,6 +9,7 @@
 # exactly those. Idempotent: a daemon already running from STATE_DIR is reused, not started twice.
 # Clients need:  export SLURM_CONF=STATE_DIR/etc/slurm.conf
 set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (installs packages, starts daemons)"; exit 3; }
 
 STATE=${1:-/tmp/tecb-slurm}
 ETC=$STATE/etc
@@ -18,7 +19,6 @@ export SLURM_CONF=$ETC/slurm.conf
 
 say() { echo "[tecb-slurm] $*"; }
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (installs packages, starts daemons)"; exit 3; }
 
 # --- 1. packages ---------------------------------------------------------------------------------
 need=()

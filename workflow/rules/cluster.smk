@@ -13,6 +13,8 @@ rule reduce:
         "logs/reduce/{model}/{dataset}.log",
     benchmark:
         "results/benchmarks/reduce/{model}/{dataset}.tsv"
+    conda:
+        "../../envs/cluster.yaml"
     threads: 1
     params:
         reductions={r: config["reductions"][r] for r in REDUCTIONS},
@@ -38,6 +40,8 @@ rule cluster:
         "logs/cluster/{model}/{dataset}.log",
     benchmark:
         "results/benchmarks/cluster/{model}/{dataset}.tsv"
+    conda:
+        "../../envs/cluster.yaml"
     threads: config["cluster"]["threads"]
     params:
         configurations=CONFIGURATIONS,
@@ -57,5 +61,7 @@ rule collect_scores:
         "results/scores.parquet",
     log:
         "logs/collect_scores.log",
+    conda:
+        "../../envs/tables.yaml"
     script:
         "../scripts/collect_scores.py"

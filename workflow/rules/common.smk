@@ -48,7 +48,11 @@ check_config()
 
 
 def models_of_kind(*kinds):
-    return [m for m, spec in config["models"].items() if spec.get("kind", "huggingface") in kinds]
+    return [
+        m
+        for m, spec in config["models"].items()
+        if spec.get("kind", "huggingface") in kinds
+    ]
 
 
 def alternatives(names):
@@ -156,3 +160,70 @@ def all_outputs():
     if config.get("pretrain", {}).get("enabled"):
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
     return outputs
+
+
+# --- adaptive pre-training (workflow/rules/pretrain.smk) --------------------------------------
+
+
+PRETRAIN = config.get("pretrain", {})
+PT_MODELS = list(PRETRAIN.get("models", []))
+PT_METHODS = list(PRETRAIN.get("methods", {}))
+PT_DATASETS = list(PRETRAIN.get("datasets") or DATASETS)
+PT_SEEDS = [int(s) for s in PRETRAIN.get("seeds", [SEED])]
+
+
+def check_pretrain_config():
+    """Cross-references of the `pretrain` section, reported with the offending key."""
+    if not PRETRAIN.get("enabled"):
+        return
+    for model in PT_MODELS:
+        if model not in config["models"]:
+            raise ValueError(
+                f"config: pretrain.models names {model!r}, not a key of `models`"
+            )
+        if model_spec(model)["kind"] not in ("huggingface", "local", "tiny-bert"):
+            raise ValueError(
+                f"config: pretrain.models.{model} must be a transformer checkpoint, not tfidf"
+            )
+    for dataset in PT_DATASETS:
+        if dataset not in config["datasets"]:
+            raise ValueError(
+                f"config: pretrain.datasets names {dataset!r}, not a key of `datasets`"
+            )
+    algorithm = PRETRAIN["algorithm"]
+    if (algorithm, "none") not in CONFIGURATIONS:
+        raise ValueError(
+            f"config: pretrain.algorithm = {algorithm!r} needs the configuration ({algorithm}, none) for its baseline"
+        )
+
+
+check_pretrain_config()
+
+
+def pretrain_score_path(model, method, dataset, seed):
+    return f"results/pretrain/{model}/{method}/{dataset}/seed{seed}.parquet"
+
+
+def pretrain_outputs():
+    outs = ["results/pretrain/scores.parquet", "results/pretrain/figure2.png"]
+    for stem in ("table5", "best_epochs", "table5_vs_paper"):
+        outs += [f"results/pretrain/{stem}.{ext}" for ext in ("md", "csv", "tex")]
+    return outs
+
+
+def pretrain_model_dir(wildcards):
+    return model_spec(wildcards.model)["path"]
+
+
+# --- report items ------------------------------------------------------------------------
+
+
+def table_report(stem):
+    """The HTML rendering of a table, as a report item with its caption."""
+    return report(
+        f"results/tables/{stem}.html",
+        caption=f"../report/{stem.replace('_vs_paper', '')}.rst",
+        category="Tables",
+        subcategory="beside the paper" if stem.endswith("_vs_paper") else "this run",
+        labels={"table": stem},
+    )

@@ -16,6 +16,8 @@ rule demo_data:
         reddit="resources/demo/submissions.parquet",
     log:
         "logs/demo_data.log",
+    conda:
+        "../../envs/datasets.yaml"
     params:
         seed=SEED,
     script:
@@ -27,6 +29,8 @@ rule download_germeval2019:
         "resources/downloads/germeval2019t1-public-data-final.zip",
     log:
         "logs/download/germeval2019.log",
+    conda:
+        "../../envs/datasets.yaml"
     params:
         url=config["sources"].get("germeval2019", {}).get("url"),
         sha256=config["sources"].get("germeval2019", {}).get("sha256"),
@@ -39,6 +43,8 @@ rule download_million_posts:
         "resources/downloads/million_post_corpus/corpus.sqlite3",
     log:
         "logs/download/million_posts.log",
+    conda:
+        "../../envs/datasets.yaml"
     params:
         url=config["sources"].get("million_posts", {}).get("url"),
         sha256=config["sources"].get("million_posts", {}).get("sha256"),
@@ -53,6 +59,8 @@ rule download_published:
         "resources/published/{source}/test.jsonl",
     log:
         "logs/download/{source}.log",
+    conda:
+        "../../envs/datasets.yaml"
     params:
         spec=lambda wildcards: config["sources"].get(wildcards.source, {}),
     script:
@@ -68,6 +76,8 @@ rule build_dataset:
         splits="results/datasets/{dataset}/splits.parquet",
     log:
         "logs/build_dataset/{dataset}.log",
+    conda:
+        "../../envs/datasets.yaml"
     params:
         spec=lambda wildcards: config["datasets"][wildcards.dataset],
         source=dataset_source_spec,

@@ -13,6 +13,8 @@ rule prefetch_model:
         "logs/prefetch_model/{model}.log",
     wildcard_constraints:
         model=alternatives(models_of_kind("huggingface")),
+    conda:
+        "../../envs/embed.yaml"
     params:
         spec=lambda wildcards: config["models"][wildcards.model],
     script:
@@ -29,6 +31,8 @@ rule tiny_bert:
         "logs/tiny_bert/{model}.log",
     wildcard_constraints:
         model=alternatives(models_of_kind("tiny-bert")),
+    conda:
+        "../../envs/embed.yaml"
     params:
         seed=SEED,
     script:
@@ -46,6 +50,8 @@ rule embed:
         "logs/embed/{model}/{dataset}.log",
     benchmark:
         "results/benchmarks/embed/{model}/{dataset}.tsv"
+    conda:
+        "../../envs/embed.yaml"
     threads: config["embed"]["threads"]
     resources:
         gpu=gpus_for,

@@ -19,6 +19,8 @@ rule reddit_ids:
         ids="resources/reddit/submission_ids.txt",
     log:
         "logs/reddit/ids.log",
+    conda:
+        "../../envs/reddit.yaml"
     params:
         path=REDDIT.get("ids_path"),
         url=REDDIT.get("ids_url"),
@@ -38,6 +40,8 @@ rule rehydrate_reddit:
         "logs/reddit/rehydrate.log",
     benchmark:
         "results/benchmarks/reddit/rehydrate.tsv"
+    conda:
+        "../../envs/reddit.yaml"
     params:
         checkpoint="resources/reddit/checkpoint.jsonl",
         settings={

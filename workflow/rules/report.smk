@@ -61,6 +61,8 @@ rule figures:
         svg=[f"{stem}.svg" for stem in SUMMARY_FIGURES],
     log:
         "logs/figures.log",
+    conda:
+        "../../envs/tables.yaml"
     params:
         pairs=UMAP_PAIRS,
         splits=[splits_path(d) for _, d in UMAP_PAIRS],
@@ -80,6 +82,8 @@ rule mteb_results:
         MTEB_FILES,
     log:
         "logs/mteb_results.log",
+    conda:
+        "../../envs/tables.yaml"
     params:
         models=config["models"],
         datasets=DATASETS,
@@ -107,6 +111,8 @@ rule report_extras:
         ),
     log:
         "logs/report_extras.log",
+    conda:
+        "../../envs/tables.yaml"
     params:
         config=config,
     script:

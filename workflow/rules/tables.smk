@@ -13,17 +13,6 @@ TABLE_FILES = expand(
 )
 
 
-def table_report(stem):
-    """The HTML rendering of a table, as a report item with its caption."""
-    return report(
-        f"results/tables/{stem}.html",
-        caption=f"../report/{stem.replace('_vs_paper', '')}.rst",
-        category="Tables",
-        subcategory="beside the paper" if stem.endswith("_vs_paper") else "this run",
-        labels={"table": stem},
-    )
-
-
 rule tables:
     input:
         scores="results/scores.parquet",
@@ -35,6 +24,8 @@ rule tables:
         html=[table_report(stem) for stem in TABLE_STEMS],
     log:
         "logs/tables.log",
+    conda:
+        "../../envs/tables.yaml"
     params:
         datasets=DATASETS,
         model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
