@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import write_table, write_text
-from tecb.tables import PAPER_DATASETS, to_markdown, write_all_formats
+from tecb.tables import dataset_order, to_markdown, write_all_formats
 
 SEED_FILE = re.compile(r"seed(-?\d+)\.parquet$")
 
@@ -62,14 +62,10 @@ def summary(seeds: pd.DataFrame, base: dict) -> pd.DataFrame:
     return out
 
 
-def _order(datasets) -> list[str]:
-    return [d for d in PAPER_DATASETS if d in datasets] + sorted(d for d in datasets if d not in PAPER_DATASETS)
-
-
 def table5(summ: pd.DataFrame, table_epochs: dict, model_names: dict | None = None) -> pd.DataFrame:
     """The paper's layout: one row per (model, method, epochs); per dataset SD, avg, delta; then avg, avg_delta."""
     model_names = model_names or {}
-    datasets = _order(summ.dataset.unique())
+    datasets = dataset_order(summ.dataset.unique())
     rows, index = [], []
     for model in summ.model.unique():
         for method in summ.method.unique():
@@ -136,7 +132,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
     from matplotlib.ticker import MaxNLocator
 
     model_names = model_names or {}
-    datasets = _order(summ.dataset.unique())
+    datasets = dataset_order(summ.dataset.unique())
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
