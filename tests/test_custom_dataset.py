@@ -60,9 +60,9 @@ def test_split_column_gives_one_split_per_value(tmp_path, suffix):
 
 def test_random_recipe_is_seeded_and_in_range(tmp_path):
     path = _write(_frame(), tmp_path / "data.tsv")
-    a = datasets.build_custom(path, n_splits=5, low=0.5, high=0.8, seed=3)
-    b = datasets.build_custom(path, n_splits=5, low=0.5, high=0.8, seed=3)
-    c = datasets.build_custom(path, n_splits=5, low=0.5, high=0.8, seed=4)
+    a = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=3)
+    b = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=3)
+    c = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=4)
     assert a.splits == b.splits and a.splits != c.splits
     assert len(a.splits) == 5
     assert all(18 <= len(ids) <= 29 for ids, _ in a.splits)
@@ -89,6 +89,7 @@ def test_single_class_split_is_an_error_naming_the_dataset(tmp_path):
         datasets.build_from_config("MyData", {"source": "mine", "split_column": "fold"}, {"mine": {"builder": "custom"}}, path)
 
 
+@pytest.mark.workflow
 def test_custom_tsv_through_the_workflow(tmp_path):
     """A custom TSV dataset, the TF-IDF model, kmeans on raw embeddings: built, embedded, scored, tabled."""
     work = copy_project(tmp_path / "proj")
@@ -97,14 +98,14 @@ def test_custom_tsv_through_the_workflow(tmp_path):
         "seed": 42,
         "sources": {"my_news": {"builder": "custom", "path": "my_news.tsv"}},
         "datasets": {"MyNewsClustering": {"source": "my_news", "text_column": "text", "label_column": "label",
-                                          "n_splits": 3, "low": 0.5, "high": 1.0}},
+                                          "n_splits": 3, "min_fraction": 0.5, "max_fraction": 1.0}},
         "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 16}},
         "embed": {"device": "cpu"},
         "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
         "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
     }
     (work / "config" / "custom.yaml").write_text(yaml.safe_dump(cfg))
-    run_snakemake(work, "--configfile", "config/custom.yaml", "--cores", "1", timeout=300)
+    run_snakemake(work, "--configfile", "config/custom.yaml", "--cores", "1")
     splits = pq.read_table(work / "results/datasets/MyNewsClustering/splits.parquet").to_pandas()
     assert splits.split.nunique() == 3 and set(splits.label) == set(TOPICS)
     scores = pq.read_table(work / "results/scores/tfidf/MyNewsClustering/none/kmeans.parquet").to_pandas()

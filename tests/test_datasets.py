@@ -62,7 +62,7 @@ def test_random_fraction_splits_range():
     out = splits.random_fraction_splits(1000, 200, rng, 0.1, 1.0)
     sizes = [len(s) for s in out]
     assert min(sizes) >= 100 and max(sizes) <= 1000 and all(len(set(s)) == len(s) for s in out)
-    with pytest.raises(ValueError, match="fraction range"):
+    with pytest.raises(ValueError, match="min_fraction <= max_fraction"):
         splits.random_fraction_splits(10, 1, rng, 0.5, 0.2)
 
 

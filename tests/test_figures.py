@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -45,11 +47,12 @@ def test_umap_points_name_a_text_without_label(tmp_path):
 
 def test_umap_figure_writes_png_and_svg_deterministically(tmp_path):
     _reduced_and_splits(tmp_path)
-    paths = F.umap_figure(tmp_path / "umap.parquet", tmp_path / "splits.parquet", tmp_path / "out" / "fig", "m / d")
+    outs = [tmp_path / "out" / "fig.png", tmp_path / "out" / "fig.svg"]
+    paths = F.umap_figure(tmp_path / "umap.parquet", tmp_path / "splits.parquet", outs, "m / d")
     assert [p.name for p in paths] == ["fig.png", "fig.svg"]
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in paths[1].read_bytes()[:500]
     first = [p.read_bytes() for p in paths]
-    F.umap_figure(tmp_path / "umap.parquet", tmp_path / "splits.parquet", tmp_path / "out" / "fig", "m / d")
+    F.umap_figure(tmp_path / "umap.parquet", tmp_path / "splits.parquet", outs, "m / d")
     assert [p.read_bytes() for p in paths] == first
     assert not list((tmp_path / "out").glob(".*tmp"))
 
@@ -65,11 +68,37 @@ def test_label_colours_are_consistent_and_distinct():
 def test_heatmap_and_bars_with_missing_cells(tmp_path):
     t3 = pd.DataFrame({"BlurbsClusteringS2S": [10.0, np.nan], "Average": [10.0, np.nan]},
                       index=["kmeans / none", "hdbscan / umap"])
-    png, svg = F.heatmap_figure(t3, tmp_path / "heat", "Table 3")
+    png, svg = F.heatmap_figure(t3, [tmp_path / "heat.png", tmp_path / "heat.svg"], "Table 3")
     assert png.stat().st_size > 1000 and svg.exists()
     assert "n/a" in svg.read_text()
     avg = pd.Series({"A": 30.0, "B": np.nan, "GBERT-base": 28.0})
     paper = T.paper_table2(T.Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
-    png, svg = F.bar_figure(avg, tmp_path / "bars", "Table 2", reference=paper)
+    png, svg = F.bar_figure(avg, [tmp_path / "bars.png", tmp_path / "bars.svg"], "Table 2", reference=paper)
     text = svg.read_text()
     assert "n/a" in text and "paper" in text and "28.00" in text
+
+
+def test_importing_the_library_leaves_global_state_alone(tmp_path):
+    """No process-wide patches: after importing every tecb module, matplotlib's backend and rcParams and the
+    environment are what they were; drawing and saving a figure changes no rcParams either."""
+    import subprocess
+    import sys
+
+    code = ("import os, pkgutil, importlib, matplotlib, tecb; b = matplotlib.get_backend(); "
+            "r = dict(matplotlib.rcParams); env = lambda: {k: v for k, v in os.environ.items() "
+            "if not k.startswith('KMP_')}; e = env(); "  # KMP_*: set by torch's OpenMP runtime, not by tecb
+            "[importlib.import_module(m.name) for m in pkgutil.walk_packages(tecb.__path__, 'tecb.')]; "
+            "assert matplotlib.get_backend() == b, (b, matplotlib.get_backend()); "
+            "assert dict(matplotlib.rcParams) == r; assert env() == e, set(env().items()) ^ set(e.items()); "
+            "import tecb.figures as F; import pandas as pd; "
+            "F.bar_figure(pd.Series({'a': 1.0}), [os.environ['OUT']]); "
+            "assert dict(matplotlib.rcParams) == r")
+    env = {"MPLBACKEND": "svg", "PATH": "", "OUT": "bars.svg", "HOME": os.environ.get("HOME", "/tmp")}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_save_refuses_an_unknown_format(tmp_path):
+    fig = F.new_figure((2, 2))
+    with pytest.raises(ValueError, match="not 'pdf'"):
+        F.save(fig, [tmp_path / "x.pdf"])

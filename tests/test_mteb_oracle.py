@@ -45,6 +45,7 @@ def make_splits(seed=0):
     return x, splits
 
 
+@pytest.mark.slow
 def test_kmeans_v_measure_equals_mteb_legacy_clustering_evaluator():
     x, splits = make_splits()
     task = mteb.get_task("BlurbsClusteringS2S")  # AbsTaskClusteringLegacy -> ClusteringEvaluator

@@ -95,6 +95,7 @@ def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
     np.testing.assert_array_equal(ours, embed_vectors)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
 def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
     root, model = tiny
@@ -111,11 +112,33 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
     after = pretrain.encode_checkpoint(ckpt, texts, device="cpu")
     assert after.shape == before.shape and not np.allclose(after, before)
     assert not (tmp_path / ".ckpt.eval").exists()
-    if method == "wwm":  # same seed -> identical numbers
+    if method == "wwm":  # same seed -> identical numbers; progress lines say texts done / total, rate, ETA
+        lines = []
         again = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method],
-                                  [1, 2], KMEANS, tmp_path / "ckpt2", seed=42, device="cpu", log=lambda m: None)
+                                  [1, 2], KMEANS, tmp_path / "ckpt2", seed=42, device="cpu", log=lines.append,
+                                  progress_every=0)
         strip = lambda rs: [{k: v for k, v in r.items() if "seconds" not in k} for r in rs]  # noqa: E731
         assert strip(again) == strip(rows)
+        progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
+        assert progress and f"/{len(texts)} texts" in progress[0] and "ETA" in progress[0]
+
+
+def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
+    """The clustering of each evaluation is seeded with ``eval_seed`` (the config seed), not a constant."""
+    import tecb.cluster
+
+    root, model = tiny
+    seen = []
+    real = tecb.cluster.score_splits
+
+    def spy(points, algorithm, seed=None, **kwargs):
+        seen.append(seed)
+        return real(points, algorithm, seed=seed, **kwargs)
+
+    monkeypatch.setattr(tecb.cluster, "score_splits", spy)
+    pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [1], KMEANS,
+                      tmp_path / "c", seed=3, device="cpu", log=lambda m: None, eval_seed=7)
+    assert seen == [7]
 
 
 def test_bad_method_and_epochs(tiny, tmp_path):
@@ -151,8 +174,18 @@ def _fake_scores(tmp_path):
 def test_table5_and_figure(tmp_path):
     paths, base = _fake_scores(tmp_path)
     out = tmp_path / "out"
-    pretrain_tables.render(paths, base, ROOT / "reference" / "paper_table5.csv", {"wwm": [10], "tsdae": [1]},
-                           {"wwm": 10, "tsdae": 1}, out, {"gbert-base": "GBERT-base"}, log=lambda m: None)
+    keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
+    keys = [(m, method, d, int(s.removeprefix("seed"))) for m, method, d, s in keys]
+    fmts = ("md", "csv", "tex", "html")
+    outputs = {"scores": out / "scores.parquet", "figure2": out / "figure2.png",
+               **{stem: {ext: out / f"{stem}.{ext}" for ext in fmts}
+                  for stem in ("table5", "best_epochs", "table5_vs_paper")}}
+    pretrain_tables.render(paths, keys, base, ROOT / "reference" / "paper_table5.csv", {"wwm": [10], "tsdae": [1]},
+                           {"wwm": 10, "tsdae": 1}, outputs, {"gbert-base": "GBERT-base"}, log=lambda m: None)
+    written = sorted(p.name for p in out.iterdir())
+    assert written == sorted(["scores.parquet", "figure2.png"] + [f"{s}.{e}" for s in
+                                                                   ("table5", "best_epochs", "table5_vs_paper")
+                                                                   for e in fmts])  # exactly the declared files
     t5 = pd.read_csv(out / "table5.csv", index_col=0)
     assert list(t5.index) == ["GBERT-base TSDAE 1", "GBERT-base WWM 10"]  # the paper's row order
     long = pd.read_parquet(out / "scores.parquet")
@@ -168,17 +201,19 @@ def test_table5_and_figure(tmp_path):
     assert (out / "figure2.png").stat().st_size > 10_000
 
 
+@pytest.mark.workflow
 def test_paper_config_dry_runs_full_grid(tmp_path):
     workdir = copy_project(tmp_path)
-    proc = run_snakemake(workdir, "-n", "--cores", "2", "--resources", "gpu=1", timeout=300)
+    proc = run_snakemake(workdir, "-n", "--cores", "2", "--resources", "gpu=1")
     counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", proc.stdout, flags=re.M))
     assert int(counts.get("pretrain", 0)) == 2 * 2 * 6 * 3
     assert int(counts.get("pretrain_report", 0)) == 1
 
 
+@pytest.mark.workflow
 def test_config_names_unknown_model(tmp_path):
     workdir = copy_project(tmp_path)
     cfg = (workdir / "config" / "demo.yaml").read_text()
     (workdir / "config" / "demo.yaml").write_text(cfg.replace("models: [tiny-bert]", "models: [no-such-model]"))
-    proc = run_snakemake(workdir, "-n", "--configfile", "config/demo.yaml", "--cores", "1", check=False, timeout=300)
+    proc = run_snakemake(workdir, "-n", "--configfile", "config/demo.yaml", "--cores", "1", check=False)
     assert proc.returncode != 0 and "pretrain.models names 'no-such-model'" in proc.stdout

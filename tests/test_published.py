@@ -36,7 +36,7 @@ def test_published_dedups_texts_across_splits(tmp_path):
 
 def test_build_from_config_selects_published_by_source_name(tmp_path):
     path = _write(tmp_path / "test.jsonl", SPLITS)
-    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s", "n_splits": 10},
+    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
                                     {"published_blurbs_s2s": {}}, path)
     assert len(ds.splits) == 2  # n_splits does not re-sample published splits
 
@@ -96,6 +96,7 @@ def test_empty_published_split_is_an_error_naming_the_dataset(tmp_path):
         datasets.build_from_config("Mine", {"source": "p"}, {"p": {"builder": "published"}}, path)
 
 
+@pytest.mark.workflow
 def test_workflow_builds_published_dataset_from_local_path(tmp_path):
     import yaml
 
@@ -108,7 +109,7 @@ def test_workflow_builds_published_dataset_from_local_path(tmp_path):
     cfg["datasets"] = {"BlurbsClusteringS2S": {"source": "published_blurbs_s2s"}}
     (work / "config" / "pub.yaml").write_text(yaml.safe_dump(cfg))
     target = "results/datasets/BlurbsClusteringS2S/splits.parquet"
-    run_snakemake(work, "--configfile", "config/pub.yaml", "--cores", "1", target, timeout=120)
+    run_snakemake(work, "--configfile", "config/pub.yaml", "--cores", "1", target)
     splits = pq.read_table(work / target).to_pandas()
     assert splits.groupby("split").size().tolist() == [4, 3]
     assert len(pq.read_table(work / "results/datasets/BlurbsClusteringS2S/texts.parquet")) == 5

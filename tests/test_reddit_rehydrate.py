@@ -156,7 +156,6 @@ def test_planted_secret_never_reaches_logs_or_outputs(tmp_path, creds):
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
         )
     assert proc.returncode == 0, proc.stderr
     assert "Retrying due to 500" in log_file.read_text()  # prawcore's own warnings land in the log too

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 import yaml
 
 from conftest import copy_project, run_snakemake
@@ -16,6 +17,7 @@ CLIENT_ID = "wf-client-id-77"
 SECRET = "WORKFLOW-PLANTED-SECRET-e1"
 
 
+@pytest.mark.workflow
 def test_workflow_rehydrates_and_builds_both_reddit_datasets(tmp_path):
     workdir = copy_project(tmp_path / "project")
     posts = make_posts(700, n_subreddits=60, removed={"x0002", "x0100"}, deleted={"x0004"})
@@ -48,7 +50,7 @@ def test_workflow_rehydrates_and_builds_both_reddit_datasets(tmp_path):
         (workdir / "config" / "reddit_test.yaml").write_text(yaml.safe_dump(config))
         targets = [f"results/scores/tfidf/{d}/none/kmeans.parquet" for d in config["datasets"]]
         proc = run_snakemake(
-            workdir, "--configfile", "config/reddit_test.yaml", "--cores", "1", *targets, env=env, timeout=300
+            workdir, "--configfile", "config/reddit_test.yaml", "--cores", "1", *targets, env=env
         )
         n_requests = len(fake.info_requests)
     assert n_requests == 8 + 1  # 701 distinct ids in batches of 100, plus the 429

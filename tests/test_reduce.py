@@ -55,13 +55,16 @@ def test_reduce_splits_fits_each_split(x):
     assert np.array_equal(out[1][2], reduce.pca(x[50:200], 2))  # fitted on split 1's rows only
 
 
+@pytest.mark.slow
 def test_numba_cache_gives_identical_umap(tmp_path):
-    """With the numba cache (a second process loads compiled code from disk) UMAP's output is unchanged."""
-    code = ("import numpy as np, sys; from tecb import reduce; assert reduce.enable_numba_cache(sys.argv[1]);"
+    """With umap's compiled code cached on disk (a second process loads it), UMAP's output is unchanged."""
+    code = ("import os, sys; os.environ['NUMBA_CACHE_DIR'] = sys.argv[1]; import numpy as np, numba;"
+            "from tecb import reduce; assert reduce.cache_umap_compilation() > 100;"
+            "assert numba.njit.__module__.startswith('numba');"  # numba's decorators are not replaced
             "x = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32);"
             "sys.stdout.write(reduce.reduce(x, 'umap').tobytes().hex())")
-    cached = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nb")], capture_output=True, text=True,
-                            check=True, timeout=300).stdout
-    assert any((tmp_path / "nb").rglob("*.nbi"))  # the cache was written
+    runs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / "nb")], capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)]  # the second one loads from the cache
+    assert len(list((tmp_path / "nb").rglob("*.nbi"))) > 20  # umap's functions were written to the cache
     rng = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32)
-    assert cached == reduce.reduce(rng, "umap").tobytes().hex()
+    assert runs[0] == runs[1] == reduce.reduce(rng, "umap").tobytes().hex()

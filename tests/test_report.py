@@ -26,18 +26,23 @@ def test_config_dump_redacts_secrets(tmp_path):
 def test_runtimes_from_benchmark_files(tmp_path):
     root = tmp_path / "results" / "benchmarks"
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-    for step, job, s in [("embed", "m/D1", 2.5), ("embed", "m/D2", 3.5), ("cluster", "m/D1", 1.0)]:
+    jobs = [("embed", "m/D1", 2.5), ("embed", "m/D2", 3.5), ("cluster", "m/D1", 1.0)]
+    paths = []
+    for step, job, s in jobs:
         path = root / step / f"{job}.tsv"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(header + f"{s}\t0:00:02\t100.0\t1\t1\t1\t0\t0\t50\t{s}\n")
-    table = report.runtimes(sorted(root.rglob("*.tsv")), root=root)
+        paths.append(path)
+    table = report.runtimes(paths, [(step, job) for step, job, _ in jobs])  # keys given, no path parsing
     assert list(table.step) == ["cluster", "embed", "embed"] and list(table.job) == ["m/D1", "m/D1", "m/D2"]
     summary = report.runtime_summary(table)
     assert summary.at["embed", "jobs"] == 2 and summary.at["embed", "total_seconds"] == 6.0
     bad = root / "embed" / "bad.tsv"
     bad.write_text("x\ty\n1\t2\n")
     with pytest.raises(ValueError, match=r"bad\.tsv.*'s'"):
-        report.runtimes([bad], root=root)
+        report.runtimes([bad], [("embed", "bad")])
+    with pytest.raises(ValueError, match="2 keys"):
+        report.runtimes([bad], [("embed", "bad"), ("embed", "worse")])
 
 
 def _scores():
@@ -49,14 +54,17 @@ def _scores():
 
 
 def test_mteb_result_format():
-    res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", model_id="org/m1")
-    assert res["task_name"] == "BlurbsClusteringS2S"
+    published = {"origin": "published", "revision": "22793b6a6465bf00120ad525e38c51210858132c"}
+    res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", model_id="org/m1", provenance=published)
+    assert res["task_name"] == "tecb.BlurbsClusteringS2S"
     assert res["dataset_revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
+    built = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", provenance={"content_sha256": "ab"})
+    assert built["dataset_revision"] == "tecb-sha256:ab"  # a dataset built here never claims a hub revision
     test = res["scores"]["test"][0]
     assert test["v_measures"] == [0.1, 0.2, 0.3]  # split order
     assert test["main_score"] == test["v_measure"] == pytest.approx(0.2)
     assert test["v_measure_std"] == pytest.approx(np.std([0.1, 0.2, 0.3]))
-    assert res["evaluation_time"] == pytest.approx(1.5) and res["tecb"]["model_id"] == "org/m1"
+    assert res["evaluation_time"] is None and res["tecb"]["model_id"] == "org/m1"  # no timings: byte-identical
     json.dumps(res)
     with pytest.raises(ValueError, match="m3.*BlurbsClusteringS2S.*kmeans/none"):
         mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S")
@@ -64,16 +72,17 @@ def test_mteb_result_format():
 
 def test_write_mteb_results(tmp_path):
     _scores().to_parquet(tmp_path / "scores.parquet")
+    targets = [("m1", "BlurbsClusteringS2S", tmp_path / "a.json"), ("m2", "BlurbsClusteringS2S", tmp_path / "b.json")]
     paths = mteb_results.write_mteb_results(tmp_path / "scores.parquet", {"m1": {"id": "a/b"}, "m2": {}},
-                                            ["BlurbsClusteringS2S"], tmp_path / "mteb", log=lambda m: None)
-    assert [p.relative_to(tmp_path).as_posix() for p in paths] == [
-        "mteb/m1/BlurbsClusteringS2S.json", "mteb/m2/BlurbsClusteringS2S.json"]
+                                            targets, log=lambda m: None)
+    assert [p.relative_to(tmp_path).as_posix() for p in paths] == ["a.json", "b.json"]
     assert json.loads(paths[0].read_text())["scores"]["test"][0]["v_measure"] == pytest.approx(0.2)
 
 
+@pytest.mark.workflow
 def test_demo_tables_figures_mteb_and_report(demo_run):
     """The demo produces the tables (beside the paper too), figures, MTEB JSON; `--report` builds the HTML."""
-    res = demo_run / "results"
+    res = demo_run / "results" / "demo"  # config/demo.yaml: run: demo
     cfg = yaml.safe_load((demo_run / "config" / "demo.yaml").read_text())
     for n in (1, 2, 3):
         for stem in (f"table{n}", f"table{n}_vs_paper"):
@@ -88,14 +97,16 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
         for d in cfg["datasets"]:
             assert (res / "figures" / "umap" / m / f"{d}.png").stat().st_size > 1000
             assert (res / "figures" / "umap" / m / f"{d}.svg").exists()
-            data = json.loads((res / "mteb" / m / f"{d}.json").read_text())
+            data = json.loads((res / "mteb" / "results" / f"tecb__{m}" / "no_revision_available"
+                               / f"tecb.{d}.json").read_text())  # mteb.ResultCache layout (test_mteb_export)
             assert 0 <= data["scores"]["test"][0]["main_score"] <= 1
     for stem in ("table3_heatmap", "table2_averages"):
         assert (res / "figures" / f"{stem}.png").exists() and (res / "figures" / f"{stem}.svg").exists()
     runtimes = pd.read_csv(res / "report" / "runtimes.csv")
     assert {"embed", "reduce", "cluster"} <= set(runtimes.step) and (runtimes.seconds >= 0).all()
-    run_snakemake(demo_run, "--configfile", "config/demo.yaml", "--report", "results/report.html", timeout=300)
+    run_snakemake(demo_run, "--configfile", "config/demo.yaml", "--report", "results/demo/report.html")
     html = (res / "report.html").read_text(errors="replace")
     assert len(html) > 100_000
-    for needle in ("table2_vs_paper.html", "table3_heatmap.png", "runtimes.html", "config.yaml"):
+    for needle in ("table2_vs_paper.html", "table3_heatmap.png", "runtimes.html", "config.yaml",
+                   "table5.html", "figure2.png", "Adaptive pre-training"):  # Table 5 and Figure 2 too
         assert needle in html

@@ -19,6 +19,9 @@ from conftest import ROOT, copy_project, run_snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
+# Opt-in: tests/slurm/start.sh installs SLURM with apt-get as root. CI sets TECB_TEST_SLURM=1 (.ci/run).
+OPT_IN = os.environ.get("TECB_TEST_SLURM") == "1"
+
 SCRIPTS = ROOT / "tests" / "slurm"
 STATE = Path(os.environ.get("TECB_SLURM_STATE", "/tmp/tecb-slurm"))
 SKIP_RC = 3  # start.sh: "cannot run here" (not root, no SLURM and no apt-get)
@@ -54,7 +57,7 @@ def _project(dest: Path) -> Path:
 
 
 def _scores(workdir: Path) -> pd.DataFrame:
-    df = pd.read_parquet(workdir / "results" / "scores.parquet").drop(columns=["seconds"])
+    df = pd.read_parquet(workdir / "results" / "scores.parquet").drop(columns=["seconds"], errors="ignore")
     keys = ["model", "dataset", "reduction", "algorithm", "split"]
     return df.sort_values(keys).reset_index(drop=True)
 
@@ -62,18 +65,19 @@ def _scores(workdir: Path) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def slurm_env():
     """A running single-node SLURM; stops exactly the daemons it started, also when the test fails."""
+    if not OPT_IN:
+        pytest.skip("SLURM test is opt-in (it installs SLURM with apt-get as root): set TECB_TEST_SLURM=1; "
+                    "CI does (.ci/run)")
     if shutil.which("bash") is None:
         pytest.skip("bash is missing")
-    start = subprocess.run(
-        ["bash", str(SCRIPTS / "start.sh"), str(STATE)], capture_output=True, text=True, timeout=300
-    )
+    start = subprocess.run(["bash", str(SCRIPTS / "start.sh"), str(STATE)], capture_output=True, text=True)
     try:
         if start.returncode == SKIP_RC:
             pytest.skip(f"no SLURM here: {start.stdout.strip().splitlines()[-1]}")
         assert start.returncode == 0, f"tests/slurm/start.sh failed:\n{start.stdout}\n{start.stderr}"
         yield dict(os.environ, SLURM_CONF=str(STATE / "etc" / "slurm.conf"), PATH=os.environ["PATH"] + ":/usr/sbin")
     finally:
-        subprocess.run(["bash", str(SCRIPTS / "stop.sh"), str(STATE)], timeout=120)
+        subprocess.run(["bash", str(SCRIPTS / "stop.sh"), str(STATE)])
 
 
 def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
@@ -89,7 +93,6 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
             cluster,
             "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny.yaml",
             env={"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]},
-            timeout=240,
         )  # fmt: skip
         local_run.result()
 

@@ -14,12 +14,17 @@ from tecb.sources import germeval
 REAL = SHARED / "data" / "germeval2019" / "blurbs_dev_sample.txt"
 
 
-def book(title="Titel", body="Text", cats=(((0, "Sachbuch"), (1, "Natur, Wissenschaft, Technik")),), extra=""):
+_ISBN = iter(range(9783000000000, 9784000000000))
+
+
+def book(title="Titel", body="Text", cats=(((0, "Sachbuch"), (1, "Natur, Wissenschaft, Technik")),), extra="",
+         isbn=None):
+    isbn = next(_ISBN) if isbn is None else isbn
     cat_xml = "".join(
         "<category>" + "".join(f'<topic d="{d}">{n}</topic>' for d, n in path) + "</category>\n" for path in cats
     )
     return (f'<book date="2019-01-04" xml:lang="de">\n<title>{title}</title>\n<body>{body}</body>\n{extra}'
-            f"<categories>\n{cat_xml}</categories>\n<isbn>1</isbn>\n</book>\n")
+            f"<categories>\n{cat_xml}</categories>\n<isbn>{isbn}</isbn>\n</book>\n")
 
 
 def test_no_root_bare_ampersand_entities_and_soft_hyphens():

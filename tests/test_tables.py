@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -164,7 +166,9 @@ def test_render_tables_on_partial_results(tmp_path):
     scores = pd.concat([_summary(("a",)), _summary(("b",), DATASETS[:4])])
     scores.to_parquet(tmp_path / "scores.parquet")
     pd.DataFrame({"text_id": [0, 1], "text": ["x", "yy"]}).to_parquet(tmp_path / "texts.parquet")
-    pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}).to_parquet(tmp_path / "splits.parquet")
+    splits = pa.Table.from_pandas(pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}))
+    pq.write_table(splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}),
+                   tmp_path / "splits.parquet")  # provenance: comparable with the paper's dataset
     T.render_tables(tmp_path / "scores.parquet", ["BlurbsClusteringS2S"], [tmp_path / "texts.parquet"],
                     [tmp_path / "splits.parquet"], {"a": "A", "b": "B", "c": "C"}, [["kmeans", "none"]],
                     {"algorithm": "kmeans", "reduction": "none"}, tmp_path / "out", REF,
@@ -178,3 +182,32 @@ def test_render_tables_on_partial_results(tmp_path):
     t1 = pd.read_csv(tmp_path / "out" / "table1_vs_paper.csv", index_col=0)
     row = t1[t1.Statistic == "unique_samples"].iloc[0]
     assert row["This run"] == 2 and row["Paper"] == 17726 and row["Δ"] == 2 - 17726
+
+
+def test_table1_has_the_papers_columns_and_readable_headers():
+    """Table 1 reads like the paper's (target, ranges, readable headers); the CSV keeps one number per column."""
+    t1 = T.table1([{"dataset": "RedditClusteringS2S", "unique_samples": 40181, "splits": 10, "split_size_min": 9288,
+                    "split_size_max": 26221, "classes_min": 10, "classes_max": 50, "avg_chars": 52},
+                   {"dataset": "MyNewsClustering", "unique_samples": 60, "splits": 3, "split_size_min": 30,
+                    "split_size_max": 60, "classes_min": 3, "classes_max": 3, "avg_chars": 20}])
+    assert t1.loc["RedditClusteringS2S", "target"] == "submission titles"
+    shown = T.table1_display(t1)
+    assert list(shown.columns) == ["Target", "Unique samples", "Splits", "Split size", "Classes", "Avg. chars"]
+    assert shown.loc["RedditClusteringS2S", "Split size"] == "9,288–26,221"
+    assert shown.loc["MyNewsClustering", "Classes"] == "3"
+    md = T.to_markdown(shown, decimals=0)
+    assert "| Dataset | Target | Unique samples | Splits | Split size | Classes | Avg. chars |" in md
+    assert "split_size_min" not in md and "40,181" in md
+
+
+def test_collect_scores_takes_keys_not_paths(tmp_path):
+    """The rule names each file's (model, dataset, reduction, algorithm); the file name means nothing."""
+    a, b = tmp_path / "x.parquet", tmp_path / "y.parquet"
+    pd.DataFrame({"split": [0, 1], "v_measure": [0.5, 0.6]}).to_parquet(a)
+    pd.DataFrame({"split": [0], "v_measure": [0.7]}).to_parquet(b)
+    out = T.collect_scores([a, b], [("m1", "D", "none", "kmeans"), ("m2", "D", "pca", "hdbscan")],
+                           tmp_path / "scores.parquet", log=lambda m: None)
+    assert list(out.model) == ["m1", "m1", "m2"] and list(out.reduction) == ["none", "none", "pca"]
+    assert pd.read_parquet(tmp_path / "scores.parquet").equals(out)
+    with pytest.raises(ValueError, match="2 score files but 1 keys"):
+        T.collect_scores([a, b], [("m1", "D", "none", "kmeans")], tmp_path / "s2.parquet")

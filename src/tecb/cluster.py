@@ -1,47 +1,322 @@
 """Clustering algorithms with the paper's parameters (design §5).
 
 ``kmeans`` and ``agglomerative`` are told the number of labels of the split; ``hdbscan`` and
-``dbstream`` are not. Every algorithm is seeded where it takes a seed.
+``dbstream`` are not. Every algorithm is seeded where it takes a seed. Besides the four built-in
+methods, ``method`` may be the import path of any scikit-learn-style estimator class
+(``sklearn.cluster.SpectralClustering``): it is told ``n_clusters`` and ``random_state`` where its
+signature takes them (see :func:`resolve_method`, :func:`validate_algorithm`).
+
+Ward (``agglomerative`` with its defaults) runs on exact, faster routes that give scikit-learn's
+partition (see :func:`ward`).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import time
 
 import numpy as np
 
-from tecb.metrics import score
-
 METHODS = ("minibatch_kmeans", "agglomerative", "hdbscan", "dbstream")
+
+#: Ward on points with at most this many dimensions uses ``fastcluster.linkage_vector`` (O(n d) memory).
+LOW_DIM = 8
+#: Rows per block when the pairwise distances are computed with BLAS.
+BLOCK = 256
+#: Merge heights closer than this (relative) count as tied; see :func:`ward`.
+TIE_RTOL = 1e-9
 
 
 class MemoryLimitError(RuntimeError):
     """A clustering would need more memory than the configured limit (``cluster.max_memory_gb``)."""
 
 
-def memory_estimate(method: str, n: int, dim: int) -> int:
+# --- import-path algorithms ----------------------------------------------------------------------
+
+
+def resolve_method(method: str):
+    """The estimator class named by an import path such as ``sklearn.cluster.SpectralClustering``."""
+    module_name, _, attr = method.rpartition(".")
+    if not module_name:
+        raise ValueError(f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
+                         "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"clustering method {method!r}: cannot import module {module_name!r} ({err})") from err
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise ValueError(f"clustering method {method!r}: module {module_name!r} has no attribute {attr!r}")
+    if not inspect.isclass(cls):
+        raise ValueError(f"clustering method {method!r} is not a class")
+    if not (hasattr(cls, "fit_predict") or hasattr(cls, "fit")):
+        raise ValueError(f"clustering method {method!r} has neither fit_predict nor fit (with labels_)")
+    return cls
+
+
+def _signature_params(cls) -> tuple[set[str], bool]:
+    """Keyword names of ``cls``'s constructor and whether it takes ``**kwargs``."""
+    sig = inspect.signature(cls.__init__)
+    names = {p.name for p in sig.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def validate_algorithm(key: str, spec: dict) -> None:
+    """Check one entry of the config's ``algorithms`` up front; errors name ``algorithms.<key>``.
+
+    Built-in methods are accepted by name; an import path must name an importable class with
+    ``fit_predict`` (or ``fit`` and ``labels_``) whose constructor accepts every key of ``params``.
+    """
+    method = spec.get("method")
+    params = spec.get("params") or {}
+    where = f"config: algorithms.{key}.method = {method!r}"
+    if not isinstance(method, str) or not method:
+        raise ValueError(f"config: algorithms.{key} needs a `method`")
+    if method in METHODS:
+        return
+    try:
+        cls = resolve_method(method)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    names, var_kw = _signature_params(cls)
+    unknown = sorted(set(params) - names) if not var_kw else []
+    if unknown:
+        raise ValueError(f"config: algorithms.{key}.params: {method} takes no parameter(s) {', '.join(unknown)} "
+                         f"(it takes: {', '.join(sorted(names))})")
+
+
+def estimator_labels(x, method: str, n_clusters: int, seed: int = 42, **params) -> np.ndarray:
+    """Fit the estimator class at import path ``method``; told ``n_clusters``/``random_state`` if it takes them."""
+    cls = resolve_method(method)
+    names, _ = _signature_params(cls)
+    kwargs = dict(params)
+    if "n_clusters" in names:
+        kwargs.setdefault("n_clusters", n_clusters)
+    if "random_state" in names:
+        kwargs.setdefault("random_state", seed)
+    model = cls(**kwargs)
+    if hasattr(model, "fit_predict"):
+        return np.asarray(model.fit_predict(x))
+    return np.asarray(model.fit(x).labels_)
+
+
+# --- memory --------------------------------------------------------------------------------------
+
+
+def ward_route(dim: int, params: dict | None = None) -> str:
+    """How :func:`agglomerative` runs: ``vector`` (low-dim), ``blas`` (high-dim) or ``sklearn`` (non-Ward)."""
+    params = params or {}
+    default_ward = (set(params) <= {"linkage", "metric"} and params.get("linkage", "ward") == "ward"
+                    and params.get("metric", "euclidean") == "euclidean")
+    if not default_ward:
+        return "sklearn"
+    return "vector" if dim <= LOW_DIM else "blas"
+
+
+def _condensed_bytes(n: int) -> int:
+    return n * (n - 1) // 2 * 8
+
+
+def memory_estimate(method: str, n: int, dim: int, params: dict | None = None) -> int:
     """Bytes a clustering of ``n`` points in ``dim`` dimensions needs beyond its input, roughly.
 
-    Agglomerative (no connectivity) builds the condensed pairwise distance matrix, n(n-1)/2 float64
-    (2.7 GB at n = 26,000), and scipy's linkage works on a copy of it: 2 x that (5.4 GB at 26k; the
-    benchmark measured +1.2 GB at n = 13,000, estimate 1.35 GB), plus a float64 copy of the input.
-    The others are linear in ``n``.
+    Agglomerative (Ward) on few dimensions (``dim <= LOW_DIM``) runs ``fastcluster.linkage_vector``:
+    a float64 copy of the input and O(n) work arrays (~0.4 MB at 26k x 2, where scikit-learn needs 5.4 GB).
+    On more dimensions it builds the condensed pairwise distance matrix, n(n-1)/2 float64 (2.7 GB
+    at n = 26,000), which scipy's linkage copies: 2 x that (5.4 GB at 26k; the benchmark measured
+    +1.2 GB at n = 13,000, estimate 1.35 GB), plus the float64 input and the BLAS blocks. Other
+    agglomerative settings run scikit-learn (the same two matrices). The others are linear in ``n``
+    (an import-path estimator is assumed to be; its real needs are unknown).
     """
     copy = n * dim * 8
     if method == "agglomerative":
-        return n * (n - 1) * 8 + copy
+        route = ward_route(dim, params)
+        if route == "vector":
+            return 2 * copy + n * 10 * 8
+        if route == "blas":
+            return 2 * _condensed_bytes(n) + copy + 3 * min(BLOCK, n) * n * 8
+        return 2 * _condensed_bytes(n) + copy
     return copy
 
 
-def check_memory(method: str, n: int, dim: int, max_memory_gb: float | None, where: str = "") -> float:
+def check_memory(method: str, n: int, dim: int, max_memory_gb: float | None, where: str = "",
+                 params: dict | None = None) -> float:
     """Raise :class:`MemoryLimitError` if :func:`memory_estimate` exceeds ``max_memory_gb``; return the GB."""
-    gb = memory_estimate(method, n, dim) / 1e9
+    gb = memory_estimate(method, n, dim, params) / 1e9
     if max_memory_gb is not None and gb > max_memory_gb:
         raise MemoryLimitError(
             f"{where}{method} on {n} points x {dim} dims needs ~{gb:.1f} GB (O(n^2) pairwise distances), "
             f"above the limit cluster.max_memory_gb = {max_memory_gb}; raise the limit in the config "
             "(if the machine has the memory) or drop this configuration for this dataset")
     return gb
+
+
+def split_shape(splits_path, points_path) -> tuple[int, int]:
+    """``(largest split's size, dimensions)`` of one (model, dataset, reduction), read without loading the points.
+
+    ``points_path`` is an embeddings file or a reduced file (both store fixed-size vectors).
+    """
+    import pyarrow.parquet as pq
+
+    split = pq.read_table(splits_path, columns=["split"]).column("split").to_numpy()
+    n = int(np.bincount(split - split.min()).max()) if len(split) else 0
+    schema = pq.read_schema(points_path)
+    field = schema.field("embedding") if "embedding" in schema.names else schema.field("x")
+    return n, int(field.type.list_size)
+
+
+#: Memory (MB) a job process needs besides the estimate: Python, numpy/scikit-learn/pyarrow and the input file.
+BASE_MB = 500
+
+
+def job_memory_mb(method: str, params: dict | None, splits_path, points_path, base_mb: int = BASE_MB) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for clustering one (model, dataset, reduction) with ``method``.
+
+    The same :func:`memory_estimate` as the guard, at the largest split, plus ``base_mb`` and twice the
+    points file (it is read whole). Before the inputs exist (DAG building) only ``base_mb``: Snakemake
+    evaluates resources again when the job is ready to run.
+    """
+    import os
+
+    if not (os.path.exists(splits_path) and os.path.exists(points_path)):
+        return base_mb
+    n, dim = split_shape(splits_path, points_path)
+    extra = memory_estimate(method, n, dim, params) + 2 * os.path.getsize(points_path)
+    return int(base_mb + -(-extra // 1_000_000))
+
+
+# --- exact Ward ----------------------------------------------------------------------------------
+
+
+def pairwise_condensed(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
+    """Condensed Euclidean distances (as :func:`scipy.spatial.distance.pdist`) computed with BLAS.
+
+    ``|a - b|^2 = |a|^2 + |b|^2 - 2 a.b`` in float64, block by block of rows; identical rows get exactly 0
+    (as ``pdist`` gives), so duplicate texts tie exactly as they do in scikit-learn. Values agree with
+    ``pdist`` to ~1e-13 (relative to the norms).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    n = len(x)
+    _, inverse = np.unique(x, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    has_duplicates = len(np.unique(inverse)) < n
+    sq = np.einsum("ij,ij->i", x, x)
+    out = np.empty(n * (n - 1) // 2)
+    pos = 0
+    for a in range(0, n, block):
+        b = min(n, a + block)
+        d2 = x[a:b] @ x[a:].T
+        d2 *= -2.0
+        d2 += sq[a:b, None]
+        d2 += sq[None, a:]
+        np.maximum(d2, 0.0, out=d2)
+        np.sqrt(d2, out=d2)
+        for i in range(a, b):
+            row = d2[i - a, i - a + 1:]
+            if has_duplicates:
+                row[inverse[i + 1:] == inverse[i]] = 0.0
+            out[pos:pos + len(row)] = row
+            pos += len(row)
+    return out
+
+
+def cut_tree(linkage: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Labels of the ``n_clusters`` clusters left after the first ``n - n_clusters`` merges of ``linkage``.
+
+    This is how scikit-learn cuts its Ward tree (it undoes the last ``n_clusters - 1`` merges), not
+    ``fcluster``'s height threshold, which gives fewer clusters when heights tie at the cut. Labels are
+    numbered in the order of each cluster's first row.
+    """
+    n = len(linkage) + 1
+    parent = np.arange(2 * n - 1)
+    for m in range(n - n_clusters):
+        parent[int(linkage[m, 0])] = n + m
+        parent[int(linkage[m, 1])] = n + m
+    roots = np.arange(n)
+    while True:  # pointer jumping: every row ends at its cluster's root
+        nxt = parent[roots]
+        if np.array_equal(nxt, roots):
+            break
+        roots = nxt
+    _, first, labels = np.unique(roots, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    return order[labels.ravel()].astype(np.int64)
+
+
+#: How many of the last merges (the top of the tree, which decides the cut) are checked for ties: TIE_TOP * n_clusters.
+TIE_TOP = 10
+
+
+def _tied(heights: np.ndarray, n_clusters: int) -> bool:
+    """Whether merge heights tie (within :data:`TIE_RTOL`) near the top of the tree, where they decide the cut.
+
+    Checked: the cut itself falling among the zero-height merges (more clusters than distinct points), and any
+    two of the last ``TIE_TOP * n_clusters + 100`` positive heights being equal. Exact ties between tiny bottom
+    merges (float32 coordinates an ulp apart) are common in UMAP output and are not checked: they join disjoint
+    pairs, which commute.
+    """
+    n = len(heights) + 1
+    if n_clusters > 1 and heights[n - n_clusters] <= 0.0:
+        return True
+    top = heights[-min(len(heights), TIE_TOP * n_clusters + 100):]
+    top = top[top > 0]
+    return bool(len(top) > 1 and np.any(np.diff(top) <= TIE_RTOL * top[1:]))
+
+
+def ward(x: np.ndarray, n_clusters: int, max_memory_gb: float | None = None, route: str | None = None,
+         log=None) -> np.ndarray:
+    """Ward clustering into ``n_clusters`` with the same partition as ``sklearn.cluster.AgglomerativeClustering``.
+
+    scikit-learn computes ``scipy.cluster.hierarchy.ward`` on ``pdist(x)`` and undoes the last
+    ``n_clusters - 1`` merges. Routes:
+
+    - ``blas`` (more than :data:`LOW_DIM` dims): the distances by BLAS (:func:`pairwise_condensed`),
+      then scipy's Ward linkage: the same algorithm with the same tie-breaking, 3-5x faster.
+    - ``vector`` (few dims): ``fastcluster.linkage_vector`` (Ward from cluster centroids), O(n d) memory.
+
+    Both compute the merge costs with different rounding than scikit-learn (~1e-13 relative). They
+    give its partition unless two competing merge costs are that close; tied heights near the top of the
+    tree (grids, duplicate rows at the cut; :func:`_tied`) are detected and then rerun on scikit-learn's
+    own route (``pdist`` + scipy), which resolves ties as scikit-learn does. Identical rows get exactly
+    zero distance on every route, so duplicate texts merge first, as in scikit-learn.
+    """
+    from scipy.cluster import hierarchy
+
+    x = np.asarray(x)
+    n = len(x)
+    if n_clusters >= n or n < 2:
+        return np.arange(n)
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters must be at least 1, got {n_clusters}")
+    route = route or ward_route(x.shape[1])
+    x64 = np.ascontiguousarray(x, dtype=np.float64)
+    if route == "vector":
+        import fastcluster
+
+        z = fastcluster.linkage_vector(x64, method="ward")
+    elif route == "blas":
+        z = hierarchy.linkage(pairwise_condensed(x64), method="ward")
+    elif route == "sklearn":
+        from scipy.spatial.distance import pdist
+
+        z = hierarchy.linkage(pdist(x64), method="ward")
+    else:
+        raise ValueError(f"unknown Ward route {route!r}")
+    if route != "sklearn" and _tied(z[:, 2], n_clusters):
+        if log:
+            log(f"Ward: tied merge heights ({route} route); recomputing on scikit-learn's route for its tie-breaking")
+        gb = (2 * _condensed_bytes(n) + x64.nbytes) / 1e9
+        if max_memory_gb is not None and gb > max_memory_gb:
+            raise MemoryLimitError(
+                f"Ward on {n} points x {x.shape[1]} dims has tied merge heights; resolving them as scikit-learn "
+                f"does needs ~{gb:.1f} GB (pdist), above cluster.max_memory_gb = {max_memory_gb}")
+        return ward(x64, n_clusters, max_memory_gb, route="sklearn")
+    return cut_tree(z, n_clusters)
+
+
+# --- the algorithms ------------------------------------------------------------------------------
 
 
 def minibatch_kmeans(x, n_clusters, seed=42, batch_size=500, n_init="auto", **params):
@@ -52,17 +327,29 @@ def minibatch_kmeans(x, n_clusters, seed=42, batch_size=500, n_init="auto", **pa
     return model.fit(x).labels_
 
 
-def agglomerative(x, n_clusters, seed=42, **params):
-    """AgglomerativeClustering (ward, euclidean) with the number of labels as ``n_clusters``."""
+def agglomerative(x, n_clusters, seed=42, max_memory_gb=None, log=None, **params):
+    """AgglomerativeClustering (ward, euclidean) with the number of labels as ``n_clusters``.
+
+    With the defaults it runs :func:`ward` (scikit-learn's partition, faster); other ``params``
+    (another linkage, a connectivity, ...) run scikit-learn itself.
+    """
+    x = np.asarray(x)
+    if ward_route(x.shape[1], params) != "sklearn":
+        return ward(x, n_clusters, max_memory_gb=max_memory_gb, log=log)
     from sklearn.cluster import AgglomerativeClustering
 
     return AgglomerativeClustering(n_clusters=n_clusters, **params).fit_predict(x)
 
 
-def hdbscan(x, n_clusters=None, seed=42, **params):
-    """HDBSCAN with the ``hdbscan`` package defaults; noise is labelled -1."""
+def hdbscan(x, n_clusters=None, seed=42, threads=1, **params):
+    """HDBSCAN with the ``hdbscan`` package defaults; noise is labelled -1.
+
+    Its core-distance workers follow ``threads`` (the package's default starts 4 processes) unless
+    ``core_dist_n_jobs`` is set; the labels do not depend on it.
+    """
     import hdbscan as hdbscan_lib
 
+    params.setdefault("core_dist_n_jobs", max(1, int(threads)))
     return hdbscan_lib.HDBSCAN(**params).fit_predict(np.asarray(x, dtype=np.float64))
 
 
@@ -84,12 +371,30 @@ ALGORITHMS = {
     "dbstream": dbstream,
 }
 
+#: Methods that run on one core whatever they are given (Ward's linkage, river's pure Python).
+SINGLE_THREADED = frozenset({"agglomerative", "dbstream"})
 
-def cluster(x: np.ndarray, method: str, n_clusters: int, seed: int = 42, **params) -> np.ndarray:
-    """Cluster the rows of ``x`` with a named method; return one label per row."""
-    if method not in ALGORITHMS:
-        raise ValueError(f"unknown clustering method {method!r}; known: {', '.join(METHODS)}")
-    return np.asarray(ALGORITHMS[method](x, n_clusters, seed=seed, **params))
+
+def threads_used(method: str, threads: int) -> int:
+    """The cores a clustering with ``method`` really uses when allowed ``threads`` (for Snakemake's ``threads:``)."""
+    return 1 if method in SINGLE_THREADED else max(1, int(threads))
+
+
+def cluster(x: np.ndarray, method: str, n_clusters: int, seed: int = 42, threads: int = 1,
+            max_memory_gb: float | None = None, log=None, **params) -> np.ndarray:
+    """Cluster the rows of ``x`` with a named method or an estimator's import path; one label per row."""
+    if method == "agglomerative":
+        labels = agglomerative(x, n_clusters, seed=seed, max_memory_gb=max_memory_gb, log=log, **params)
+    elif method == "hdbscan":
+        labels = hdbscan(x, n_clusters, seed=seed, threads=threads, **params)
+    elif method in ALGORITHMS:
+        labels = ALGORITHMS[method](x, n_clusters, seed=seed, **params)
+    elif "." in method:
+        labels = estimator_labels(x, method, n_clusters, seed=seed, **params)
+    else:
+        raise ValueError(f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
+                         "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)")
+    return np.asarray(labels)
 
 
 def degenerate(n_clusters: int, n_texts: int) -> str:
@@ -101,22 +406,28 @@ def degenerate(n_clusters: int, n_texts: int) -> str:
     return ""
 
 
-def score_splits(points_by_split, spec: dict, seed: int = 42, log=print) -> list[dict]:
+def cluster_splits(points_by_split, spec: dict, seed: int = 42, log=print, threads: int = 1,
+                   max_memory_gb: float | None = None):
     """Cluster every split and score it; ``points_by_split`` yields ``(split, points, labels)``.
 
+    Returns ``(rows, timings, predictions)``: one score row per split (no durations, so score files
+    are identical across reruns), ``[(split, seconds)]`` and ``[(split, predicted labels)]``.
     A degenerate clustering (see :func:`degenerate`) is scored, flagged (``degenerate`` column) and
     logged as a warning; HDBSCAN noise (-1) counts as one cluster and its share is ``noise_fraction``.
     """
+    from tecb.metrics import score
+
     spec = dict(spec)
     method = spec.pop("method")
     params = spec.pop("params", {}) or {}
-    rows = []
+    rows, timings, predictions = [], [], []
     for split, points, labels in points_by_split:
         n_labels = len(set(labels.tolist()))
         start = time.perf_counter()
-        predicted = cluster(points, method, n_labels, seed=seed, **params)
+        predicted = cluster(points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb,
+                            log=log, **params)
         seconds = time.perf_counter() - start
-        row = {"split": int(split), **score(labels, predicted), "seconds": round(seconds, 4)}
+        row = {"split": int(split), **score(labels, predicted)}
         why = degenerate(row["n_clusters"], row["n_texts"])
         row["degenerate"] = bool(why)
         if why:
@@ -126,44 +437,120 @@ def score_splits(points_by_split, spec: dict, seed: int = 42, log=print) -> list
         log(f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
             f"V-measure {row['v_measure']:.4f} ({seconds:.2f} s)")
         rows.append(row)
-    return rows
+        timings.append((int(split), seconds))
+        predictions.append((int(split), predicted))
+    return rows, timings, predictions
 
 
-def run_configurations(embeddings_path, splits_path, reduced_paths: dict, configurations, algorithms: dict,
-                       outputs, seed: int = 42, log=print, max_memory_gb: float | None = None) -> None:
-    """Score every ``(algorithm, reduction)`` of ``configurations`` on one (model, dataset).
+def score_splits(points_by_split, spec: dict, seed: int = 42, log=print, **kwargs) -> list[dict]:
+    """The score rows of :func:`cluster_splits` (one per split)."""
+    return cluster_splits(points_by_split, spec, seed=seed, log=log, **kwargs)[0]
 
-    ``reduced_paths`` maps reduction names to reduced files (``none`` = the raw embeddings);
-    ``outputs`` holds one score file per configuration, in the same order. The memory of every
-    (configuration, split) is estimated first: above ``max_memory_gb`` nothing runs.
-    """
+
+def timings_table(timings):
+    """``split`` int16, ``seconds`` float64: one row per split."""
     import pyarrow as pa
+
+    return pa.table({"split": pa.array([s for s, _ in timings], pa.int16()),
+                     "seconds": pa.array([round(float(t), 4) for _, t in timings], pa.float64())})
+
+
+def labels_table(predictions, text_ids):
+    """``split`` int16, ``text_id`` int32, ``cluster`` int32: the predicted cluster of every item, in split order."""
+    import pyarrow as pa
+
+    splits = [np.full(len(p), s, dtype=np.int16) for s, p in predictions]
+    ids = [np.asarray(text_ids[s], dtype=np.int32) for s, _ in predictions]
+    clusters = [np.asarray(p).astype(np.int32) for _, p in predictions]
+    cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.array([], dtype))
+    return pa.table({"split": pa.array(cat(splits, np.int16)), "text_id": pa.array(cat(ids, np.int32)),
+                     "cluster": pa.array(cat(clusters, np.int32))})
+
+
+def load_points(splits_path, embeddings_path=None, reduced_path=None):
+    """``[(split, text_ids, points, labels)]`` of one (model, dataset, reduction).
+
+    ``reduced_path`` (a reduced file) is used when given, else the raw embeddings of ``embeddings_path``;
+    the reduced coordinates are checked to be in the split's row order.
+    """
     import pyarrow.parquet as pq
 
     from tecb import io
 
-    embeddings, _ = io.read_embeddings(embeddings_path)
+    if (embeddings_path is None) == (reduced_path is None):
+        raise ValueError("give exactly one of embeddings_path and reduced_path")
     splits = list(io.iter_splits(pq.read_table(splits_path)))
-    reduced = {name: io.read_reduced(path) for name, path in reduced_paths.items()}
+    if reduced_path is None:
+        embeddings, _ = io.read_embeddings(embeddings_path, text_ids=np.concatenate([ids for _, ids, _ in splits]))
+        return [(s, ids, embeddings[ids], labels) for s, ids, labels in splits]
+    reduced = io.read_reduced(reduced_path)
+    out = []
+    for s, ids, labels in splits:
+        if s not in reduced:
+            raise ValueError(f"{reduced_path}: no coordinates for split {s}")
+        out.append((s, ids, _aligned(reduced, s, ids, reduced_path), labels))
+    return out
+
+
+def run_configuration(splits_path, spec: dict, scores_out, timings_out, labels_out, *, embeddings_path=None,
+                      reduced_path=None, seed: int = 42, threads: int = 1, max_memory_gb: float | None = None,
+                      log=print, where: str = "") -> None:
+    """Cluster and score every split of one (model, dataset, reduction) with one algorithm ``spec``.
+
+    Writes three files: scores (one row per split, no durations), timings (``split``, ``seconds``) and
+    the predicted labels (``split``, ``text_id``, ``cluster``). The memory of the largest split is
+    checked first (:func:`check_memory`): above ``max_memory_gb`` nothing runs.
+    """
+    import pyarrow as pa
+
+    from tecb import io
+
+    data = load_points(splits_path, embeddings_path=embeddings_path, reduced_path=reduced_path)
+    n = max(len(ids) for _, ids, _, _ in data)
+    dim = data[0][2].shape[1]
+    gb = check_memory(spec["method"], n, dim, max_memory_gb, where=f"{where}largest split: ",
+                      params=spec.get("params") or {})
+    log(f"memory estimate: {gb:.2f} GB at the largest split ({n} texts x {dim} dims)")
+    rows, timings, predictions = cluster_splits(((s, x, labels) for s, _, x, labels in data), spec, seed=seed,
+                                                log=log, threads=threads, max_memory_gb=max_memory_gb)
+    text_ids = {s: ids for s, ids, _, _ in data}
+    io.write_table(pa.Table.from_pylist(rows), scores_out)
+    io.write_table(timings_table(timings), timings_out)
+    io.write_table(labels_table(predictions, text_ids), labels_out)
+
+
+def run_configurations(embeddings_path, splits_path, reduced_paths: dict, configurations, algorithms: dict,
+                       outputs, seed: int = 42, log=print, max_memory_gb: float | None = None) -> None:
+    """Score every ``(algorithm, reduction)`` of ``configurations`` on one (model, dataset) (scores only)."""
+    import pyarrow as pa
+
+    from tecb import io
+
     for algorithm, reduction in configurations:
-        dim = embeddings.shape[1] if reduction == "none" else next(iter(reduced[reduction].values()))[1].shape[1]
-        n = max(len(ids) for _, ids, _ in splits)
-        gb = check_memory(algorithms[algorithm]["method"], n, dim, max_memory_gb,
-                          where=f"{embeddings_path}: configuration ({algorithm}, {reduction}), largest split: ")
-        log(f"memory estimate ({algorithm}, {reduction}): {gb:.2f} GB at the largest split ({n} texts)")
+        spec = algorithms[algorithm]
+        data = load_points(splits_path, **({"embeddings_path": embeddings_path} if reduction == "none"
+                                           else {"reduced_path": reduced_paths[reduction]}))
+        n = max(len(ids) for _, ids, _, _ in data)
+        check_memory(spec["method"], n, data[0][2].shape[1], max_memory_gb, params=spec.get("params") or {},
+                     where=f"{embeddings_path}: configuration ({algorithm}, {reduction}), largest split: ")
     for (algorithm, reduction), out in zip(configurations, outputs):
         log(f"== {algorithm} on {reduction}")
-        if reduction == "none":
-            points = ((s, embeddings[ids], labels) for s, ids, labels in splits)
-        else:
-            points = ((s, _aligned(reduced[reduction], s, ids), labels) for s, ids, labels in splits)
-        rows = score_splits(points, algorithms[algorithm], seed=seed, log=log)
+        data = load_points(splits_path, **({"embeddings_path": embeddings_path} if reduction == "none"
+                                           else {"reduced_path": reduced_paths[reduction]}))
+        rows = score_splits(((s, x, labels) for s, _, x, labels in data), algorithms[algorithm], seed=seed, log=log,
+                            max_memory_gb=max_memory_gb)
         io.write_table(pa.Table.from_pylist(rows), out)
 
 
-def _aligned(reduced: dict, split: int, ids) -> np.ndarray:
+def _aligned(reduced: dict, split: int, ids, path="reduced coordinates") -> np.ndarray:
     """Coordinates of one split, checked to be in the split's row order."""
     red_ids, coords = reduced[split]
     if not np.array_equal(red_ids, ids):
-        raise ValueError(f"reduced coordinates of split {split} do not match the split's rows")
+        if len(red_ids) != len(ids):
+            detail = f"{len(red_ids)} rows for the split's {len(ids)} texts"
+        else:
+            bad = int(np.flatnonzero(np.asarray(red_ids) != np.asarray(ids))[0])
+            detail = f"row {bad} has text_id {int(red_ids[bad])}, the split has text_id {int(ids[bad])}"
+        raise ValueError(f"{path}: split {split} does not match the split's rows ({detail}); it was computed "
+                         "for another version of the dataset: delete it and re-run the workflow")
     return coords

@@ -7,13 +7,16 @@ seeded generator and returns a :class:`Dataset`; :func:`assemble` maps item text
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from tecb import splits as recipes
 from tecb.sources import custom, germeval, gnad, published, reddit
+from tecb.sources.files import sha256_file
 
 VARIANTS = ("s2s", "p2p")
 
@@ -25,6 +28,8 @@ class Dataset:
     split_names: list[str] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
     n_items: int = 0
+    provenance: dict = field(default_factory=dict)  # where the dataset comes from (written into its files)
+    notes: list[str] = field(default_factory=list)  # log lines about the source, before the selection counts
 
 
 def assemble(item_texts: list[str], split_items: list[tuple[np.ndarray, list[str]]]) -> tuple[list[str], list]:
@@ -38,26 +43,61 @@ def assemble(item_texts: list[str], split_items: list[tuple[np.ndarray, list[str
     return list(text_ids), splits
 
 
+def label_conflicts(splits: list[tuple[list[int], list[str]]]) -> dict[int, list[str]]:
+    """Texts given two or more different labels within one split: ``{text_id: sorted labels}`` over all splits.
+
+    Splits are looked at one by one because a dataset may label its splits differently on purpose (Blurbs:
+    d=0 genres in some splits, d=1 genres in others); inside one split a text with two labels is a conflict.
+    """
+    out: dict[int, set[str]] = {}
+    for ids, labels in splits:
+        seen: dict[int, set[str]] = {}
+        for i, label in zip(ids, labels):
+            seen.setdefault(int(i), set()).add(label)
+        for i, labs in seen.items():
+            if len(labs) > 1:
+                out.setdefault(i, set()).update(labs)
+    return {i: sorted(labs) for i, labs in sorted(out.items())}
+
+
+def _file_entry(path, records: int | None = None, name: str | None = None, **extra) -> dict:
+    """Provenance of one source file: its name (no folders: outputs carry no absolute paths) and SHA-256."""
+    entry = {"file": name or Path(path).name, "sha256": sha256_file(path)}
+    if records is not None:
+        entry["records"] = int(records)
+    return {**entry, **extra}
+
+
 def _check_variant(variant: str) -> None:
     if variant not in VARIANTS:
         raise ValueError(f"text variant must be one of {VARIANTS}, got {variant!r}")
 
 
-def _random_splits(labels, n_splits, rng, low, high):
+def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     labels = np.asarray(labels, dtype=object)
-    return [(idx, labels[idx].tolist()) for idx in recipes.random_fraction_splits(len(labels), n_splits, rng, low, high)]
+    return [(idx, labels[idx].tolist()) for idx in recipes.random_fraction_splits(len(labels), n_splits, rng, min_fraction,
+                                                                                   max_fraction)]
 
 
-def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, low: float = 0.1, high: float = 1.0) -> Dataset:
+def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
+                 max_fraction: float = 1.0) -> Dataset:
     """Blurbs S2S/P2P from the GermEval 2019 zip: 10 coarse (d=0), 10 fine (d=1), one split per d=0 genre."""
     _check_variant(variant)
-    kept, dropped = germeval.select_books(germeval.read_blurbs(path))
+    _single_path(path, "germeval2019")
+    source = germeval.read_blurbs_source(path)
+    if not source.books:
+        unlabelled = ", ".join(f.name for f in source.files if not f.labelled and f.books)
+        empty = ", ".join(f.name for f in source.files if not f.books)
+        raise ValueError(f"{path}: no labelled books (unlabelled files: {unlabelled or 'none'}"
+                         + (f"; files without any <book> record: {empty}" if empty else "") + ")")
+    kept, dropped = germeval.select_books(source.books)
     if not kept:
         raise ValueError(f"{path}: no book passes the selection rules (dropped: {dict(dropped)})")
     rng = np.random.default_rng(seed)
     coarse = [b.genre0 for b in kept]
     fine = [b.genre1 for b in kept]
-    split_items = _random_splits(coarse, n_splits, rng, low, high) + _random_splits(fine, n_splits, rng, low, high)
+    split_items = (_random_splits(coarse, n_splits, rng, min_fraction, max_fraction)
+                   + _random_splits(fine, n_splits, rng, min_fraction, max_fraction))
     names = [f"coarse {i}" for i in range(n_splits)] + [f"fine {i}" for i in range(n_splits)]
     within = recipes.within_group_splits(coarse, fine)
     for genre, idx in within:
@@ -67,15 +107,32 @@ def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, low: fl
         dropped[f"no within-genre split for {genre} (one d=1 genre; its books)"] = coarse.count(genre)
     texts = [b.title if variant == "s2s" else f"{b.title}\n{b.body}" for b in kept]
     unique, splits = assemble(texts, split_items)
-    return Dataset(unique, splits, names, dropped, len(kept))
+    files = [{"file": f.short, "sha256": f.sha256, "records": f.books, "labelled": f.labelled} for f in source.files]
+    if source.archive_sha256:
+        files.insert(0, {"file": Path(path).name, "sha256": source.archive_sha256})
+    n_books = len(source.books)
+    labelled = {Path(f.short.rsplit(":", 1)[-1]).name.removesuffix(".gz") for f in source.files if f.labelled}
+    missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
+    full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
+    if not full:
+        why = (f"{n_books:,} labelled books" + (f", no labelled {', '.join(missing)}" if missing else "")
+               + f"; {FULL_SOURCE['germeval2019'][1]}")
+    notes = ["  books read per file (before the selection):", source.report(),
+             f"  {n_books} labelled books; selection keeps {len(kept)}"]
+    prov = {"origin": "raw", "source_files": files, "records": n_books, "full_source": full, "partial_because": why,
+            "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book"))}
+    return Dataset(unique, splits, names, dropped, len(kept), prov, notes)
 
 
-def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, low: float = 0.1, high: float = 1.0) -> Dataset:
+def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
+                   max_fraction: float = 1.0) -> Dataset:
     """TenKGnad S2S/P2P from a One Million Posts ``corpus.sqlite3``: 10 random-fraction splits."""
     _check_variant(variant)
+    _single_path(path, "million_posts")
     articles = gnad.read_articles(path)
     if not articles:
         raise ValueError(f"{path}: no newsroom articles")
+    n_read = len(articles)
     dropped = Counter()
     if variant == "s2s":
         kept = [a for a in articles if a.title]
@@ -86,39 +143,64 @@ def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, low: 
         dropped["no description or copytext"] = len(articles) - len(kept)
         articles = kept
     rng = np.random.default_rng(seed)
-    split_items = _random_splits([a.label for a in articles], n_splits, rng, low, high)
+    split_items = _random_splits([a.label for a in articles], n_splits, rng, min_fraction, max_fraction)
     texts = [a.s2s() if variant == "s2s" else a.p2p() for a in articles]
     unique, splits = assemble(texts, split_items)
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], dropped, len(articles))
+    full = n_read >= FULL_SOURCE["million_posts"][0]
+    prov = {"origin": "raw", "source_files": [_file_entry(path, n_read)], "records": n_read, "full_source": full,
+            "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}"}
+    notes = [f"  {Path(path).name}: {n_read} newsroom articles read (before the selection)"]
+    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], dropped, len(articles), prov, notes)
 
 
-def build_tenkgnad_csv(paths, variant: str = "p2p", seed: int = 42, n_splits: int = 10, low: float = 0.1, high: float = 1.0) -> Dataset:
+def build_tenkgnad_csv(paths, variant: str = "p2p", seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
+                       max_fraction: float = 1.0) -> Dataset:
     """TenKGnad P2P from the 10kGNAD csv files (no titles: P2P only)."""
     if variant != "p2p":
         raise ValueError("the 10kGNAD csv files hold no titles: they can only build the P2P variant")
-    rows = [row for p in ([paths] if isinstance(paths, str) else paths) for row in gnad.read_10kgnad_csv(p)]
+    files = gnad.csv_files(paths)
+    rows, entries, notes = [], [], ["rows read per file (before the selection):"]
+    for p in files:
+        got = gnad.read_10kgnad_csv(p)
+        rows += got
+        entries.append(_file_entry(p, len(got)))
+        notes.append(f"  {p}: {len(got)} rows")
     rng = np.random.default_rng(seed)
-    split_items = _random_splits([label for label, _ in rows], n_splits, rng, low, high)
+    split_items = _random_splits([label for label, _ in rows], n_splits, rng, min_fraction, max_fraction)
     unique, splits = assemble([text for _, text in rows], split_items)
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], Counter(), len(rows))
+    full = len(rows) >= FULL_SOURCE["10kgnad_csv"][0]
+    prov = {"origin": "raw", "source_files": entries, "records": len(rows), "full_source": full,
+            "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}"}
+    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], Counter(), len(rows), prov, notes)
 
 
-def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, low: int = 10, high: int = 50) -> Dataset:
+def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, min_subreddits: int = 10,
+                 max_subreddits: int = 50) -> Dataset:
     """Reddit S2S/P2P from ``submissions.parquet``: each split = all posts of 10-50 drawn subreddits."""
     _check_variant(variant)
-    rows, dropped = reddit.usable_submissions(reddit.read_submissions(path), str(path))
+    _single_path(path, "reddit")
+    table = reddit.read_submissions(path)
+    rows, dropped = reddit.usable_submissions(table, str(path))
     if not rows:
         raise ValueError(f"{path}: no usable submissions")
     rng = np.random.default_rng(seed)
     subs = [r["subreddit"] for r in rows]
-    split_items = [(idx, [subs[i] for i in idx]) for idx in recipes.group_draw_splits(subs, n_splits, rng, low, high)]
+    split_items = [(idx, [subs[i] for i in idx]) for idx in recipes.group_draw_splits(subs, n_splits, rng, min_subreddits,
+                                                                                          max_subreddits)]
     texts = [r["title"] if variant == "s2s" else f"{r['title']} {r['selftext']}".strip() for r in rows]
     unique, splits = assemble(texts, split_items)
-    return Dataset(unique, splits, [f"subreddits {i}" for i in range(n_splits)], Counter(dropped), len(rows))
+    full = table.num_rows >= FULL_SOURCE["reddit"][0]
+    prov = {"origin": "raw", "source_files": [_file_entry(path, table.num_rows)], "records": table.num_rows,
+            "full_source": full,
+            "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}"}
+    notes = [f"  {Path(path).name}: {table.num_rows} submissions read (before the selection)"]
+    return Dataset(unique, splits, [f"subreddits {i}" for i in range(n_splits)], Counter(dropped), len(rows), prov,
+                   notes)
 
 
 def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset:
     """The paper's published splits (``test.jsonl``, one split per line): loaded as they are, no re-sampling."""
+    _single_path(path, "published")
     split_texts = published.read_splits(path)
     items = [t for sentences, _ in split_texts for t in sentences]
     split_items, start = [], 0
@@ -126,14 +208,20 @@ def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset
         split_items.append((np.arange(start, start + len(sentences)), labels))
         start += len(sentences)
     unique, splits = assemble(items, split_items)
-    return Dataset(unique, splits, [f"published {i}" for i in range(len(splits))], Counter(), len(items))
+    prov = {"origin": "published", "source_files": [_file_entry(path, len(split_texts))]}
+    return Dataset(unique, splits, [f"published {i}" for i in range(len(splits))], Counter(), len(items), prov,
+                   [f"  {Path(path).name}: {len(split_texts)} splits, {len(items)} items"])
 
 
 def build_custom(path, variant: str | None = None, seed: int = 42, text_column: str = "text",
                  label_column: str = "label", split_column: str | None = None, format: str | None = None,
-                 n_splits: int = 10, low: float = 0.1, high: float = 1.0) -> Dataset:
-    """Your own file: one split per value of ``split_column``, else ``n_splits`` random ``low``..``high`` samples."""
-    texts, labels, split_values = custom.read_rows(path, text_column, label_column, split_column, format)
+                 n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0, sep: str | None = None,
+                 quoting: str = "minimal") -> Dataset:
+    """Your own file: one split per value of ``split_column``, else ``n_splits`` random samples of
+    ``min_fraction``..``max_fraction`` of the rows."""
+    _single_path(path, "custom")
+    texts, labels, split_values = custom.read_rows(path, text_column, label_column, split_column, format, sep=sep,
+                                                   quoting=quoting)
     if split_column is not None:
         names = sorted(set(split_values))
         values = np.asarray(split_values, dtype=object)
@@ -142,10 +230,12 @@ def build_custom(path, variant: str | None = None, seed: int = 42, text_column: 
         names = [f"{split_column}={name}" for name in names]
     else:
         rng = np.random.default_rng(seed)
-        split_items = _random_splits(labels, n_splits, rng, low, high)
+        split_items = _random_splits(labels, n_splits, rng, min_fraction, max_fraction)
         names = [f"random {i}" for i in range(n_splits)]
     unique, splits = assemble(texts, split_items)
-    return Dataset(unique, splits, names, Counter(), len(texts))
+    prov = {"origin": "custom", "source_files": [_file_entry(path, len(texts))]}
+    return Dataset(unique, splits, names, Counter(), len(texts), prov,
+                   [f"  {Path(path).name}: {len(texts)} records read"])
 
 
 BUILDERS = {
@@ -159,9 +249,120 @@ BUILDERS = {
 # options of a config dataset entry each builder accepts (besides path, text variant and seed)
 OPTIONS = {
     "published": (),
-    "custom": ("text_column", "label_column", "split_column", "format", "n_splits", "low", "high"),
+    "custom": ("text_column", "label_column", "split_column", "format", "sep", "quoting", "n_splits", "min_fraction",
+               "max_fraction"),
 }
-RECIPE = ("n_splits", "low", "high")
+RECIPE = ("n_splits", "min_fraction", "max_fraction")  # random fractions of the items
+REDDIT_RECIPE = ("n_splits", "min_subreddits", "max_subreddits")  # all posts of a random number of subreddits
+
+
+def recipe_keys(builder: str) -> tuple[str, ...]:
+    """The split recipe's keys of a raw-source builder (each key has one unit: a fraction or a count)."""
+    return REDDIT_RECIPE if builder == "reddit" else RECIPE
+# keys any dataset entry may have; `text` only with the raw-source builders (not in OPTIONS)
+COMMON_KEYS = ("source", "builder")
+
+# The paper's split recipes (design §6) and what counts as the full raw source (thresholds below the public
+# releases' sizes, so a complete copy passes and a sample or a partial download does not).
+PAPER_RECIPES = {"germeval2019": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
+                 "million_posts": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
+                 "reddit": {"n_splits": 10, "min_subreddits": 10, "max_subreddits": 50}}
+FULL_SOURCE = {
+    "germeval2019": (20_000, "the full GermEval 2019 Task 1 data has ~20,800 labelled books in blurbs_train, "
+                             "blurbs_dev and blurbs_test"),
+    "million_posts": (10_000, "the full One Million Posts corpus has ~10,300 newsroom articles"),
+    "10kgnad_csv": (10_000, "the full 10kGNAD has 10,273 rows in train.csv + test.csv"),
+    "reddit": (36_000, "a full rehydration gets at least 90% of the paper's 40,759 submission ids"),
+}
+# the paper's datasets: raw builder and published source of each
+PAPER_SOURCES = {
+    "BlurbsClusteringS2S": ("germeval2019", "s2s", "published_blurbs_s2s"),
+    "BlurbsClusteringP2P": ("germeval2019", "p2p", "published_blurbs_p2p"),
+    "TenKGnadClusteringS2S": ("million_posts", "s2s", "published_tenkgnad_s2s"),
+    "TenKGnadClusteringP2P": ("million_posts", "p2p", "published_tenkgnad_p2p"),
+    "RedditClusteringS2S": ("reddit", "s2s", None),
+    "RedditClusteringP2P": ("reddit", "p2p", None),
+}
+
+
+def check_entry(name: str, dataset: dict, builder: str) -> None:
+    """Refuse keys of ``datasets.<name>`` that do not apply to its builder, naming the key (config validation)."""
+    allowed = set(COMMON_KEYS) | set(OPTIONS.get(builder, recipe_keys(builder) + ("text",)))
+    if builder == "custom" and dataset.get("split_column") is not None:
+        allowed -= set(RECIPE)  # splits come from the column: no random recipe
+    for key in dataset:
+        if key not in allowed and dataset[key] is not None:
+            extra = " (splits come from split_column)" if builder == "custom" and key in RECIPE else ""
+            raise ValueError(f"config: datasets.{name}.{key} does not apply to builder {builder!r}{extra}; "
+                             f"it takes: {', '.join(sorted(allowed - set(COMMON_KEYS))) or 'no options'}")
+    if builder not in OPTIONS and dataset.get("text") is None:
+        raise ValueError(f"config: datasets.{name} (builder {builder!r}) needs `text: s2s` or `text: p2p`")
+    if builder == "10kgnad_csv" and dataset.get("text") == "s2s":
+        raise ValueError(f"config: datasets.{name}.text: the 10kGNAD csv files hold no titles; use `text: p2p`")
+    if dataset.get("quoting") not in (None, *custom.QUOTING):
+        raise ValueError(f"config: datasets.{name}.quoting must be one of {', '.join(custom.QUOTING)}")
+
+
+# keys of a `sources:` entry each builder uses (besides `builder`); others are config errors
+SOURCE_KEYS = {
+    "germeval2019": ("path", "url", "sha256"),
+    "million_posts": ("path", "url", "sha256"),
+    "10kgnad_csv": ("path",),
+    "custom": ("path",),
+    "published": ("path", "repo_id", "revision"),
+    "reddit": ("path", "ids_url", "ids_sha256", "ids_path", "praw_site", "user_agent", "oauth_url", "reddit_url",
+               "max_retries", "backoff_seconds"),
+}
+
+
+def check_source(name: str, source: dict, builder: str) -> None:
+    """Refuse keys of ``sources.<name>`` that its builder does not use (e.g. `url` on a custom file), naming it."""
+    allowed = SOURCE_KEYS.get(builder)
+    if allowed is None:
+        return
+    for key, value in source.items():
+        if key != "builder" and key not in allowed and value is not None:
+            raise ValueError(f"config: sources.{name}.{key} does not apply to builder {builder!r}; "
+                             f"it takes: {', '.join(allowed)}")
+    if isinstance(source.get("path"), list) and builder != "10kgnad_csv":
+        raise ValueError(f"config: sources.{name}.path is a list; only a 10kgnad_csv source takes several files")
+
+
+def _single_path(path, builder: str) -> None:
+    if not isinstance(path, (str, Path)):
+        raise ValueError(f"builder {builder!r} reads one file or folder, got {len(path)} paths; "
+                         "a list of files works only for 10kgnad_csv")
+
+
+def paper_comparison(name: str, prov: dict) -> str:
+    """Why dataset ``name`` with provenance ``prov`` cannot be set beside the paper's numbers ("" = it can).
+
+    Comparable: the paper's published splits of that dataset (repo and revision of design §6), or a build from
+    the full raw source by the paper's builder and text variant with the paper's split recipe (any seed).
+    """
+    if name not in PAPER_SOURCES:
+        return "not one of the paper's datasets"
+    builder, variant, published_source = PAPER_SOURCES[name]
+    origin = prov.get("origin")
+    if origin == "published":
+        pinned = published.PUBLISHED.get(published_source or "", (None, None))
+        have = (prov.get("repo_id"), prov.get("revision"))
+        return "" if have == pinned else f"published splits other than the paper's ({have[0]}@{have[1]})"
+    if origin != "raw":
+        return f"a {origin or 'custom'} dataset, not the paper's source"
+    if prov.get("builder") != builder:
+        if prov.get("builder") == "10kgnad_csv":
+            return "built from the 10kGNAD csv files: no titles, so not the paper's P2P text"
+        return f"built by {prov.get('builder')!r}, not from the paper's source ({builder})"
+    if prov.get("text") != variant:
+        return f"text variant {prov.get('text')}, the paper's {name} is {variant}"
+    reasons = []
+    if not prov.get("full_source"):
+        reasons.append(f"built from part of the source ({prov.get('partial_because')})")
+    recipe = {k: prov.get("recipe", {}).get(k) for k in PAPER_RECIPES[builder]}
+    if recipe != PAPER_RECIPES[builder]:
+        reasons.append(f"split recipe {recipe} differs from the paper's {PAPER_RECIPES[builder]}")
+    return "; ".join(reasons)
 
 
 def builder_of(source_name: str, source: dict | None, dataset: dict) -> str:
@@ -176,7 +377,7 @@ def build(source: str, path, variant: str | None, seed: int = 42, **options) -> 
     """Build a dataset with the named builder (a key of :data:`BUILDERS`); ``options`` come from the config entry."""
     if source not in BUILDERS:
         raise ValueError(f"unknown dataset builder {source!r}; known: {', '.join(BUILDERS)}")
-    allowed = OPTIONS.get(source, RECIPE)
+    allowed = OPTIONS.get(source, recipe_keys(source))
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(f"builder {source!r} does not take {', '.join(unknown)} (it takes: {', '.join(allowed) or 'nothing'})")
@@ -188,27 +389,76 @@ def build(source: str, path, variant: str | None, seed: int = 42, **options) -> 
 def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int = 42) -> Dataset:
     """Build the config entry ``datasets.<name>`` (with ``sources``) from the raw file at ``path``."""
     source_name = dataset["source"]
-    builder = builder_of(source_name, sources.get(source_name), dataset)
-    keys = OPTIONS.get(builder, RECIPE)
+    source = sources.get(source_name) or {}
+    builder = builder_of(source_name, source, dataset)
+    check_entry(name, dataset, builder)
+    keys = OPTIONS.get(builder, recipe_keys(builder))
     options = {k: dataset[k] for k in keys if dataset.get(k) is not None}
-    if builder == "10kgnad_csv" and dataset.get("text") == "s2s":
-        raise ValueError(f"dataset {name}: the 10kGNAD csv files hold no titles; use `text: p2p`")
+    if builder != "10kgnad_csv" and not isinstance(path, (str, Path)) and len(path) == 1:
+        path = path[0]
     built = build(builder, path, dataset.get("text"), seed=seed, **options)
     for i, (ids, labels) in enumerate(built.splits):
         if len(ids) < 2 or len(set(labels)) < 2:
             tag = built.split_names[i] if i < len(built.split_names) else str(i)
             raise ValueError(f"dataset {name}: split {i} ({tag}) has {len(ids)} items and {len(set(labels))} "
                              "label(s); a clustering split needs at least two of each")
+    prov = {"dataset": name, "builder": builder, "source": source_name, **built.provenance}
+    if builder == "published":
+        default = published.PUBLISHED.get(source_name, (None, None))
+        prov["repo_id"] = source.get("repo_id") or default[0]
+        prov["revision"] = source.get("revision") or default[1]
+    elif builder == "custom":
+        prov.update({k: options[k] for k in sorted(options)})
+        if "split_column" not in options:
+            prov["seed"] = seed
+    else:
+        recipe = {**(PAPER_RECIPES.get(builder) or {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0}),
+                  **{k: options[k] for k in recipe_keys(builder) if k in options}}
+        prov.update(text=dataset.get("text"), rules="paper", seed=seed, recipe=recipe)
+    conflicts = label_conflicts(built.splits)
+    prov["texts_with_conflicting_labels"] = len(conflicts)
+    why = paper_comparison(name, prov)
+    prov["comparable_to_paper"] = not why
+    prov["not_comparable_because"] = why
+    prov["content_sha256"] = content_hash(built.texts, built.splits)
+    built.provenance = prov
     return built
 
 
-def describe(dataset: Dataset, name: str) -> str:
-    """A short log text: sizes, labels per split, drop reasons."""
+def content_hash(texts: list[str], splits) -> str:
+    """SHA-256 of the dataset's content (texts, then each split's text ids and labels): its identity."""
+    digest = hashlib.sha256()
+    for t in texts:
+        digest.update(t.encode("utf-8") + b"\0")
+    for i, (ids, labels) in enumerate(splits):
+        digest.update(f"split {i}\n".encode())
+        for t, label in zip(ids, labels):
+            digest.update(f"{int(t)}\t".encode() + label.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def describe(dataset: Dataset, name: str, show_texts: bool = True, max_examples: int = 5) -> str:
+    """A short log text: files read, sizes, labels per split, drop reasons, conflicting labels, provenance."""
     lines = [f"{name}: {dataset.n_items} items, {len(dataset.texts)} unique texts, {len(dataset.splits)} splits"]
+    lines += dataset.notes
     for i, (ids, labels) in enumerate(dataset.splits):
         tag = dataset.split_names[i] if i < len(dataset.split_names) else str(i)
         lines.append(f"  split {i} ({tag}): {len(ids)} items, {len(set(labels))} labels")
     for reason, n in sorted(dataset.dropped.items()):
         if n:
             lines.append(f"  dropped ({reason}): {n}")
+    prov = dataset.provenance
+    show_texts = show_texts and prov.get("builder") != "reddit"  # raw Reddit text stays out of logs
+    conflicts = label_conflicts(dataset.splits)
+    if conflicts:
+        lines.append(f"  {len(conflicts)} texts have conflicting labels within a split (kept: each item keeps its "
+                     "own label, as in the paper's published splits); examples:")
+        for tid, labels in list(conflicts.items())[:max_examples]:
+            text = dataset.texts[tid]
+            shown = (repr(text[:60] + ("..." if len(text) > 60 else "")) + " ") if show_texts else ""
+            lines.append(f"    text_id {tid} {shown}labels {labels}")
+    if prov.get("not_comparable_because"):
+        lines.append(f"  not comparable to the paper: {prov['not_comparable_because']}")
+    elif prov:
+        lines.append("  comparable to the paper's dataset")
     return "\n".join(lines)

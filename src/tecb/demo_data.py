@@ -286,9 +286,12 @@ def write_germeval_zip(path: str | Path, books_per_genre: int = 30, seed: int = 
     path = Path(path)
     with atomic_path(path) as tmp:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            for name, recs in parts.items():
-                zf.writestr(f"germeval2019t1-public-data-final/{name}", "\n".join(recs))
-            zf.writestr("germeval2019t1-public-data-final/hierarchy.txt", hierarchy)
+            # fixed member times: the same seed writes the same bytes (the datasets record the zip's SHA-256)
+            for name, data in [*((n, "\n".join(r)) for n, r in parts.items()), ("hierarchy.txt", hierarchy)]:
+                info = zipfile.ZipInfo(f"germeval2019t1-public-data-final/{name}", date_time=(2019, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)
     return path
 
 

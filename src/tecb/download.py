@@ -56,6 +56,19 @@ def download(url: str, dest: str | Path, sha256: str | None = None, log=print) -
 def extract_member(archive: str | Path, member: str, dest: str | Path) -> Path:
     """Extract the file named ``member`` (any folder inside the archive) from a zip or tar archive."""
     archive, dest = Path(archive), Path(dest)
+    if not archive.is_file():
+        raise FileNotFoundError(f"{archive}: no such file")
+    try:
+        _extract(archive, member, dest)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
+        if isinstance(err, OSError) and (err.errno is not None or str(err).startswith(f"{archive}: no member")):
+            raise  # a real I/O error (disk full, permissions) or a missing member: not a damaged archive
+        raise ValueError(f"{archive}: truncated or corrupt archive, cannot extract {member} ({err}); delete it and "
+                         "download it again") from None
+    return dest
+
+
+def _extract(archive: Path, member: str, dest: Path) -> None:
     with atomic_path(dest) as tmp, open(tmp, "wb") as out:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:
@@ -70,7 +83,6 @@ def extract_member(archive: str | Path, member: str, dest: str | Path) -> Path:
                 if not infos:
                     raise FileNotFoundError(f"{archive}: no member {member}")
                 shutil.copyfileobj(tf.extractfile(infos[0]), out, CHUNK)
-    return dest
 
 
 def fetch(url: str, dest: str | Path, sha256: str | None = None, member: str | None = None, log=print) -> Path:

@@ -2,9 +2,17 @@
 
 Each unique text of a dataset is encoded once per model. Texts are taken in chunks in ``text_id``
 order; within a chunk sentence-transformers sorts them by length (less padding) and encodes them in
-batches whose size is halved on an out-of-memory error; every chunk is written to Parquet as soon as it is ready, so host
-memory stays flat however large the dataset. Models with a local path load with ``HF_HUB_OFFLINE=1``;
-fp16/bf16 apply on CUDA only.
+batches whose size is halved on an out-of-memory error; every chunk is written to Parquet as soon as
+it is ready, so host memory stays flat however large the dataset, and a progress line (texts done /
+total, rate, ETA) is logged. Nothing here changes process-wide state: the workflow's embed script sets
+``HF_HUB_OFFLINE=1`` before any Hugging Face import (compute jobs never reach the hub); fp16/bf16
+apply on CUDA only (:func:`dtype_parity` compares them with float32 on any device).
+
+A model spec (:mod:`tecb.model_spec`) adds what current models need to score correctly: a literal
+``prompt`` or a ``prompt_name`` of the model, ``trust_remote_code``, a ``pooling`` override,
+``normalize``, ``max_seq_length``, ``model_kwargs``/``tokenizer_kwargs``/``encode_kwargs`` and a
+``revision``; all are recorded in the file's metadata with the share of texts cut at
+``max_seq_length`` (``truncated_fraction``) and the share of tokens kept (``token_coverage``).
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.io import atomic_path, embedding_batch, embedding_schema
+from tecb.io import atomic_path, embedding_batch, embedding_schema, update_vectors_hash, vectors_hasher
+from tecb.model_spec import encoder_settings
 
 CHUNK_SIZE = 4096
 
@@ -39,33 +48,113 @@ def load_sentence_transformer(
     device: str | None = None,
     max_seq_length: int | None = None,
     dtype: str = "float32",
+    *,
+    trust_remote_code: bool = False,
+    pooling: str | None = None,
+    normalize: bool | None = None,
+    model_kwargs: dict | None = None,
+    tokenizer_kwargs: dict | None = None,
 ):
-    """Load a model the way the paper does (design §5).
+    """Load a model the way the paper does (design §5), with a model spec's overrides.
 
     A sentence-transformers model keeps its own pooling; a plain Hugging Face checkpoint gets mean
     pooling over the last hidden states (which is what ``SentenceTransformer(name)`` builds for it).
+    ``pooling`` replaces the pooling (``cls``, ``mean``, ``lasttoken``, ...); ``normalize=False``
+    removes a model's own ``Normalize`` module (``True`` is applied at encode time, see
+    :func:`encode_options`); ``model_kwargs``/``tokenizer_kwargs`` go to ``from_pretrained`` of the
+    model and the tokenizer; ``dtype`` other than float32 loads the weights in half precision.
     """
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules
 
-    model_kwargs = {"dtype": getattr(torch, dtype)} if dtype != "float32" else {}
+    model_kwargs = dict(model_kwargs or {})
+    tokenizer_kwargs = dict(tokenizer_kwargs or {})
+    if dtype != "float32":
+        model_kwargs["dtype"] = getattr(torch, dtype)
     path = Path(name_or_path)
     if path.exists() and not is_sentence_transformers_dir(path):
-        word = models.Transformer(str(path), model_kwargs=model_kwargs)
-        pooling = models.Pooling(word.get_embedding_dimension(), pooling_mode="mean")
-        model = SentenceTransformer(modules=[word, pooling], device=device)
+        if trust_remote_code:  # SentenceTransformer(trust_remote_code=...) passes it on by itself
+            model_kwargs.setdefault("trust_remote_code", True)
+            tokenizer_kwargs.setdefault("trust_remote_code", True)
+        word = modules.Transformer(str(path), model_kwargs=model_kwargs, processor_kwargs=tokenizer_kwargs,
+                                   config_kwargs={"trust_remote_code": True} if trust_remote_code else None)
+        mode = pooling or "mean"
+        model = SentenceTransformer(modules=[word, modules.Pooling(word.get_embedding_dimension(), mode)],
+                                    device=device)
     else:
-        model = SentenceTransformer(name_or_path, revision=revision, device=device, model_kwargs=model_kwargs)
+        model = SentenceTransformer(name_or_path, revision=revision, device=device, trust_remote_code=trust_remote_code,
+                                    model_kwargs=model_kwargs or None, processor_kwargs=tokenizer_kwargs or None)
+        if pooling:
+            set_pooling(model, pooling)
+    if normalize is False:
+        for name in [name for name, module in model._modules.items() if type(module).__name__ == "Normalize"]:
+            del model._modules[name]
     if max_seq_length:
         model.max_seq_length = max_seq_length
     return model
 
 
+def set_pooling(model, mode: str) -> None:
+    """Replace the model's pooling module by one with ``mode`` (its ``include_prompt`` kept)."""
+    from sentence_transformers.sentence_transformer import modules
+
+    for name, module in model._modules.items():
+        if type(module).__name__ == "Pooling":
+            dim = module.get_embedding_dimension()
+            model._modules[name] = modules.Pooling(dim, mode, include_prompt=getattr(module, "include_prompt", True))
+            return
+    raise ValueError(f"the model has no Pooling module to override with pooling={mode!r}: "
+                     f"{[type(m).__name__ for m in model]}")
+
+
 def pooling_mode(model) -> str:
     for module in model:
         if type(module).__name__ == "Pooling":
-            return getattr(module, "pooling_mode", None) or module.get_pooling_mode_str()
+            mode = getattr(module, "pooling_mode", None) or module.get_pooling_mode_str()
+            return "+".join(mode) if isinstance(mode, (list, tuple)) else str(mode)
     return "model-defined"
+
+
+def is_normalized(model) -> bool:
+    """Whether the model has a ``Normalize`` module (L2-normalised output)."""
+    return any(type(module).__name__ == "Normalize" for module in model)
+
+
+def load_encoder(settings: dict, device: str | None = None, dtype: str | None = None):
+    """Load the model described by resolved settings (:func:`tecb.model_spec.encoder_settings`)."""
+    source = settings.get("path") or settings["id"]
+    return load_sentence_transformer(
+        str(source), settings.get("revision"), device, settings.get("max_seq_length"),
+        dtype or settings.get("dtype") or "float32", trust_remote_code=settings.get("trust_remote_code", False),
+        pooling=settings.get("pooling"), normalize=settings.get("normalize"),
+        model_kwargs=settings.get("model_kwargs"), tokenizer_kwargs=settings.get("tokenizer_kwargs"))
+
+
+def effective_prompt(model, prompt: str | None = None, prompt_name: str | None = None) -> str | None:
+    """The text sentence-transformers will prepend: the literal ``prompt``, the model's prompt called
+    ``prompt_name``, else the model's default prompt (``default_prompt_name``), else none."""
+    if prompt is not None:
+        return prompt
+    prompts = getattr(model, "prompts", None) or {}
+    if prompt_name is not None:
+        if prompt_name not in prompts:
+            raise ValueError(f"prompt_name {prompt_name!r} is not one of the model's prompts: {sorted(prompts)}")
+        return prompts[prompt_name]
+    default = getattr(model, "default_prompt_name", None)
+    return prompts.get(default) if default else None
+
+
+def encode_options(settings: dict) -> dict:
+    """Keyword arguments of ``model.encode`` from resolved settings: prompt, normalisation, extras."""
+    options = dict(settings.get("encode_kwargs") or {})
+    if settings.get("prompt") is not None:
+        options["prompt"] = settings["prompt"]
+    if settings.get("prompt_name") is not None:
+        options["prompt_name"] = settings["prompt_name"]
+    if settings.get("normalize"):
+        options["normalize_embeddings"] = True
+    return options
 
 
 # --- encoding -----------------------------------------------------------------------------
@@ -93,8 +182,34 @@ def _free_cuda_cache() -> None:
         torch.cuda.empty_cache()
 
 
+class Progress:
+    """Progress lines for a long loop: ``done/total unit (pct), rate unit/s, ETA h:mm:ss``."""
+
+    def __init__(self, total: int, log, unit: str = "texts", what: str = ""):
+        self.total, self.log, self.unit, self.what = total, log, unit, what
+        self.start = time.perf_counter()
+
+    def update(self, done: int) -> str:
+        elapsed = max(time.perf_counter() - self.start, 1e-9)
+        rate = done / elapsed
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        line = (f"{self.what}{done}/{self.total} {self.unit} ({100 * done / max(self.total, 1):.0f}%), "
+                f"{rate:.1f} {self.unit}/s, elapsed {_hms(elapsed)}, ETA {_hms(eta)}")
+        if self.log:
+            self.log(line)
+        return line
+
+
+def _hms(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
 def encode_transformer(
-    model, texts: list[str], batch_size: int = 32, chunk_size: int = CHUNK_SIZE, log=None, state: dict | None = None
+    model, texts: list[str], batch_size: int = 32, chunk_size: int = CHUNK_SIZE, log=None, state: dict | None = None,
+    encode_kwargs: dict | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(first_text_id, vectors)`` per chunk of ``chunk_size`` texts in ``text_id`` order.
 
@@ -102,14 +217,19 @@ def encode_transformer(
     out-of-memory error shows up in the first batch, before any work is lost) and encodes it in
     batches of ``batch_size``. On an out-of-memory error the batch size is halved (down to 1) and the
     chunk retried; the smaller size is kept for the rest. ``state["final_batch_size"]`` reports it.
+    ``encode_kwargs`` (see :func:`encode_options`: prompt, normalisation, model-specific arguments)
+    go to every ``model.encode`` call. After each chunk ``log`` gets a progress line (texts done /
+    total, rate, ETA).
     """
     state = state if state is not None else {}
     state["final_batch_size"] = batch_size = max(1, int(batch_size))
+    options = {"normalize_embeddings": False, **(encode_kwargs or {})}
+    progress = Progress(len(texts), log, what="encoded ")
     for start, chunk in chunks(texts, chunk_size):
         while True:
             try:
                 vectors = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=False, show_progress_bar=False)
+                                       show_progress_bar=False, **options)
                 break
             except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
                 if not _is_oom(error) or batch_size == 1:
@@ -118,7 +238,42 @@ def encode_transformer(
                 batch_size = state["final_batch_size"] = batch_size // 2
                 if log:
                     log(f"out of memory at text {start}: batch size halved to {batch_size}")
+        progress.update(start + len(chunk))
         yield start, np.asarray(vectors, dtype=np.float32)
+
+
+def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size: int = CHUNK_SIZE) -> np.ndarray | None:
+    """Tokens per text as the model's tokenizer counts them untruncated (special tokens and prompt
+    included, as sentence-transformers feeds them); ``None`` when the model has no text tokenizer."""
+    tokenizer = getattr(model[0], "tokenizer", None) if len(model) else None
+    if tokenizer is None or not callable(tokenizer):
+        return None
+    counts: list[int] = []
+    for _, part in chunks(texts, chunk_size):
+        if prompt:
+            part = [prompt + text for text in part]
+        encoded = tokenizer(part, add_special_tokens=True, truncation=False, padding=False, verbose=False,
+                            return_attention_mask=False, return_token_type_ids=False)
+        counts += [len(ids) for ids in encoded["input_ids"]]
+    return np.asarray(counts, dtype=np.int64)
+
+
+def truncation_stats(n_tokens: np.ndarray | None, max_seq_length: int | None) -> dict:
+    """Long texts (issue 15.5): ``truncated_fraction`` = share of texts longer than ``max_seq_length``
+    tokens (cut by the encoder); ``token_coverage`` = tokens kept / tokens in all texts."""
+    if n_tokens is None or not max_seq_length or len(n_tokens) == 0:
+        return {"truncated_fraction": None, "token_coverage": None}
+    kept = np.minimum(n_tokens, int(max_seq_length))
+    total = int(n_tokens.sum())
+    return {
+        "truncated_fraction": round(float(np.mean(n_tokens > max_seq_length)), 6),
+        "token_coverage": round(float(kept.sum() / total), 6) if total else 1.0,
+        "n_truncated": int(np.sum(n_tokens > max_seq_length)),
+        "tokens_total": total,
+        "tokens_kept": int(kept.sum()),
+        "tokens_max": int(n_tokens.max()),
+        "tokens_mean": round(float(n_tokens.mean()), 2),
+    }
 
 
 def tfidf_vectors(texts: list[str], dim: int = 256, seed: int = 42) -> np.ndarray:
@@ -157,6 +312,7 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
     path = Path(path)
     start_time = time.perf_counter()
     encoded, dim = 0, None
+    hasher = vectors_hasher()  # vectors_sha256: verified by tecb.io.read_embeddings
     with atomic_path(path) as tmp:
         writer = None
         try:
@@ -166,11 +322,18 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
                 if writer is None:
                     dim = vectors.shape[1]
                     writer = pq.ParquetWriter(tmp, embedding_schema(dim, {}), store_schema=False)
+                finite = np.isfinite(vectors).all(axis=1)
+                if not finite.all():
+                    raise ValueError(f"{path}: the model gave NaN/inf vectors for {int((~finite).sum())} text(s), "
+                                     f"first text_id {start + int(np.flatnonzero(~finite)[0])} (fp16 overflow? "
+                                     "try dtype float32)")
                 writer.write_batch(embedding_batch(writer.schema, start, vectors))
+                update_vectors_hash(hasher, vectors)
                 encoded += len(vectors)
             if encoded != n_texts or writer is None:
                 raise ValueError(f"{path}: encoded {encoded} texts, expected {n_texts}")
             meta = dict(metadata, dim=int(dim), n_texts=n_texts, n_texts_encoded=encoded,
+                        vectors_sha256=hasher.hexdigest(),
                         seconds=round(time.perf_counter() - start_time, 3), versions=dict(library_versions()))
             final = embedding_schema(dim, meta)
             writer.add_key_value_metadata({
@@ -188,52 +351,101 @@ def read_texts(path: str | Path) -> list[str]:
     return table.column("text").to_pylist()
 
 
-def go_offline() -> None:
-    """Forbid hub access for this process (design §7): models are loaded from their prefetched path."""
-    import sys
+def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, seed: int = 42, log=print,
+                  dataset: str | None = None, model_digest: str | None = None) -> dict:
+    """Embed a dataset's unique texts with the model described by ``model_spec``.
 
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-        os.environ[name] = "1"
-    constants = sys.modules.get("huggingface_hub.constants")
-    if constants is not None:  # imported before us: its flag was read at import time
-        constants.HF_HUB_OFFLINE = True
-
-
-def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, seed: int = 42, log=print) -> dict:
-    """Embed a dataset's unique texts with the model described by ``model_spec`` (a config entry).
-
-    A model with a ``path`` (prefetched, local or tiny) is loaded with ``HF_HUB_OFFLINE=1``.
+    ``model_spec`` is a ``models.<key>`` config entry or its resolved settings
+    (:func:`tecb.model_spec.encoder_settings`; ``dataset`` picks a per-dataset prompt); its
+    ``batch_size`` and the ``embed_options`` (``batch_size``, ``device``, ``dtype`` default) are how
+    it runs. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
+    The metadata records the settings, what was actually used (pooling, prompt text, dtype, device),
+    the long-text statistics (``truncated_fraction``, ``token_coverage``) and ``model_digest`` (the
+    local model's content hash) when given.
     """
     texts = read_texts(texts_path)
-    kind = model_spec.get("kind", "huggingface")
+    settings = encoder_settings(model_spec, embed_options, dataset)
+    kind = settings["kind"]
     if kind == "tfidf":
-        dim = int(model_spec.get("dim", 256))
+        dim = settings["dim"]
         meta = {"model": "tfidf", "kind": "tfidf", "pooling": "none", "requested_dim": dim, "device": "cpu",
-                "dtype": "float32", "revision": None, "max_seq_length": None}
+                "dtype": "float32", "revision": None, "max_seq_length": None,
+                "truncated_fraction": 0.0, "token_coverage": 1.0}
         vectors = tfidf_vectors(texts, dim=dim, seed=seed)
         batches = chunks(list(vectors), CHUNK_SIZE)
         batches = ((s, np.stack(v)) for s, v in batches)
+        log(f"encoding {len(texts)} unique texts with {meta['model']}")
     else:
-        if model_spec.get("path"):
-            go_offline()
         device = embed_options.get("device") or None
         if device == "auto":
             device = None
-        dtype = model_spec.get("dtype") or embed_options.get("dtype", "float32")
-        source = model_spec.get("path") or model_spec["id"]
-        model = load_sentence_transformer(source, model_spec.get("revision"), device,
-                                          model_spec.get("max_seq_length"), dtype if _on_cuda(device) else "float32")
-        batch_size = int(model_spec.get("batch_size", embed_options.get("batch_size", 32)))
-        meta = {"model": model_spec.get("id") or str(source), "kind": kind, "source": str(source),
-                "revision": _resolved_revision(source) or model_spec.get("revision"),
-                "pooling": pooling_mode(model), "max_seq_length": model.max_seq_length,
-                "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "device": str(model.device),
+        source = settings.get("path") or settings["id"]
+        model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
+        batch_size = int(model_spec.get("batch_size") or embed_options.get("batch_size", 32))
+        prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
+        stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
+        meta = {"model": settings.get("id") or str(source), "kind": kind, "source": str(source),
+                "revision": _resolved_revision(source) or settings.get("revision"),
+                "model_sha256": model_digest,
+                "pooling": pooling_mode(model), "pooling_override": settings.get("pooling"),
+                "normalize": settings.get("normalize"),
+                "normalized": bool(settings.get("normalize")) or is_normalized(model),
+                "prompt": prompt, "prompt_name": settings.get("prompt_name"),
+                "trust_remote_code": settings.get("trust_remote_code", False),
+                "model_kwargs": settings.get("model_kwargs") or {},
+                "tokenizer_kwargs": settings.get("tokenizer_kwargs") or {},
+                "encode_kwargs": settings.get("encode_kwargs") or {},
+                "max_seq_length": model.max_seq_length, **stats,
+                "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
+                "dtype_requested": settings["dtype"], "device": str(model.device),
                 "batch_size": batch_size, "sorted_by_length": True}
-        batches = encode_transformer(model, texts, batch_size, log=log, state=meta)  # adds final_batch_size
-    log(f"encoding {len(texts)} unique texts with {meta['model']}")
+        log(f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
+            f"max_seq_length {meta['max_seq_length']}: {stats['truncated_fraction']} of the texts truncated, "
+            f"token coverage {stats['token_coverage']})")
+        batches = encode_transformer(model, texts, batch_size, log=log, state=meta,  # adds final_batch_size
+                                     encode_kwargs=encode_options(settings))
     meta = write_embeddings(out_path, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
     return meta
+
+
+def dtype_parity(model_spec: dict, texts: list[str], labels: list, dtype: str = "bfloat16", device: str | None = None,
+                 batch_size: int = 32, seed: int = 42, n_seeds: int = 5) -> dict:
+    """Half precision vs float32 on the same texts: vector agreement and the k-means V-measure of each.
+
+    Both runs load the model described by ``model_spec`` on ``device`` (``dtype`` is applied on any
+    device here, CPU included, so the check runs anywhere); k-means follows the paper (MiniBatchKMeans,
+    k = number of labels, batch 500, ``n_init="auto"``) with seeds ``seed .. seed + n_seeds - 1``.
+    ``v_measure_difference`` is the mean paired difference (half - float32) over those seeds; compare it
+    with ``v_measure_seed_std``, the spread of float32's V-measure over the seeds alone (k-means noise).
+    """
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.metrics import v_measure_score
+
+    settings = encoder_settings(model_spec)
+    options = encode_options(settings)
+    vectors, used = {}, {}
+    for d in ("float32", dtype):
+        model = load_encoder(settings, device, d)
+        vectors[d] = np.concatenate([v for _, v in encode_transformer(model, texts, batch_size, encode_kwargs=options)])
+        used[d] = str(next(model.parameters()).dtype).replace("torch.", "")
+        device_used = str(model.device)
+        del model
+        _free_cuda_cache()
+    k = len(set(labels))
+    seeds = range(seed, seed + max(1, n_seeds))
+    scores = {d: np.array([v_measure_score(labels, MiniBatchKMeans(n_clusters=k, batch_size=500, n_init="auto",
+                                                                   random_state=s).fit_predict(v)) for s in seeds])
+              for d, v in vectors.items()}
+    a, b = vectors["float32"], vectors[dtype]
+    cosine = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+    return {"dtype": dtype, "dtype_loaded": used[dtype], "device": device_used, "n_texts": len(texts), "n_labels": k,
+            "seeds": list(seeds), "v_measure_float32": float(scores["float32"].mean()),
+            "v_measure_half": float(scores[dtype].mean()),
+            "v_measure_difference": float((scores[dtype] - scores["float32"]).mean()),
+            "v_measure_seed_std": float(scores["float32"].std(ddof=1)) if len(seeds) > 1 else 0.0,
+            "max_abs_difference": float(np.max(np.abs(a - b))), "min_cosine": float(cosine.min()),
+            "mean_cosine": float(cosine.mean())}
 
 
 def _on_cuda(device: str | None) -> bool:

@@ -1,38 +1,44 @@
 """Figures: UMAP scatter plots coloured by label (the paper's Figure 1), a heatmap of Table 3 and a bar
-chart of the Table 2 averages. Matplotlib with the Agg backend; every figure is written as PNG and SVG."""
+chart of the Table 2 averages. Each figure is written to the paths it is given (PNG and/or SVG, by suffix).
+
+Figures are ``matplotlib.figure.Figure`` objects drawn with the Agg canvas: no pyplot, no global backend or
+rcParams change, so importing this module changes nothing in the process."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-matplotlib.rcParams["svg.hashsalt"] = "tecb"  # stable SVG ids: same data, same file
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from tecb.io import atomic_path  # noqa: E402
-from tecb.tables import header_label  # noqa: E402
+from tecb.io import atomic_path
+from tecb.tables import header_label
 
 FORMATS = ("png", "svg")
 DPI = 150
 MAX_LEGEND = 20
+RC = {"svg.hashsalt": "tecb"}  # stable SVG ids: same data, same file (set only while saving)
 
 
-def save(fig, stem: str | Path) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg`` atomically and close the figure."""
-    stem = Path(stem)
-    paths = []
-    for ext in FORMATS:
-        path = stem.with_name(f"{stem.name}.{ext}")
-        with atomic_path(path) as tmp:
+def new_figure(figsize) -> Figure:
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig: Figure, paths) -> list[Path]:
+    """Write the figure to each of ``paths`` atomically, the format from the suffix (``.png``, ``.svg``)."""
+    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    for path in paths:
+        ext = path.suffix.lstrip(".")
+        if ext not in FORMATS:
+            raise ValueError(f"{path}: a figure is written as one of {FORMATS}, not {ext or 'no suffix'!r}")
+        with matplotlib.rc_context(RC), atomic_path(path) as tmp:
             fig.savefig(tmp, format=ext, dpi=DPI, bbox_inches="tight", metadata=_metadata(ext))
         path.chmod(0o644)
-        paths.append(path)
-    plt.close(fig)
     return paths
 
 
@@ -46,11 +52,11 @@ def label_colours(labels) -> dict[str, tuple]:
     labels = sorted(set(map(str, labels)))
     n = len(labels)
     if n <= 10:
-        colours = plt.get_cmap("tab10").colors[:n]
+        colours = matplotlib.colormaps["tab10"].colors[:n]
     elif n <= 20:
-        colours = plt.get_cmap("tab20").colors[:n]
+        colours = matplotlib.colormaps["tab20"].colors[:n]
     else:
-        colours = [plt.get_cmap("hsv")(i / n) for i in range(n)]
+        colours = [matplotlib.colormaps["hsv"](i / n) for i in range(n)]
     return dict(zip(labels, colours))
 
 
@@ -83,13 +89,14 @@ def umap_points(reduced: pd.DataFrame, splits: pd.DataFrame, split: int) -> pd.D
     return out
 
 
-def umap_figure(reduced_path, splits_path, out_stem, title: str = "", split: int | None = None) -> list[Path]:
+def umap_figure(reduced_path, splits_path, out_paths, title: str = "", split: int | None = None) -> list[Path]:
     """Scatter plot of one split's UMAP coordinates coloured by label (the paper's Figure 1 style)."""
     splits = pd.read_parquet(splits_path)
     split = choose_split(splits, split)
     pts = umap_points(pd.read_parquet(reduced_path), splits, split)
     colours = label_colours(pts["label"])
-    fig, ax = plt.subplots(figsize=(7, 6))
+    fig = new_figure((7, 6))
+    ax = fig.subplots()
     size = float(np.clip(4000 / max(len(pts), 1), 2, 30))
     for label, colour in colours.items():
         sel = pts[pts["label"] == label]
@@ -99,13 +106,14 @@ def umap_figure(reduced_path, splits_path, out_stem, title: str = "", split: int
     ax.set_title(f"{title}\nsplit {split}: {len(pts)} texts, {len(colours)} labels".strip(), fontsize=11)
     if len(colours) <= MAX_LEGEND:
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False, markerscale=2)
-    return save(fig, out_stem)
+    return save(fig, out_paths)
 
 
-def heatmap_figure(table: pd.DataFrame, out_stem, title: str = "") -> list[Path]:
+def heatmap_figure(table: pd.DataFrame, out_paths, title: str = "") -> list[Path]:
     """Heatmap of a (rows x datasets) table of V-measure x 100 (Table 3); n/a cells stay blank."""
     values = table.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.3 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.8))
+    fig = new_figure((1.3 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.8))
+    ax = fig.subplots()
     masked = np.ma.masked_invalid(values)
     vmax = np.nanmax(values) if np.isfinite(values).any() else 1.0
     image = ax.imshow(masked, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
@@ -117,15 +125,16 @@ def heatmap_figure(table: pd.DataFrame, out_stem, title: str = "") -> list[Path]
         ax.text(j, i, text, ha="center", va="center", fontsize=8, color="black" if dark else "white")
     fig.colorbar(image, ax=ax, label="V-measure x 100")
     ax.set_title(title, fontsize=11)
-    return save(fig, out_stem)
+    return save(fig, out_paths)
 
 
-def bar_figure(averages: pd.Series, out_stem, title: str = "", reference: pd.Series | None = None) -> list[Path]:
+def bar_figure(averages: pd.Series, out_paths, title: str = "", reference: pd.Series | None = None) -> list[Path]:
     """Horizontal bars of per-model averages (Table 2), highest on top; paper values as markers when given."""
     averages = averages.astype(float).sort_values(na_position="first")
-    fig, ax = plt.subplots(figsize=(7, 0.4 * len(averages) + 1.5))
+    fig = new_figure((7, 0.4 * len(averages) + 1.5))
+    ax = fig.subplots()
     y = np.arange(len(averages))
-    ax.barh(y, averages.fillna(0).to_numpy(), color=plt.get_cmap("tab10").colors[0], label="this run")
+    ax.barh(y, averages.fillna(0).to_numpy(), color=matplotlib.colormaps["tab10"].colors[0], label="this run")
     top = np.nanmax(averages.to_numpy()) if averages.notna().any() else 1.0
     for yi, v in zip(y, averages):
         if np.isnan(v):
@@ -143,4 +152,4 @@ def bar_figure(averages: pd.Series, out_stem, title: str = "", reference: pd.Ser
     ax.set_yticks(y, [str(i) for i in averages.index])
     ax.set_xlabel("average V-measure x 100 over datasets")
     ax.set_title(title, fontsize=11)
-    return save(fig, out_stem)
+    return save(fig, out_paths)

@@ -7,8 +7,10 @@ interrupted job never leaves a file that looks complete (design §9).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,11 +33,66 @@ def _umask() -> int:
     return mask
 
 
+#: Temporary files and folders of :func:`atomic_path` / :func:`atomic_dir`: ``.{target name}.{8 random}.tmp``.
+TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporaries a killed writer of ``path`` left beside it; return them.
+
+    Safe because one target has one writer at a time (Snakemake runs one job per output).
+    """
+    path = Path(path)
+    own = re.compile(rf"^\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp$")
+    if not path.parent.is_dir():
+        return []
+    stale = [p for p in path.parent.iterdir() if own.match(p.name)]
+    for p in stale:
+        _remove(p)
+    return stale
+
+
+def remove_orphans(roots, min_age_seconds: float = 7200) -> list[Path]:
+    """Remove temporaries (:data:`TEMP_NAME`) under ``roots`` not modified for ``min_age_seconds``; return them.
+
+    For a run's start (a killed job's leftovers). The age guard spares the temporaries of jobs still
+    running in another Snakemake process on the same folders; a streaming writer touches its file
+    with every batch. A writer also removes its own target's leftovers when it starts
+    (:func:`remove_stale_temps`).
+    """
+    import time
+
+    cutoff = time.time() - min_age_seconds
+    removed = []
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            for name in list(dirs) + files:
+                if not TEMP_NAME.match(name):
+                    continue
+                p = Path(folder) / name
+                with contextlib.suppress(FileNotFoundError):
+                    if p.lstat().st_mtime < cutoff:
+                        _remove(p)
+                        removed.append(p)
+                if name in dirs:
+                    dirs.remove(name)  # never descend into a temporary folder
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
@@ -53,6 +110,7 @@ def atomic_dir(path: str | os.PathLike):
     """Yield a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
@@ -131,10 +189,16 @@ def validate_dataset(texts: pa.Table, splits: pa.Table, name: str) -> None:
             )
 
 
-def write_dataset(texts: list[str], splits: list[tuple[list[int], list[str]]], texts_path, splits_path, name: str):
-    """Validate and atomically write a dataset's ``texts.parquet`` and ``splits.parquet``."""
+def write_dataset(texts: list[str], splits: list[tuple[list[int], list[str]]], texts_path, splits_path, name: str,
+                  provenance: dict | None = None):
+    """Validate and atomically write a dataset's ``texts.parquet`` and ``splits.parquet``; ``provenance`` (JSON,
+    sorted keys, no paths or times) goes into both files' schema metadata under ``tecb``."""
     texts_table, splits_table = dataset_tables(texts, splits)
     validate_dataset(texts_table, splits_table, name)
+    if provenance is not None:
+        meta = {"tecb": json.dumps(provenance, sort_keys=True, ensure_ascii=False)}
+        texts_table = texts_table.replace_schema_metadata(meta)
+        splits_table = splits_table.replace_schema_metadata(meta)
     write_table(texts_table, texts_path)
     write_table(splits_table, splits_path)
     return texts_table, splits_table
@@ -142,6 +206,12 @@ def write_dataset(texts: list[str], splits: list[tuple[list[int], list[str]]], t
 
 def read_dataset(texts_path, splits_path) -> tuple[pa.Table, pa.Table]:
     return pq.read_table(texts_path), pq.read_table(splits_path)
+
+
+def dataset_provenance(path) -> dict:
+    """The provenance a dataset file (``texts.parquet`` or ``splits.parquet``) records; ``{}`` when none."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta[b"tecb"]) if b"tecb" in meta else {}
 
 
 def iter_splits(splits: pa.Table):
@@ -157,17 +227,105 @@ def iter_splits(splits: pa.Table):
 # --- embeddings -----------------------------------------------------------------------------
 
 
-def read_embeddings(path) -> tuple[np.ndarray, dict]:
-    """Return the embedding matrix (row = text_id) and the provenance metadata of an embeddings file."""
-    table = pq.read_table(path)
+VECTORS_SHA256 = "vectors_sha256"  # metadata key: sha256 of the vectors' little-endian float32 bytes, in row order
+
+
+IDS_SHA256 = "ids_sha256"  # reduced files: sha256 of the split (int16) then text_id (int32) columns, little-endian
+
+
+def _ids_sha256(split, ids) -> str:
+    hasher = hashlib.sha256(np.ascontiguousarray(split, dtype="<i2").tobytes())
+    hasher.update(np.ascontiguousarray(ids, dtype="<i4").tobytes())
+    return hasher.hexdigest()
+
+
+def vectors_hasher():
+    """A running sha256 over vectors: call :func:`update_vectors_hash` per batch, in row order."""
+    return hashlib.sha256()
+
+
+def update_vectors_hash(hasher, vectors: np.ndarray) -> None:
+    hasher.update(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+
+
+def vectors_sha256(vectors: np.ndarray) -> str:
+    hasher = vectors_hasher()
+    update_vectors_hash(hasher, vectors)
+    return hasher.hexdigest()
+
+
+def _read_parquet(path, what: str) -> pa.Table:
+    """Read a Parquet file; an unreadable file is a :class:`ContractError` naming it and what to do."""
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowException, ValueError) as exc:  # ArrowInvalid, IOError on corrupt pages/footers
+        raise ContractError(f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
+                            "delete it and re-run the workflow to recompute it") from exc
+
+
+def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_columns: tuple) -> None:
+    """Columns and types of an embeddings/reduced file; a damaged schema is a :class:`ContractError` naming the file."""
+    try:
+        fields = {field.name: field.type for field in table.schema}
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"{path}: damaged schema ({exc}); delete the file and re-run the workflow") from exc
+    for name in id_columns:
+        if name not in fields or not pa.types.is_integer(fields[name]):
+            raise ContractError(f"{path}: not a valid {what} file (integer column {name!r} expected; columns: "
+                                f"{', '.join(f'{k} {v}' for k, v in fields.items())})")
+    vec = fields.get(vector_column)
+    if vec is None or not pa.types.is_fixed_size_list(vec) or vec.value_type != pa.float32():
+        raise ContractError(f"{path}: not a valid {what} file (column {vector_column!r} of fixed_size_list<float32> "
+                            f"expected; columns: {', '.join(f'{k} {v}' for k, v in fields.items())})")
+
+
+def _check_vectors(path, matrix: np.ndarray, ids: np.ndarray, meta: dict, what: str, split=None) -> None:
+    """Checksum (when recorded), then finiteness: errors name the file and the first bad text_id."""
+    expected = meta.get(VECTORS_SHA256)
+    if expected is not None and vectors_sha256(matrix) != expected:
+        raise ContractError(f"{path}: the {what} do not match the checksum recorded in the file "
+                            f"({VECTORS_SHA256}); the file is corrupt: delete it and re-run the workflow")
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        where = f"split {int(split[bad[0]])}, " if split is not None else ""
+        raise ContractError(f"{path}: {len(bad)} of {len(finite)} {what} contain NaN or infinity, first at "
+                            f"{where}text_id {int(ids[bad[0]])}; recompute them (for embeddings: check the model, "
+                            "e.g. fp16 overflow; for reductions: the input embeddings)")
+
+
+def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
+    """Return the embedding matrix (row = text_id) and the provenance metadata of an embeddings file.
+
+    Verified on reading: rows in text_id order 0..n-1, as many rows as the metadata's ``n_texts``, the
+    vectors' sha256 (``vectors_sha256``, when recorded), no NaN/inf; ``text_ids`` (e.g. all ids a
+    dataset's splits use) must each have a row. Every failure is a :class:`ContractError` naming the file.
+    """
+    table = _read_parquet(path, "embeddings")
+    try:
+        meta = json.loads((table.schema.metadata or {}).get(b"tecb", b"{}"))
+    except ValueError as exc:
+        raise ContractError(f"{path}: unreadable metadata ({exc}); delete the file and re-run the workflow") from exc
+    _require_columns(table, path, "embeddings", "embedding", ("text_id",))
     ids = table.column("text_id").to_numpy()
     if not np.array_equal(ids, np.arange(len(ids))):
-        raise ContractError(f"{path}: rows must be in text_id order 0..n-1")
+        bad = int(np.flatnonzero(ids != np.arange(len(ids)))[0])
+        raise ContractError(f"{path}: rows must be in text_id order 0..n-1; row {bad} has text_id {int(ids[bad])}")
+    if "n_texts" in meta and int(meta["n_texts"]) != len(ids):
+        raise ContractError(f"{path}: {len(ids)} vectors but the file records n_texts={meta['n_texts']}; "
+                            "delete it and re-run the workflow")
     col = table.column("embedding").combine_chunks()
     dim = col.type.list_size
-    matrix = col.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), dim)
-    meta = json.loads((table.schema.metadata or {}).get(b"tecb", b"{}"))
-    return matrix.astype(np.float32, copy=False), meta
+    matrix = col.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), dim).astype(np.float32, copy=False)
+    _check_vectors(path, matrix, ids, meta, "embedding vectors")
+    if text_ids is not None and len(text_ids):
+        text_ids = np.asarray(text_ids)
+        missing = text_ids[(text_ids < 0) | (text_ids >= len(ids))]
+        if missing.size:
+            raise ContractError(f"{path}: no vector for text_id {int(missing.min())} ({np.unique(missing).size} "
+                                f"text_id(s) without a vector; the file has {len(ids)} rows): it was computed for "
+                                "another version of the dataset; delete it and re-run the workflow")
+    return matrix, meta
 
 
 def embedding_schema(dim: int, metadata: dict) -> pa.Schema:
@@ -189,12 +347,22 @@ def embedding_batch(schema: pa.Schema, start: int, vectors: np.ndarray) -> pa.Re
 
 
 def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dict) -> pa.Table:
-    """``parts`` = [(split, text_ids, coords)]; coords stored as list<float32> column ``x``."""
+    """``parts`` = [(split, text_ids, coords)]; coords stored as list<float32> column ``x``.
+
+    The metadata also records ``vectors_sha256`` (the coordinates' float32 bytes in row order);
+    NaN/inf coordinates are refused (a :class:`ContractError` naming split and text_id).
+    """
     split = np.concatenate([np.full(len(ids), s, np.int16) for s, ids, _ in parts])
     ids = np.concatenate([np.asarray(ids, np.int32) for _, ids, _ in parts])
     coords = np.concatenate([np.asarray(c, np.float32) for _, _, c in parts])
+    finite = np.isfinite(coords).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        raise ContractError(f"{len(bad)} reduced coordinates are NaN or infinite, first at split {int(split[bad[0]])}, "
+                            f"text_id {int(ids[bad[0]])} (UMAP gives NaN to points disconnected from every other)")
     dim = coords.shape[1]
     x = pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), dim)
+    metadata = {**metadata, VECTORS_SHA256: vectors_sha256(coords), IDS_SHA256: _ids_sha256(split, ids)}
     schema = pa.schema(
         [("split", pa.int16()), ("text_id", pa.int32()), ("x", pa.list_(pa.float32(), dim))],
         metadata={"tecb": json.dumps(metadata, sort_keys=True)},
@@ -203,10 +371,19 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
 
 
 def read_reduced(path) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Return ``{split: (text_ids, coords)}`` from a reduced file."""
-    table = pq.read_table(path)
+    """Return ``{split: (text_ids, coords)}`` from a reduced file, verified like :func:`read_embeddings`."""
+    table = _read_parquet(path, "reduced")
+    try:
+        meta = json.loads((table.schema.metadata or {}).get(b"tecb", b"{}"))
+    except ValueError as exc:
+        raise ContractError(f"{path}: unreadable metadata ({exc}); delete the file and re-run the workflow") from exc
+    _require_columns(table, path, "reduced", "x", ("split", "text_id"))
     split = table.column("split").to_numpy()
     ids = table.column("text_id").to_numpy()
     col = table.column("x").combine_chunks()
     coords = col.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), col.type.list_size)
+    if IDS_SHA256 in meta and _ids_sha256(split, ids) != meta[IDS_SHA256]:
+        raise ContractError(f"{path}: the split/text_id columns do not match the checksum recorded in the file "
+                            f"({IDS_SHA256}); the file is corrupt: delete it and re-run the workflow")
+    _check_vectors(path, coords, ids, meta, "reduced coordinates", split=split)
     return {int(s): (ids[split == s], coords[split == s]) for s in np.unique(split)}

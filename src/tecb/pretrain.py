@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
-from tecb.embed import encode_transformer, library_versions, load_sentence_transformer, read_texts
+from tecb.embed import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
 
@@ -209,8 +209,12 @@ def _build(method: str, model_dir, params: dict, device: str):
 
 def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval_epochs: list[int],
              algorithm: dict, checkpoint_dir, seed: int = 42, device: str | None = None, eval_batch_size: int = 32,
-             log=print) -> list[dict]:
+             log=print, eval_seed: int = 42, progress_every: float = 60.0) -> list[dict]:
     """Continue pre-training ``model_dir`` on the dataset's unique texts; score it after each of ``eval_epochs``.
+
+    ``seed`` seeds the training (one job per seed); ``eval_seed`` the clustering of each evaluation (the
+    benchmark's config seed, so that epoch 0 would score like the benchmark's own k-means). A progress line
+    (texts done / total in the epoch, rate, ETA of the epoch) is logged at most every ``progress_every`` seconds.
 
     ``params``: lr, batch_size, grad_accum, weight_decay, warmup_ratio, max_length and the method's own
     (mlm_probability / deletion_ratio). Writes the last checkpoint with ``provenance.json`` to
@@ -255,6 +259,7 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
         losses, micro = [], 0
         optimizer.zero_grad(set_to_none=True)
         batches = list(_batches(len(texts), batch_size, rng))
+        progress, last, done = Progress(len(texts), log, what=f"epoch {epoch}: "), time.perf_counter(), 0
         for i, idx in enumerate(batches):
             with autocast():
                 loss = step([texts[j] for j in idx], rng) / accum
@@ -270,6 +275,10 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
                 micro, step_count = 0, step_count + 1
+            done += len(idx)
+            if time.perf_counter() - last >= progress_every and done < len(texts):
+                progress.update(done)
+                last = time.perf_counter()
         train_loss = float(np.mean(losses))
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {step_count} optimizer steps")
         if epoch in eval_epochs:
@@ -284,7 +293,7 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
             with torch.no_grad():
                 scored = evaluate_checkpoint(target, texts, splits, algorithm, device=device,
                                              batch_size=eval_batch_size, max_seq_length=params["max_length"],
-                                             seed=42, log=log)
+                                             seed=eval_seed, log=log)
             mean_v = float(np.mean([r["v_measure"] for r in scored]))
             log(f"epoch {epoch}: mean V-measure {mean_v:.4f}")
             for r in scored:
@@ -295,12 +304,13 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
 
 
 def run(model_dir, texts_path, splits_path, out_path, checkpoint_dir, method: str, params: dict,
-        eval_epochs, algorithm: dict, seed: int, device=None, eval_batch_size: int = 32, log=print) -> None:
+        eval_epochs, algorithm: dict, seed: int, device=None, eval_batch_size: int = 32, log=print,
+        eval_seed: int = 42) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically."""
     import pyarrow as pa
 
     rows = pretrain(model_dir, texts_path, splits_path, method, params, eval_epochs, algorithm, checkpoint_dir,
-                    seed=seed, device=device, eval_batch_size=eval_batch_size, log=log)
+                    seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata({"tecb": json.dumps({"method": method, "seed": seed,
                                                                "params": params, "model_dir": str(model_dir)})})

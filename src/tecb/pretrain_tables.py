@@ -9,31 +9,28 @@ score at the fixed budget; Figure 2 draws the mean curve over epochs with a min-
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tecb.io import write_table, write_text
-from tecb.tables import dataset_order, to_markdown, write_all_formats
-
-SEED_FILE = re.compile(r"seed(-?\d+)\.parquet$")
+from tecb.io import atomic_path, write_table, write_text
+from tecb.tables import dataset_order, to_csv, to_html, to_latex, to_markdown
 
 
-def collect(paths) -> pd.DataFrame:
-    """Concatenate ``results/pretrain/{model}/{method}/{dataset}/seed{seed}.parquet`` files (one row per split)."""
+def collect(paths, keys) -> pd.DataFrame:
+    """Concatenate per-seed score files (one row per epoch and split); ``keys`` gives each file's
+    ``(model, method, dataset, seed)`` in the order of ``paths`` (the rule names them; no path parsing)."""
+    paths, keys = list(paths), [tuple(k) for k in keys]
+    if len(paths) != len(keys):
+        raise ValueError(f"{len(paths)} score files but {len(keys)} keys")
     frames = []
-    for path in map(str, paths):
-        match = SEED_FILE.search(path)
-        if not match:
-            raise ValueError(f"{path}: expected a file named seed<N>.parquet")
-        model, method, dataset = Path(path).parts[-4:-1]
+    for path, (model, method, dataset, seed) in zip(map(str, paths), keys):
         df = pd.read_parquet(path)
         for col in ("epoch", "split", "v_measure"):
             if col not in df.columns:
                 raise ValueError(f"{path}: missing column {col!r}")
-        df.insert(0, "seed", int(match.group(1)))
+        df.insert(0, "seed", int(seed))
         df.insert(0, "dataset", dataset)
         df.insert(0, "method", method)
         df.insert(0, "model", model)
@@ -106,9 +103,15 @@ def best_epochs(summ: pd.DataFrame, budgets: dict) -> pd.DataFrame:
     return df.drop(columns=["model", "method", "dataset"])
 
 
-def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_names: dict | None = None) -> pd.DataFrame:
-    """Our mean next to the published Table 5 cell and the difference, for every cell both have."""
+def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_names: dict | None = None,
+                 not_comparable: dict | None = None) -> pd.DataFrame:
+    """Our mean next to the published Table 5 cell and the difference, for every cell both have; a dataset named
+    in ``not_comparable`` with a reason (its provenance, :func:`tecb.tables.comparability`) gets no difference:
+    the cell says "not comparable (...)"."""
+    from tecb.tables import NOT_COMPARABLE, short_reason
+
     model_names = model_names or {}
+    not_comparable = not_comparable or {}
     ref = pd.read_csv(reference_path)
     rows = []
     for r in summ.itertuples():
@@ -118,25 +121,31 @@ def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_n
         hit = ref[(ref.model == name) & (ref.method == r.method.upper()) & (ref.epochs == r.epoch)]
         col = f"{r.dataset}_avg"
         paper = float(hit[col].iloc[0]) if len(hit) and col in hit and pd.notna(hit[col].iloc[0]) else np.nan
+        reason = not_comparable.get(r.dataset)
+        delta = f"{NOT_COMPARABLE} ({short_reason(reason)})" if reason and pd.notna(paper) else r.avg - paper
         rows.append({"cell": f"{name} {r.method.upper()} {r.epoch} {r.dataset}", "ours": r.avg, "paper": paper,
-                     "ours_minus_paper": r.avg - paper})
+                     "ours_minus_paper": delta})
     return pd.DataFrame(rows).set_index("cell")
 
 
 def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> None:
-    """Mean curve over epochs with a min-max band over seeds; one panel per dataset; baselines dashed."""
-    import matplotlib
+    """Mean curve over epochs with a min-max band over seeds; one panel per dataset; baselines dashed.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Drawn on a ``Figure`` with the Agg canvas (no pyplot, no global backend); the legend sits below the
+    panels and the saved image is cropped around everything drawn (``bbox_inches="tight"``), legend included."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     model_names = model_names or {}
     datasets = dataset_order(summ.dataset.unique())
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig = Figure(figsize=(4.2 * ncols, 3.2 * nrows))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     curves = list(summ.groupby(["model", "method"], sort=False).groups)
     for ax, dataset in zip(axes.flat, datasets):
         for i, (model, method) in enumerate(curves):
@@ -158,39 +167,55 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
         ax.set_ylabel("V-measure x 100")
     for ax in list(axes.flat)[len(datasets):]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    ncol = max(1, min(len(labels), 2 * ncols))
-    legend_rows = -(-len(labels) // ncol) if labels else 0
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, min(0.4, 0.05 * legend_rows / nrows + 0.02), 1, 1))
-    from tecb.io import atomic_path
+    # Every curve's entry, from all panels (a curve may be missing from the first panel).
+    entries = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    ncol = max(1, min(len(entries), 2 * ncols))
+    fig.tight_layout()
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=ncol, fontsize=8, frameon=False)
+    with matplotlib.rc_context({"svg.hashsalt": "tecb"}), atomic_path(out_path) as tmp:
+        ext = Path(out_path).suffix.lstrip(".") or "png"
+        fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else {"Software": None})
 
-    with atomic_path(out_path) as tmp:
-        fig.savefig(tmp, format=Path(out_path).suffix.lstrip(".") or "png", dpi=150)
-    plt.close(fig)
+
+FORMATS = {"md": to_markdown, "csv": lambda df, decimals=2, *args, **kwargs: to_csv(df, decimals), "tex": to_latex,
+           "html": to_html}
 
 
-def render(seed_paths, baseline_paths: dict, reference_path, table_epochs: dict, budgets: dict, outdir,
-           model_names: dict | None = None, log=print) -> None:
-    """Workflow entry point: scores.parquet, table5.{md,csv,tex}, table5_vs_paper.{md,csv,tex},
-    best_epochs.{md,csv,tex} and figure2.png in ``outdir``."""
+def write_formats(df: pd.DataFrame, paths: dict, caption: str = "") -> None:
+    """``df`` rendered into each of ``paths`` (``{"md": path, "csv": path, "tex": path, "html": path}``)."""
+    for ext, path in paths.items():
+        write_text(FORMATS[ext](df, 2, caption), path)
+
+
+def render(seed_paths, seed_keys, baseline_paths: dict, reference_path, table_epochs: dict, budgets: dict,
+           outputs: dict, model_names: dict | None = None, log=print, not_comparable: dict | None = None) -> None:
+    """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
+    ``scores`` (Parquet), ``figure2`` (PNG) and, per table (``table5``, ``best_epochs``, ``table5_vs_paper``),
+    a mapping format -> path (``md``, ``csv``, ``tex``, ``html``)."""
     import pyarrow as pa
 
-    outdir = Path(outdir)
-    long = collect(seed_paths)
-    write_table(pa.Table.from_pandas(long, preserve_index=False), outdir / "scores.parquet")
+    long = collect(seed_paths, seed_keys)
+    write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
     summ = summary(per_seed(long), baselines(baseline_paths))
     t5 = table5(summ, table_epochs, model_names)
-    write_all_formats(t5, outdir / "table5", "Table 5: V-measure x 100 after adaptive pre-training, mean and SD over "
-                      "seeds, delta vs. the un-adapted model (k-means, raw embeddings).")
-    write_all_formats(best_epochs(summ, budgets), outdir / "best_epochs",
-                      "Score at the fixed epoch budget and at the best epoch (by mean over seeds).")
+    write_formats(t5, outputs["table5"], "Table 5: V-measure x 100 after adaptive pre-training, mean and SD "
+                  "over seeds, delta vs. the un-adapted model (k-means, raw embeddings).")
+    write_formats(best_epochs(summ, budgets), outputs["best_epochs"],
+                  "Score at the fixed epoch budget and at the best epoch (by mean over seeds).")
     if reference_path and Path(reference_path).exists():
-        vs = versus_paper(summ, reference_path, table_epochs, model_names)
-        write_all_formats(vs, outdir / "table5_vs_paper", "Our Table 5 means next to the published ones.")
+        vs = versus_paper(summ, reference_path, table_epochs, model_names, not_comparable)
     else:
-        write_text("no reference table given\n", outdir / "table5_vs_paper.md")
-        write_text("cell,ours,paper,ours_minus_paper\n", outdir / "table5_vs_paper.csv")
-        write_text("% no reference table given\n", outdir / "table5_vs_paper.tex")
-    figure2(summ, outdir / "figure2.png", model_names)
+        vs = pd.DataFrame(columns=["ours", "paper", "ours_minus_paper"], index=pd.Index([], name="cell"))
+    reasons = [f"{d}: {r}" for d, r in (not_comparable or {}).items() if r and d in set(summ.dataset)]
+    caption = "Our Table 5 means next to the published ones." if len(vs) else "No reference table given."
+    if len(vs) and reasons:
+        caption += " Not comparable with the paper's datasets (no difference shown): " + "; ".join(reasons) + "."
+    write_formats(vs, outputs["table5_vs_paper"], caption)
+    figure2(summ, outputs["figure2"], model_names)
     log(to_markdown(t5))

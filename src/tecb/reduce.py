@@ -6,7 +6,6 @@ same input gives the same coordinates. ``none`` means the raw embeddings and wri
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -21,47 +20,48 @@ def pca(x: np.ndarray, n_components: int = 2, seed: int = 42) -> np.ndarray:
     return PCA(n_components=n, random_state=seed).fit_transform(x).astype(np.float32)
 
 
-def enable_numba_cache(cache_dir) -> bool:
-    """Cache every numba function UMAP and pynndescent compile in ``cache_dir`` (call before importing umap).
+def cache_umap_compilation() -> int:
+    """Turn on numba's on-disk cache for the compiled functions of umap and pynndescent; return how many.
 
-    Most of umap's ``@numba.njit`` functions are not declared ``cache=True``, so each process
-    re-compiles them (~10 s). Defaulting ``cache=True`` makes later processes load the same machine
-    code from disk (results are identical). Returns False (and does nothing) if umap is already imported.
+    Most of umap's ``@numba.njit`` functions are not declared ``cache=True``, so every process compiles them
+    again (~9 s CPU at the first UMAP of a process, measured: benchmarks/paper_run_projection.md). This
+    calls numba's public ``Dispatcher.enable_caching()`` on those two packages' module-level functions only
+    (nothing is replaced, numba's decorators and other packages are untouched), so a later process loads the
+    same machine code from disk: identical results. The cache goes to ``NUMBA_CACHE_DIR`` if the process
+    set it before importing numba (the reduce job does), else next to the packages or in the user cache.
+    Call it in a job's process before the first UMAP; calling it again does nothing more.
     """
     import sys
 
-    if not cache_dir or "umap" in sys.modules:
-        return False
-    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(cache_dir)
-    import numba
+    import pynndescent  # noqa: F401  (imports its modules)
+    import umap  # noqa: F401
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
 
-    if getattr(numba, "_tecb_cache", False):
-        return True
-    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
-    originals = {"njit": numba.njit, "jit": numba.jit}
-
-    def cached(name):
-        def decorator(*args, **kwargs):
-            kwargs.setdefault("cache", True)
-            return originals[name](*args, **kwargs)
-        return decorator
-
-    numba.njit, numba.jit = cached("njit"), cached("jit")
-    numba._tecb_cache = True
-    return True
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in ("umap", "pynndescent"):
+            continue
+        for obj in list(vars(module).values()):
+            if isinstance(obj, Dispatcher) and isinstance(obj._cache, NullCache):
+                obj.enable_caching()
+                count += 1
+    return count
 
 
 def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int = 42, **params) -> np.ndarray:
     """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
 
-    Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``.
+    Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``. The spectral
+    initialisation is seeded too (:mod:`tecb.spectral`): with duplicate rows, stock umap's eigensolver
+    restarts from OS entropy and the coordinates differ in every process.
     """
-    import umap as umap_lib
+    from tecb.spectral import seeded_umap_class
 
     n_neighbors = min(params.pop("n_neighbors", 15), max(2, x.shape[0] - 1))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*overridden.*")
-        reducer = umap_lib.UMAP(n_components=n_components, metric=metric, random_state=seed,
+        reducer = seeded_umap_class()(n_components=n_components, metric=metric, random_state=seed,
                                 n_neighbors=n_neighbors, **params)
         return reducer.fit_transform(x).astype(np.float32)
 
@@ -79,6 +79,34 @@ def reduce(x: np.ndarray, method: str, seed: int = 42, n_components: int = 2, pc
     if method == "pca_umap":
         return umap(pca(x, pca_components, seed), n_components, metric, seed, **params)
     raise ValueError(f"unknown reduction method {method!r}; known: {', '.join(METHODS)}")
+
+
+def memory_estimate(method: str, n: int, dim: int, n_neighbors: int = 15, **_spec) -> int:
+    """Bytes one reduction of ``n`` points in ``dim`` dimensions needs beyond its input, roughly.
+
+    A float64 copy of the split's rows (PCA centres it), and for UMAP the nearest-neighbour graph and its
+    fuzzy union (pynndescent's heaps and candidate lists, ~2 KB a point with 15 neighbours; measured: 26k x
+    768 peaked at ~560 MB above an idle Python, estimate 0.22 GB + the input).
+    """
+    copy = n * dim * 8
+    if method == "pca":
+        return 2 * copy
+    return copy + n * 2000 * max(1, n_neighbors) // 15
+
+
+def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
+    split, ``base_mb`` (Python and imports) and twice the embeddings file; ``base_mb`` before the inputs exist."""
+    import os
+
+    from tecb.cluster import split_shape
+
+    if not (os.path.exists(splits_path) and os.path.exists(embeddings_path)):
+        return base_mb
+    n, dim = split_shape(splits_path, embeddings_path)
+    spec = dict(spec)
+    extra = memory_estimate(spec.pop("method"), n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
+    return int(base_mb + -(-extra // 1_000_000))
 
 
 def reduce_splits(embeddings: np.ndarray, splits, spec: dict, seed: int = 42, log=print):

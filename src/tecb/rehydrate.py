@@ -58,8 +58,12 @@ class RehydrateError(RuntimeError):
 def read_ids(path: str | Path) -> tuple[list[str], int]:
     """Read an id list (header ``id``, one base36 id per line); return distinct ids in first-seen
     order and the number of lines read. A ``t3_`` prefix is accepted and stripped."""
+    import io
+
+    from tecb.sources.files import read_text
+
     ids, seen, n = [], set(), 0
-    with open(path, encoding="utf-8") as fh:
+    with io.StringIO(read_text(path)) as fh:  # not UTF-8 / truncated .gz: an error naming the file and line
         header = fh.readline().strip().lstrip("\ufeff")
         if header != "id":
             raise IdListError(f"{path}, line 1: expected the header 'id', got {header[:40]!r}")
@@ -91,7 +95,9 @@ def prepare_ids(dest, path=None, url=None, sha256=None, log=print) -> list[str]:
         origin = path
     elif url:
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=Path(dest).parent) as tmp:
+        # named like tecb.io's temporaries, so a killed run's leftover is removed at the next start
+        with tempfile.TemporaryDirectory(prefix=f".{Path(dest).name}.download.", suffix=".tmp",
+                                         dir=Path(dest).parent) as tmp:
             raw = download.download(url, Path(tmp) / "submission_ids.txt", sha256=sha256, log=log)
             ids, n_lines = read_ids(raw)
         origin = url

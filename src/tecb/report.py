@@ -28,13 +28,18 @@ def write_config(config: dict, path) -> None:
     write_text(yaml.safe_dump(redact(dict(config)), sort_keys=False, allow_unicode=True), path)
 
 
-def runtimes(benchmark_paths, root="results/benchmarks") -> pd.DataFrame:
+def runtimes(benchmark_paths, keys) -> pd.DataFrame:
     """One row per benchmark file: step (embed/reduce/cluster/...), the job's wildcards, seconds, max RSS (MB).
 
-    ``benchmark_paths`` look like ``{root}/{step}/{model}/{dataset}.tsv``; with ``repeat`` the rows are averaged.
+    ``keys`` gives each file's ``(step, job)``, e.g. ``("embed", "tfidf/TenKGnadClusteringS2S")``, in the order
+    of ``benchmark_paths``; with ``repeat`` the rows are averaged.
     """
+    benchmark_paths = list(benchmark_paths)
+    keys = [tuple(k) for k in keys]
+    if len(keys) != len(benchmark_paths):
+        raise ValueError(f"{len(benchmark_paths)} benchmark files but {len(keys)} keys")
     rows = []
-    for path in map(Path, benchmark_paths):
+    for path, (step, job) in zip(map(Path, benchmark_paths), keys):
         try:
             bench = pd.read_csv(path, sep="\t")
         except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
@@ -42,9 +47,7 @@ def runtimes(benchmark_paths, root="results/benchmarks") -> pd.DataFrame:
         for col in ("s", "max_rss"):
             if col not in bench.columns:
                 raise ValueError(f"{path}: benchmark file lacks the column {col!r}")
-        rel = path.relative_to(root).with_suffix("") if path.is_relative_to(root) else path.with_suffix("")
-        parts = rel.parts
-        rows.append({"step": parts[0], "job": "/".join(parts[1:]),
+        rows.append({"step": step, "job": job,
                      "seconds": round(float(pd.to_numeric(bench["s"], errors="coerce").mean()), 2),
                      "max_rss_mb": round(float(pd.to_numeric(bench["max_rss"], errors="coerce").mean()), 1)})
     out = pd.DataFrame(rows, columns=["step", "job", "seconds", "max_rss_mb"])
@@ -55,3 +58,27 @@ def runtime_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Jobs, total and maximum seconds per step."""
     return table.groupby("step").agg(jobs=("job", "count"), total_seconds=("seconds", "sum"),
                                      max_seconds=("seconds", "max"), max_rss_mb=("max_rss_mb", "max")).round(2)
+
+
+def truncation_table(embedding_paths, model_names=None, datasets=None) -> pd.DataFrame:
+    """Long texts (issue 15.5) per model (rows) and dataset (columns): "share of texts truncated at max_seq_length
+    (token coverage)" in percent, from the ``tecb`` schema metadata of ``{(model, dataset): embeddings path}``;
+    "n/a" where the embedding recorded none (TF-IDF, older files)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from tecb.tables import dataset_order
+
+    cells = {}
+    for (model, dataset), path in dict(embedding_paths).items():
+        meta = json.loads((pq.read_schema(path).metadata or {}).get(b"tecb", b"{}"))
+        frac, cov = meta.get("truncated_fraction"), meta.get("token_coverage")
+        cells[(model, dataset)] = "n/a" if frac is None else (
+            f"{100 * frac:.1f}% ({100 * cov:.1f}%)" if cov is not None else f"{100 * frac:.1f}%")
+    models = list(dict.fromkeys([*(model_names or {}), *(m for m, _ in cells)]))
+    models = [m for m in models if any(k[0] == m for k in cells)]
+    columns = dataset_order(list(datasets or []) + [d for _, d in cells])
+    table = pd.DataFrame([[cells.get((m, d), "n/a") for d in columns] for m in models], columns=columns,
+                         index=pd.Index([(model_names or {}).get(m, m) for m in models], name="Model"))
+    return table

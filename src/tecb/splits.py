@@ -13,29 +13,33 @@ import numpy as np
 
 
 def random_fraction_splits(
-    n_items: int, n_splits: int, rng: np.random.Generator, low: float = 0.1, high: float = 1.0
+    n_items: int, n_splits: int, rng: np.random.Generator, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> list[np.ndarray]:
-    """``n_splits`` random samples (without replacement) of ``low``..``high`` of ``n_items`` items each."""
-    if not 0 < low <= high <= 1:
-        raise ValueError(f"fraction range must satisfy 0 < low <= high <= 1, got {low}..{high}")
+    """``n_splits`` random samples (without replacement) of ``min_fraction``..``max_fraction`` of ``n_items``
+    items each."""
+    if not 0 < min_fraction <= max_fraction <= 1:
+        raise ValueError("fractions must satisfy 0 < min_fraction <= max_fraction <= 1, "
+                         f"got {min_fraction}..{max_fraction}")
     splits = []
     for _ in range(n_splits):
-        size = max(2, int(round(rng.uniform(low, high) * n_items)))
+        size = max(2, int(round(rng.uniform(min_fraction, max_fraction) * n_items)))
         splits.append(rng.choice(n_items, size=min(size, n_items), replace=False))
     return splits
 
 
 def group_draw_splits(
-    groups: Sequence[str], n_splits: int, rng: np.random.Generator, low: int = 10, high: int = 50
+    groups: Sequence[str], n_splits: int, rng: np.random.Generator, min_groups: int = 10, max_groups: int = 50
 ) -> list[np.ndarray]:
-    """Each split takes all items of ``low``..``high`` randomly drawn groups (Reddit: subreddits)."""
+    """Each split takes all items of ``min_groups``..``max_groups`` randomly drawn groups (Reddit: subreddits)."""
+    if not 1 <= min_groups <= max_groups:
+        raise ValueError(f"group counts must satisfy 1 <= min <= max, got {min_groups}..{max_groups}")
     groups = np.asarray(groups, dtype=object)
     names = np.array(sorted(set(groups.tolist())), dtype=object)
     if len(names) < 2:
         raise ValueError(f"need at least two groups to draw from, got {len(names)}")
     splits = []
     for _ in range(n_splits):
-        k = int(rng.integers(min(low, len(names)), min(high, len(names)) + 1))
+        k = int(rng.integers(min(min_groups, len(names)), min(max_groups, len(names)) + 1))
         chosen = set(rng.choice(names, size=k, replace=False).tolist())
         idx = np.flatnonzero([g in chosen for g in groups])
         splits.append(rng.permutation(idx))

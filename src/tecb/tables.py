@@ -44,23 +44,46 @@ def column_group(column: str) -> tuple[str, str]:
     return (m["group"], m["kind"]) if m else (str(column), "")
 
 
-def summarize(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation of the V-measure over the splits of each (model, dataset, configuration)."""
-    grouped = scores.groupby(KEYS, sort=False)["v_measure"]
-    out = grouped.agg(v_measure="mean", v_measure_std="std", n_splits="count").reset_index()
+def summarize(scores: pd.DataFrame, metric: str = "v_measure") -> pd.DataFrame:
+    """Mean and standard deviation of ``metric`` (default the V-measure) over the splits of each (model, dataset,
+    configuration); columns ``{metric}``, ``{metric}_std``, ``n_splits``."""
+    grouped = scores.groupby(KEYS, sort=False)[metric]
+    out = grouped.agg(**{metric: "mean", f"{metric}_std": "std", "n_splits": "count"}).reset_index()
     return out
 
 
-def _wide(sub: pd.DataFrame, index: str, columns: list[str]) -> pd.DataFrame:
-    """Pivot ``v_measure`` (x 100) to ``index`` x ``columns``; works on an empty frame too."""
+def _wide(sub: pd.DataFrame, index: str, columns: list[str], metric: str = "v_measure") -> pd.DataFrame:
+    """Pivot ``metric`` (x 100) to ``index`` x ``columns``; works on an empty frame too."""
     if sub.empty:
         return pd.DataFrame(index=pd.Index([], name=index), columns=columns, dtype=float)
-    wide = sub.pivot_table(index=index, columns="dataset", values="v_measure", aggfunc="mean") * 100
+    wide = sub.pivot_table(index=index, columns="dataset", values=metric, aggfunc="mean") * 100
     return wide.reindex(columns=columns).astype(float)
 
 
+OTHER_AVERAGE = "Average (other datasets)"
+
+
+def add_averages(wide: pd.DataFrame) -> pd.DataFrame:
+    """Append the average columns: ``Average`` over the paper's datasets present (the paper's Table 2 average),
+    then the other datasets and their own ``Average (other datasets)``; with none of the paper's datasets,
+    one ``Average`` over all. An average is NaN ("n/a") when one of its cells is."""
+    paper = [c for c in wide.columns if c in PAPER_DATASETS]
+    other = [c for c in wide.columns if c not in PAPER_DATASETS]
+    out = wide[paper].copy()
+    if paper:
+        out["Average"] = wide[paper].mean(axis=1, skipna=False)
+    for c in other:
+        out[c] = wide[c]
+    if other:
+        out[OTHER_AVERAGE if paper else "Average"] = wide[other].mean(axis=1, skipna=False)
+    if not paper and not other:
+        out["Average"] = np.nan
+    return out
+
+
 def table2(summary: pd.DataFrame, model_names: dict[str, str] | None = None,
-           algorithm: str = "kmeans", reduction: str = "none", datasets=None) -> pd.DataFrame:
+           algorithm: str = "kmeans", reduction: str = "none", datasets=None,
+           metric: str = "v_measure") -> pd.DataFrame:
     """Models x datasets (V-measure x 100) for one configuration, with the average over datasets.
 
     Every model of ``model_names`` (config order) and every dataset of ``datasets`` gets a row/column,
@@ -68,8 +91,7 @@ def table2(summary: pd.DataFrame, model_names: dict[str, str] | None = None,
     """
     columns = dataset_order(list(datasets or []) + list(summary.dataset.unique()))
     sub = summary[(summary.algorithm == algorithm) & (summary.reduction == reduction)]
-    wide = _wide(sub, "model", columns)
-    wide["Average"] = wide.mean(axis=1, skipna=False)
+    wide = add_averages(_wide(sub, "model", columns, metric))
     model_order = list(model_names) if model_names else []
     model_order += sorted(m for m in wide.index if m not in model_order)
     wide = wide.reindex(model_order)
@@ -83,12 +105,11 @@ def config_label(algorithm: str, reduction: str) -> str:
 
 
 def table3(summary: pd.DataFrame, configurations: list[tuple[str, str]] | None = None,
-           datasets=None) -> tuple[pd.DataFrame, int]:
+           datasets=None, metric: str = "v_measure") -> tuple[pd.DataFrame, int]:
     """(algorithm, reduction) x datasets, each cell the mean over the models present (x 100); also the model count."""
     columns = dataset_order(list(datasets or []) + list(summary.dataset.unique()))
     sub = summary.assign(config=[config_label(a, r) for a, r in zip(summary.algorithm, summary.reduction)])
-    wide = _wide(sub, "config", columns)
-    wide["Average"] = wide.mean(axis=1, skipna=False)
+    wide = add_averages(_wide(sub, "config", columns, metric))
     order = [config_label(*c) for c in configurations] if configurations else []
     order += sorted(c for c in wide.index if c not in order)
     wide = wide.reindex(order)
@@ -150,17 +171,55 @@ def paper_table1(path) -> pd.DataFrame:
     return df.select_dtypes("number")
 
 
+NOT_COMPARABLE = "not comparable"
+_SHORT_REASONS = (("built from part of the source", "partial source"), ("split recipe", "other split recipe"),
+                  ("published splits other", "other published splits"), ("built from the 10kGNAD csv", "no titles"),
+                  ("not one of the paper's datasets", "not a paper dataset"), ("no provenance", "no provenance"),
+                  ("text variant", "other text variant"))
+
+
+def short_reason(reason: str) -> str:
+    """A few words for a table cell from :func:`tecb.datasets.paper_comparison`'s reason."""
+    return next((short for prefix, short in _SHORT_REASONS if reason.startswith(prefix)), "other source")
+
+
+def comparability(names, splits_paths) -> dict[str, str]:
+    """Per dataset, why it cannot be set beside the paper ("" = it can), from the provenance in its files."""
+    from tecb.io import dataset_provenance
+
+    out = {}
+    for name, path in zip(names, splits_paths):
+        prov = dataset_provenance(path)
+        if not prov:
+            out[name] = "no provenance recorded in its files (built by an older version: rebuild it)"
+        else:
+            out[name] = prov.get("not_comparable_because", "")
+    return out
+
+
+def comparability_notes(not_comparable: dict[str, str], columns) -> list[str]:
+    """Footnotes naming each dataset of ``columns`` that is not comparable and why."""
+    bad = [(d, r) for d, r in not_comparable.items() if r and d in set(columns)]
+    if not bad:
+        return []
+    return [f"{NOT_COMPARABLE.capitalize()} with the paper's dataset, so no Δ: {d}: {r}." for d, r in bad]
+
+
 def compare(ours: pd.DataFrame, paper: pd.DataFrame, decimals: int = 2, row_label: str | None = None,
-            column_label: str = "Dataset") -> pd.DataFrame:
+            column_label: str = "Dataset", not_comparable: dict[str, str] | None = None) -> pd.DataFrame:
     """Long table of every cell of ``ours``: this run, the paper, and delta = this run - paper (rounded values).
 
     Rows of ``ours`` missing in ``paper`` (and the reverse cells) show NaN (rendered "n/a"); so does the paper's
-    Average when this run covers other datasets than the paper's table.
+    Average when this run covers other datasets than the paper's table. A dataset (row or column) named in
+    ``not_comparable`` with a reason gets no delta: its cell says "not comparable (short reason)"; so does the
+    Average when one of the paper's datasets it averages is not comparable.
     """
     paper = paper.copy()
-    if "Average" in paper.columns and ({c for c in ours.columns if c != "Average"}
-                                       != {c for c in paper.columns if c != "Average"}):
+    not_comparable = {k: v for k, v in (not_comparable or {}).items() if v}
+    ours_paper = {c for c in ours.columns if c in PAPER_DATASETS}
+    if "Average" in paper.columns and ours_paper != {c for c in paper.columns if c != "Average"}:
         paper["Average"] = np.nan  # an average over other datasets is not comparable
+    bad_in_average = [c for c in ours.columns if c in ours_paper and c in not_comparable]
     rows = []
     for idx in ours.index:
         for col in ours.columns:
@@ -168,19 +227,53 @@ def compare(ours: pd.DataFrame, paper: pd.DataFrame, decimals: int = 2, row_labe
             theirs = paper.at[idx, col] if idx in paper.index and col in paper.columns else np.nan
             mine = float(mine) if pd.notna(mine) else np.nan
             theirs = float(theirs) if pd.notna(theirs) else np.nan
+            delta = round(round(mine, decimals) - round(theirs, decimals), decimals)
+            reason = not_comparable.get(idx) or not_comparable.get(col)
+            if reason is None and col == "Average" and bad_in_average:
+                reason = not_comparable[bad_in_average[0]]
+            if reason and not np.isnan(theirs):
+                delta = f"{NOT_COMPARABLE} ({short_reason(reason)})"
             rows.append({row_label or ours.index.name or "": idx, column_label: col,
-                         "This run": round(mine, decimals), "Paper": round(theirs, decimals),
-                         "Δ": round(round(mine, decimals) - round(theirs, decimals), decimals)})
+                         "This run": round(mine, decimals), "Paper": round(theirs, decimals), "Δ": delta})
     out = pd.DataFrame(rows, columns=[row_label or ours.index.name or "", column_label, "This run", "Paper", "Δ"])
     return out.set_index(out.columns[0])
 
 
+# The paper's Table 1 "Target" column (what is clustered) for its datasets; other datasets: the S2S/P2P kind.
+TABLE1_TARGETS = {
+    "BlurbsClusteringS2S": "book titles",
+    "BlurbsClusteringP2P": "book titles + blurbs",
+    "TenKGnadClusteringS2S": "news article titles",
+    "TenKGnadClusteringP2P": "news article titles + texts",
+    "RedditClusteringS2S": "submission titles",
+    "RedditClusteringP2P": "submission titles + texts",
+}
+
+
 def table1(stats: list[dict]) -> pd.DataFrame:
-    """Dataset statistics from :func:`dataset_stats` rows."""
+    """Dataset statistics from :func:`dataset_stats` rows (machine-readable columns, as in ``table1.csv``),
+    with the ``target`` column of the paper's Table 1."""
     df = pd.DataFrame(stats).set_index("dataset")
     df = df.reindex(dataset_order(df.index))
+    df.insert(0, "target", [TABLE1_TARGETS.get(d) or {"S2S": "titles (S2S)", "P2P": "titles + texts (P2P)"}.get(
+        column_group(d)[1], "n/a") for d in df.index])
     df.index.name = "Dataset"
     return df
+
+
+def table1_display(t1: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 as the paper prints it: readable headers, split sizes and classes as ``min–max`` ranges."""
+    def span(lo, hi):
+        return f"{int(lo):,}" if lo == hi else f"{int(lo):,}–{int(hi):,}"
+
+    return pd.DataFrame({
+        "Target": t1["target"],
+        "Unique samples": [f"{int(v):,}" for v in t1["unique_samples"]],
+        "Splits": t1["splits"].astype(int),
+        "Split size": [span(a, b) for a, b in zip(t1["split_size_min"], t1["split_size_max"])],
+        "Classes": [span(a, b) for a, b in zip(t1["classes_min"], t1["classes_max"])],
+        "Avg. chars": t1["avg_chars"].astype(int),
+    }, index=t1.index)
 
 
 def dataset_stats(name: str, texts: pd.DataFrame, splits: pd.DataFrame) -> dict:
@@ -215,7 +308,10 @@ def _best(df: pd.DataFrame, decimals: int, mark_best: bool) -> set[tuple[int, in
 
 
 def _cells(df: pd.DataFrame, decimals: int, mark_best: bool = False, bold=lambda s: s,
-           signed: tuple[str, ...] = ("Δ",)) -> list[list[str]]:
+           signed: tuple[str, ...] = ("Δ",), suffix: pd.DataFrame | None = None,
+           escape=lambda s: s) -> list[list[str]]:
+    """Formatted cells, the index first; ``suffix`` (same shape, strings) is appended after each (bold) value,
+    e.g. a significance mark and an interval; ``escape`` is applied to every piece of text."""
     best = _best(df, decimals, mark_best)
 
     def fmt(v, col):
@@ -225,8 +321,12 @@ def _cells(df: pd.DataFrame, decimals: int, mark_best: bool = False, bold=lambda
             return f"{v:+.{decimals}f}" if col in signed else f"{v:.{decimals}f}"
         return str(v)
 
-    return [[str(idx)] + [bold(fmt(v, c)) if (i, j) in best else fmt(v, c)
-                          for j, (v, c) in enumerate(zip(row, df.columns))]
+    def cell(i, j, v, c):
+        text = escape(fmt(v, c))
+        extra = suffix.iat[i, j] if suffix is not None else ""
+        return (bold(text) if (i, j) in best else text) + (escape(extra) if isinstance(extra, str) else "")
+
+    return [[escape(str(idx))] + [cell(i, j, v, c) for j, (v, c) in enumerate(zip(row, df.columns))]
             for i, (idx, row) in enumerate(zip(df.index, df.itertuples(index=False)))]
 
 
@@ -250,11 +350,12 @@ def header_label(column) -> str:
 
 
 def to_markdown(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: bool = False,
-                footnotes=()) -> str:
+                footnotes=(), suffix: pd.DataFrame | None = None) -> str:
     """A Markdown table; dataset columns read ``Blurbs S2S`` etc.; best per column in bold; notes below."""
     header = [df.index.name or ""] + [header_label(c) for c in df.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * len(df.columns)) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in _cells(df, decimals, mark_best, lambda s: f"**{s}**")]
+    lines += ["| " + " | ".join(row) + " |" for row in _cells(df, decimals, mark_best, lambda s: f"**{s}**",
+                                                                      suffix=suffix)]
     text = "\n".join(lines) + "\n"
     notes = _notes(df, mark_best, footnotes, decimals)
     if notes:
@@ -264,11 +365,11 @@ def to_markdown(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_bes
 
 def _tex(s: str) -> str:
     return (s.replace("\\", r"\textbackslash{}").replace("&", r"\&").replace("_", r"\_").replace("%", r"\%")
-            .replace("#", r"\#").replace("Δ", r"$\Delta$"))
+            .replace("#", r"\#").replace("Δ", r"$\Delta$").replace("†", r"$^\dagger$"))
 
 
 def to_latex(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: bool = False,
-             footnotes=()) -> str:
+             footnotes=(), suffix: pd.DataFrame | None = None) -> str:
     """A booktabs table; dataset columns grouped (Blurbs / TenKGnad / Reddit over S2S / P2P)."""
     groups = [column_group(c) for c in df.columns]
     lines = [r"\begin{table}[ht]", r"\centering", r"\begin{tabular}{l" + "r" * len(df.columns) + "}", r"\toprule"]
@@ -290,8 +391,8 @@ def to_latex(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: 
     else:
         second = [_tex(df.index.name or "")] + [_tex(str(c)) for c in df.columns]
     lines += [" & ".join(second) + r" \\", r"\midrule"]
-    lines += [" & ".join(_tex(c) if not c.startswith(r"\textbf") else c for c in row) + r" \\"
-              for row in _cells(df, decimals, mark_best, lambda s: rf"\textbf{{{s}}}")]
+    lines += [" & ".join(row) + r" \\"
+              for row in _cells(df, decimals, mark_best, lambda s: rf"\textbf{{{s}}}", suffix=suffix, escape=_tex)]
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption:
         lines.append(rf"\caption{{{_tex(caption)}}}")
@@ -307,7 +408,8 @@ def to_csv(df: pd.DataFrame, decimals: int = 2) -> str:
     return df.round(decimals).to_csv(na_rep=NA)
 
 
-def to_html(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: bool = False, footnotes=()) -> str:
+def to_html(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: bool = False, footnotes=(),
+            suffix: pd.DataFrame | None = None) -> str:
     """A standalone HTML table (for the Snakemake report): grouped dataset header, best per column in bold."""
     from html import escape
 
@@ -325,7 +427,8 @@ def to_html(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: b
     body = ["<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
             for row in _cells(df.rename(index=lambda i: escape(str(i))).map(
                 lambda v: escape(v) if isinstance(v, str) else v), decimals, mark_best,
-                              lambda s: f"<b>{s}</b>")]
+                              lambda s: f"<b>{s}</b>", suffix=None if suffix is None else suffix.map(
+                                  lambda v: escape(v) if isinstance(v, str) else v))]
     notes = "".join(f"<li>{escape(n)}</li>" for n in _notes(df, mark_best, footnotes, decimals))
     style = ("<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
              "td,th{padding:3px 8px;border-bottom:1px solid #ddd}td{text-align:right}"
@@ -337,29 +440,32 @@ def to_html(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: b
 
 
 def write_all_formats(df: pd.DataFrame, stem: str | Path, caption: str = "", decimals: int = 2,
-                      mark_best: bool = False, footnotes=()) -> list[Path]:
+                      mark_best: bool = False, footnotes=(), suffix: pd.DataFrame | None = None) -> list[Path]:
     """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths."""
     stem = Path(stem)
     paths = [stem.with_name(f"{stem.name}.{ext}") for ext in ("md", "csv", "tex", "html")]
-    write_text(to_markdown(df, decimals, caption, mark_best, footnotes), paths[0])
+    write_text(to_markdown(df, decimals, caption, mark_best, footnotes, suffix), paths[0])
     write_text(to_csv(df, decimals), paths[1])
-    write_text(to_latex(df, decimals, caption, mark_best, footnotes), paths[2])
-    write_text(to_html(df, decimals, caption, mark_best, footnotes), paths[3])
+    write_text(to_latex(df, decimals, caption, mark_best, footnotes, suffix), paths[2])
+    write_text(to_html(df, decimals, caption, mark_best, footnotes, suffix), paths[3])
     return paths
 
 
 # --- workflow entry points ------------------------------------------------------------------
 
 
-def collect_scores(score_paths, out_path, log=print) -> pd.DataFrame:
-    """Concatenate ``results/scores/{model}/{dataset}/{reduction}/{algorithm}.parquet`` files into one long table."""
+def collect_scores(score_paths, keys, out_path, log=print) -> pd.DataFrame:
+    """Concatenate per-configuration score files into one long table; ``keys`` gives each file's
+    ``(model, dataset, reduction, algorithm)`` in the order of ``score_paths`` (the rule names them)."""
     import pyarrow as pa
 
     from tecb.io import write_table
 
+    score_paths, keys = list(score_paths), [tuple(k) for k in keys]
+    if len(score_paths) != len(keys):
+        raise ValueError(f"{len(score_paths)} score files but {len(keys)} keys")
     frames = []
-    for path in map(str, score_paths):
-        model, dataset, reduction, algorithm = Path(path).with_suffix("").parts[-4:]
+    for path, (model, dataset, reduction, algorithm) in zip(map(str, score_paths), keys):
         df = pd.read_parquet(path)
         df.insert(0, "algorithm", algorithm)
         df.insert(0, "reduction", reduction)
@@ -372,19 +478,61 @@ def collect_scores(score_paths, out_path, log=print) -> pd.DataFrame:
     return scores
 
 
+METRIC_LABELS = {"v_measure": "V-measure", "ami": "AMI", "ari": "ARI", "homogeneity": "homogeneity",
+                 "completeness": "completeness"}
+STATISTICS_DEFAULTS = {"enabled": True, "test": "wilcoxon", "alpha": 0.05, "confidence": 0.95,
+                       "n_resamples": 10_000, "intervals": True}
+
+
+def table2_statistics(scores: pd.DataFrame, t2: pd.DataFrame, model_names, datasets, table2_config,
+                      statistics: dict | None, seed: int = 42, metric: str = "v_measure"):
+    """Intervals and significance marks for Table 2 (see :mod:`tecb.stats`): ``(suffix, footnotes, long)``;
+    ``(None, [], None)`` when ``statistics`` is off."""
+    from tecb import stats as S
+
+    opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
+    if statistics is None or not opts["enabled"]:
+        return None, [], None
+    keep = scores[scores.model.isin(list(model_names))] if model_names else scores
+    columns = [c for c in t2.columns if c not in ("Average", OTHER_AVERAGE)]
+    paper, other = [c for c in columns if c in PAPER_DATASETS], [c for c in columns if c not in PAPER_DATASETS]
+    averages = {"Average": paper} | ({OTHER_AVERAGE: other} if other else {}) if paper else {"Average": other}
+    long = S.table_statistics(keep, algorithm=table2_config["algorithm"], reduction=table2_config["reduction"],
+                              datasets=columns, metric=metric, test=opts["test"], alpha=opts["alpha"],
+                              confidence=opts["confidence"], n_resamples=opts["n_resamples"], seed=seed,
+                              averages=averages)  # the averages as add_averages() forms them
+    suffix = S.table_marks(t2, long, model_names, show_intervals=opts["intervals"])
+    return suffix, [S.describe_test(opts["test"], opts["alpha"], opts["confidence"], opts["intervals"])], long
+
+
 def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names, configurations, table2_config,
-                  outdir, reference=None, reference_table1=None, log=print) -> None:
-    """Write Tables 1-3 and, with a reference, ``table{1,2,3}_vs_paper`` (Markdown, CSV, LaTeX) into ``outdir``."""
+                  outdir, reference=None, reference_table1=None, log=print, statistics: dict | None = None,
+                  metrics=("v_measure",), seed: int = 42) -> None:
+    """Write Tables 1-3 and, with a reference, ``table{1,2,3}_vs_paper`` (Markdown, CSV, LaTeX) into ``outdir``.
+
+    ``statistics`` (keys of :data:`STATISTICS_DEFAULTS`; None = off) adds bootstrap intervals and significance marks
+    to Table 2 and writes ``table2_statistics.csv`` and ``intervals.csv``; each further metric of ``metrics``
+    (``ami``, ...) adds ``table2_{metric}`` and ``table3_{metric}``.
+    """
     outdir = Path(outdir)
     stats = [dataset_stats(name, pd.read_parquet(t), pd.read_parquet(s))
              for name, t, s in zip(datasets, texts_paths, splits_paths)]
+    not_comparable = comparability(datasets, splits_paths)
+    nc_notes = comparability_notes({d: r for d, r in not_comparable.items() if d in PAPER_DATASETS}, datasets)
+    nc_plain = [n.replace(", so no Δ", "") for n in nc_notes]
     t1 = table1(stats)
-    write_all_formats(t1, outdir / "table1", "Table 1: dataset statistics.", decimals=0)
-    summary = summarize(pd.read_parquet(scores_path))
+    # Markdown / LaTeX / HTML read like the paper's Table 1; the CSV keeps one number per column
+    write_all_formats(table1_display(t1), outdir / "table1", "Table 1: dataset statistics (split size and classes: "
+                      "min–max over the splits; avg. chars: mean text length).", decimals=0, footnotes=nc_plain)
+    write_text(to_csv(t1, 0), outdir / "table1.csv")
+    scores = pd.read_parquet(scores_path)
+    summary = summarize(scores)
     t2 = table2(summary, model_names, datasets=datasets, **table2_config)
     red = table2_config["reduction"]
     cfg = f"{table2_config['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
-    write_all_formats(t2, outdir / "table2", f"Table 2: V-measure x 100, {cfg}, mean over splits.", mark_best=True)
+    marks, notes2, long = table2_statistics(scores, t2, model_names, datasets, table2_config, statistics, seed)
+    write_all_formats(t2, outdir / "table2", f"Table 2: V-measure x 100, {cfg}, mean over splits.", mark_best=True,
+                      footnotes=notes2 + nc_plain, suffix=marks)
     configurations = [tuple(c) for c in configurations]
     present = summary[summary.model.isin(list(model_names))] if model_names else summary
     t3, n_models = table3(present, configurations, datasets=datasets)
@@ -392,21 +540,57 @@ def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names,
     notes = [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."] \
         if len(per_cell) and per_cell.min() < n_models else []
     write_all_formats(t3, outdir / "table3", f"Table 3: V-measure x 100 per (algorithm, reduction), "
-                      f"mean over the {n_models} model(s) present.", mark_best=True, footnotes=notes)
-    log(to_markdown(t2, mark_best=True))
+                      f"mean over the {n_models} model(s) present.", mark_best=True, footnotes=notes + nc_plain)
+    log(to_markdown(t2, mark_best=True, suffix=marks))
     log(to_markdown(t3, mark_best=True))
+    _extra_tables(scores, long, model_names, datasets, configurations, table2_config, statistics, seed, metrics, cfg,
+                  outdir, log)
     if reference is None:
         return
     p1 = paper_table1(reference_table1) if reference_table1 and Path(reference_table1).exists() else \
         pd.DataFrame(index=t1.index)
-    write_all_formats(compare(t1.select_dtypes("number"), p1, decimals=0, column_label="Statistic"),
-                      outdir / "table1_vs_paper", "Table 1 beside the paper's: this run, paper, delta.", decimals=0)
-    write_all_formats(compare(t2, paper_table2(reference)), outdir / "table2_vs_paper",
+    write_all_formats(compare(t1.select_dtypes("number"), p1, decimals=0, column_label="Statistic",
+                              not_comparable=not_comparable),
+                      outdir / "table1_vs_paper", "Table 1 beside the paper's: this run, paper, delta.", decimals=0,
+                      footnotes=nc_notes)
+    write_all_formats(compare(t2, paper_table2(reference), not_comparable=not_comparable), outdir / "table2_vs_paper",
                       f"Table 2 ({cfg}) beside the paper's per-model results: V-measure x 100, delta = this run - "
-                      "paper. Models are matched by their config `name`.")
+                      "paper. Models are matched by their config `name`.", footnotes=nc_notes)
     p3, n_paper = paper_table3(reference)
-    write_all_formats(compare(t3, p3), outdir / "table3_vs_paper",
+    write_all_formats(compare(t3, p3, not_comparable=not_comparable), outdir / "table3_vs_paper",
                       f"Table 3 beside the paper's printed Table 3 (mean over its {n_paper} models); this run "
                       f"averages {n_models} model(s).",
                       footnotes=["The paper prints k-means / umap on BlurbsClusteringP2P as 29.58 (average 28.93); "
-                                 "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."])
+                                 "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."]
+                      + nc_notes)
+
+
+def _extra_tables(scores, long, model_names, datasets, configurations, table2_config, statistics, seed, metrics, cfg,
+                  outdir, log) -> None:
+    """The statistics files and Tables 2 and 3 for each metric of ``metrics`` other than the V-measure."""
+    from tecb import stats as S
+
+    from tecb.io import write_text
+
+    keep = scores[scores.model.isin(list(model_names))] if model_names else scores
+    if long is not None:
+        opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
+        write_text(long.round(6).to_csv(index=False), outdir / "table2_statistics.csv")
+        frames = [S.intervals(keep, m, confidence=opts["confidence"], n_resamples=opts["n_resamples"], seed=seed)
+                  for m in dict.fromkeys(["v_measure", *metrics])]
+        write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), outdir / "intervals.csv")
+    for metric in metrics:
+        if metric == "v_measure":
+            continue
+        if metric not in scores.columns:
+            raise ValueError(f"tables.metrics: {metric!r} is not a column of the scores")
+        label = METRIC_LABELS.get(metric, metric)
+        summary = summarize(keep, metric)
+        t2 = table2(summary, model_names, datasets=datasets, metric=metric, **table2_config)
+        marks, notes, _ = table2_statistics(keep, t2, model_names, datasets, table2_config, statistics, seed, metric)
+        write_all_formats(t2, outdir / f"table2_{metric}", f"Table 2: {label} x 100, {cfg}, mean over splits.",
+                          mark_best=True, footnotes=notes, suffix=marks)
+        t3, n_models = table3(summary, [tuple(c) for c in configurations], datasets=datasets, metric=metric)
+        write_all_formats(t3, outdir / f"table3_{metric}", f"Table 3: {label} x 100 per (algorithm, reduction), "
+                          f"mean over the {n_models} model(s) present.", mark_best=True)
+        log(to_markdown(t2, mark_best=True, suffix=marks))

@@ -1,54 +1,56 @@
 # Embeddings -> reductions -> clusterings -> scores (design §4, §5).
-# A reduction is computed once per (model, dataset) and shared by every algorithm; one cluster job
-# per (model, dataset) runs all configured (algorithm, reduction) pairs and writes one file each.
+# One reduce job per (model, dataset, reduction), shared by every algorithm on it; one cluster job per
+# (model, dataset, reduction, algorithm). Params hold only the resolved spec of that reduction/algorithm and
+# the seed, so adding a configuration runs only its new jobs and changing one algorithm reruns only its jobs.
+# threads = the cores a job really uses; mem_mb = the memory guard's estimate (common.smk input functions).
 
 
 rule reduce:
     input:
-        embeddings="results/embeddings/{model}/{dataset}.parquet",
-        splits="results/datasets/{dataset}/splits.parquet",
+        embeddings=embedding_path("{model}", "{dataset}"),
+        splits=splits_path("{dataset}"),
     output:
-        [reduced_path("{model}", "{dataset}", reduction) for reduction in REDUCTIONS],
+        reduced_path("{model}", "{dataset}", "{reduction}"),
+    wildcard_constraints:
+        reduction=alternatives(REDUCTIONS),
     log:
-        "logs/reduce/{model}/{dataset}.log",
+        log_path("reduce", "{model}", "{dataset}", "{reduction}.log"),
     benchmark:
-        "results/benchmarks/reduce/{model}/{dataset}.tsv"
+        benchmark_path("reduce", "{model}", "{dataset}", "{reduction}.tsv")
     conda:
         "../../envs/cluster.yaml"
     threads: 1
+    resources:
+        mem_mb=reduce_mem_mb,
     params:
-        reductions={r: config["reductions"][r] for r in REDUCTIONS},
+        spec=lambda wildcards: config["reductions"][wildcards.reduction],
         seed=SEED,
-        numba_cache=config["cluster"]["numba_cache"],
     script:
         "../scripts/reduce.py"
 
 
 rule cluster:
     input:
-        embeddings="results/embeddings/{model}/{dataset}.parquet",
-        splits="results/datasets/{dataset}/splits.parquet",
-        reduced=[
-            reduced_path("{model}", "{dataset}", reduction) for reduction in REDUCTIONS
-        ],
+        unpack(cluster_input),
     output:
-        [
-            score_path("{model}", "{dataset}", reduction, algorithm)
-            for algorithm, reduction in CONFIGURATIONS
-        ],
+        scores=score_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+        timings=timing_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+        labels=labels_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+    wildcard_constraints:
+        reduction=alternatives(["none"] + REDUCTIONS),
+        algorithm=alternatives(list(config["algorithms"])),
     log:
-        "logs/cluster/{model}/{dataset}.log",
+        log_path("cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.log"),
     benchmark:
-        "results/benchmarks/cluster/{model}/{dataset}.tsv"
+        benchmark_path("cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.tsv")
     conda:
         "../../envs/cluster.yaml"
-    threads: config["cluster"]["threads"]
+    threads: cluster_threads
+    resources:
+        mem_mb=cluster_mem_mb,
     params:
-        configurations=CONFIGURATIONS,
-        reductions=REDUCTIONS,
-        algorithms=config["algorithms"],
+        spec=lambda wildcards: config["algorithms"][wildcards.algorithm],
         seed=SEED,
-        max_memory_gb=config["cluster"]["max_memory_gb"],
     script:
         "../scripts/cluster.py"
 
@@ -58,10 +60,12 @@ rule collect_scores:
     input:
         score_files(),
     output:
-        "results/scores.parquet",
+        SCORES,
     log:
-        "logs/collect_scores.log",
+        log_path("collect_scores.log"),
     conda:
         "../../envs/tables.yaml"
+    params:
+        score_keys=SCORE_KEYS,
     script:
         "../scripts/collect_scores.py"

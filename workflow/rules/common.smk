@@ -13,6 +13,158 @@ def put_library_on_pythonpath():
 put_library_on_pythonpath()
 
 
+# --- paths: every results/ and logs/ pattern of the workflow is written here, once -----------
+# A run writes under results/{run}/ and logs/{run}/ (`run: null`: results/ and logs/). Jobs that write
+# under resources/ (downloads, hub models, Reddit) are shared by all runs and log under logs/ itself.
+
+RUN = config.get("run") or ""
+# Folders inside results/ (the schema refuses them as run names too): results/{run}/ must not be one.
+RESERVED = (
+    "benchmarks checkpoints datasets embeddings figures labels models mteb mteb_v2 pretrain"
+    " reduced report scores tables timings"
+).split()
+if RUN in RESERVED:
+    raise ValueError(f"config: run = {RUN!r} is the name of a folder inside results/")
+RESULTS = f"results/{RUN}" if RUN else "results"
+LOGS = f"logs/{RUN}" if RUN else "logs"
+
+
+def result(*parts):
+    """A path under this run's results folder: result("tables", "table1.md")."""
+    return os.path.join(RESULTS, *parts)
+
+
+def log_path(*parts):
+    """A log file of a job writing under results/: logs/{run}/..."""
+    return os.path.join(LOGS, *parts)
+
+
+def shared_log(*parts):
+    """A log file of a job writing under resources/ (shared by all runs)."""
+    return os.path.join("logs", *parts)
+
+
+def benchmark_path(step, *parts):
+    """A `benchmark:` file: results/{run}/benchmarks/{step}/..."""
+    return result("benchmarks", step, *parts)
+
+
+def texts_path(dataset):
+    return result("datasets", dataset, "texts.parquet")
+
+
+def splits_path(dataset):
+    return result("datasets", dataset, "splits.parquet")
+
+
+def embedding_path(model, dataset):
+    return result("embeddings", model, f"{dataset}.parquet")
+
+
+def reduced_path(model, dataset, reduction):
+    return result("reduced", model, dataset, f"{reduction}.parquet")
+
+
+def score_path(model, dataset, reduction, algorithm):
+    return result("scores", model, dataset, reduction, f"{algorithm}.parquet")
+
+
+def timing_path(model, dataset, reduction, algorithm):
+    return result("timings", model, dataset, reduction, f"{algorithm}.parquet")
+
+
+def labels_path(model, dataset, reduction, algorithm):
+    return result("labels", model, dataset, reduction, f"{algorithm}.parquet")
+
+
+SCORES = result("scores.parquet")
+
+
+def table_path(stem, ext):
+    return result("tables", f"{stem}.{ext}")
+
+
+def figure_path(*parts):
+    return result("figures", *parts)
+
+
+def mteb_path(model, dataset):
+    """MTEB's own layout (mteb.ResultCache(results/{run}/mteb) loads it): results/{model_dir}/{revision}/tecb.{dataset}.json."""
+    from tecb.mteb_results import result_relpath
+
+    return result(
+        "mteb", "results", result_relpath(model, config["models"][model], dataset)
+    )
+
+
+def mteb_meta_path(model):
+    """The model_meta.json beside a model's MTEB result files."""
+    from tecb.mteb_results import model_folder
+
+    return result(
+        "mteb",
+        "results",
+        model_folder(model, config["models"][model]),
+        "model_meta.json",
+    )
+
+
+def report_path(name):
+    return result("report", name)
+
+
+def mteb_v2_path(model, dataset):
+    """MTEB v2 protocol scores of one (model, dataset) (scoring.smk)."""
+    return result("mteb_v2", model, f"{dataset}.parquet")
+
+
+def cluster_view_path(model, dataset):
+    """The clusters-vs-labels page of one (model, dataset) (inspect.smk)."""
+    return result("report", "clusters", model, f"{dataset}.html")
+
+
+def pretrain_path(*parts):
+    return result("pretrain", *parts)
+
+
+def pretrain_score_path(model, method, dataset, seed):
+    return pretrain_path(model, method, dataset, f"seed{seed}.parquet")
+
+
+def pretrain_checkpoint_dir(model, method, dataset, seed):
+    return result("checkpoints", model, method, dataset, f"seed{seed}")
+
+
+# Shared resources (downloads, hub models, Reddit rehydration, demo inputs): not under a run.
+DOWNLOADS = {
+    "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
+    "million_posts": "resources/downloads/million_post_corpus/corpus.sqlite3",
+}
+REDDIT_IDS = "resources/reddit/submission_ids.txt"
+REDDIT_SUBMISSIONS = "resources/reddit/submissions.parquet"
+REDDIT_SUMMARY = "resources/reddit/rehydrate_summary.json"
+REDDIT_CHECKPOINT = "resources/reddit/checkpoint.jsonl"
+DEMO_INPUTS = {
+    "germeval": "resources/demo/germeval2019.zip",
+    "million_posts": "resources/demo/corpus.sqlite3",
+    "reddit": "resources/demo/submissions.parquet",
+}
+
+
+def published_path(source):
+    return f"resources/published/{source}/test.jsonl"
+
+
+def hub_model_dir(model):
+    """A prefetched hub model: shared by all runs."""
+    return f"resources/models/{model}"
+
+
+def built_model_dir(model):
+    """A model built from this run's datasets (tiny-bert): under the run's results."""
+    return result("models", model)
+
+
 SEED = config["seed"]
 DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
@@ -22,11 +174,18 @@ REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
 
 def check_config():
     """Cross-references the JSON schema cannot express, reported with the offending key."""
+    from tecb.datasets import builder_of, check_entry, check_source
+
     for name, ds in config["datasets"].items():
         if ds["source"] not in config["sources"]:
             raise ValueError(
                 f"config: datasets.{name}.source = {ds['source']!r} is not a key of `sources`"
             )
+        source = config["sources"][ds["source"]]
+        builder = builder_of(ds["source"], source, ds)
+        # keys that do not apply to the builder (e.g. `text:` on custom, `url:` on a custom file)
+        check_entry(name, ds, builder)
+        check_source(ds["source"], source, builder)
     for algorithm, reduction in CONFIGURATIONS:
         if algorithm not in config["algorithms"]:
             raise ValueError(
@@ -36,6 +195,12 @@ def check_config():
             raise ValueError(
                 f"config: configuration ({algorithm}, {reduction}) names an unknown reduction"
             )
+    from tecb.cluster import validate_algorithm
+
+    for key, spec in config["algorithms"].items():
+        validate_algorithm(
+            key, spec
+        )  # import-path methods: importable class, params in its signature
     for key, model in config["models"].items():
         kind = model.get("kind", "huggingface")
         if kind == "huggingface" and "id" not in model:
@@ -73,12 +238,8 @@ def source_path(source):
         or spec.get("builder") == "published"
         or source.startswith("published_")
     ):
-        return f"resources/published/{source}/test.jsonl"
-    defaults = {
-        "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
-        "million_posts": "resources/downloads/million_post_corpus/corpus.sqlite3",
-        "reddit": "resources/reddit/submissions.parquet",
-    }
+        return published_path(source)
+    defaults = {**DOWNLOADS, "reddit": REDDIT_SUBMISSIONS}
     if source not in defaults:
         raise ValueError(
             f"config: sources.{source} has no `path` and nothing to download"
@@ -99,22 +260,16 @@ def dataset_source_spec(wildcards):
     }
 
 
-def texts_path(dataset):
-    return f"results/datasets/{dataset}/texts.parquet"
-
-
-def splits_path(dataset):
-    return f"results/datasets/{dataset}/splits.parquet"
-
-
 # --- models --------------------------------------------------------------------------------
 
 
 def model_spec(model):
     spec = dict(config["models"][model])
     spec.setdefault("kind", "huggingface")
-    if spec["kind"] in ("huggingface", "tiny-bert"):
-        spec["path"] = f"resources/models/{model}"
+    if spec["kind"] == "huggingface":
+        spec["path"] = hub_model_dir(model)
+    elif spec["kind"] == "tiny-bert":
+        spec["path"] = built_model_dir(model)
     return spec
 
 
@@ -128,35 +283,90 @@ def gpus_for(wildcards):
     return 0 if model_spec(wildcards.model)["kind"] == "tfidf" else 1
 
 
+# local models (embed.smk, the model_digest rule): their files' content is an input of their embed jobs
+
+
+def model_digest_path(model):
+    return result("models", f"{model}.sha256.json")
+
+
+def model_digest_input(wildcards):
+    """The content hash an embed job depends on: a `kind: local` model's, else none."""
+    kind = model_spec(wildcards.model)["kind"]
+    return [model_digest_path(wildcards.model)] if kind == "local" else []
+
+
+def local_model_path(wildcards):
+    return config["models"][wildcards.model]["path"]
+
+
+def local_model_stat(wildcards):
+    """Size and mtime of each file: a changed file reruns the digest even when its new mtime is older."""
+    from tecb.model_spec import model_files
+
+    return {
+        f: [os.stat(f).st_size, os.stat(f).st_mtime_ns]
+        for f in model_files(local_model_path(wildcards))
+    }
+
+
 # --- clustering ----------------------------------------------------------------------------
 
 
-def reduced_path(model, dataset, reduction):
-    return f"results/reduced/{model}/{dataset}/{reduction}.parquet"
+def cluster_input(wildcards):
+    """A cluster job reads the splits and either the raw embeddings (`none`) or one reduced file."""
+    inputs = {"splits": splits_path(wildcards.dataset)}
+    if wildcards.reduction == "none":
+        inputs["embeddings"] = embedding_path(wildcards.model, wildcards.dataset)
+    else:
+        inputs["reduced"] = reduced_path(
+            wildcards.model, wildcards.dataset, wildcards.reduction
+        )
+    return inputs
 
 
-def score_path(model, dataset, reduction, algorithm):
-    return f"results/scores/{model}/{dataset}/{reduction}/{algorithm}.parquet"
+def cluster_threads(wildcards):
+    """Ward and DBSTREAM run on one core; the others get `cluster.threads` (BLAS/OpenMP, HDBSCAN workers)."""
+    from tecb.cluster import threads_used
+
+    method = config["algorithms"][wildcards.algorithm]["method"]
+    return threads_used(method, config["cluster"]["threads"])
+
+
+def cluster_mem_mb(wildcards, input):
+    """The memory guard's estimate at the largest split (+ Python and the input); re-evaluated once inputs exist."""
+    from tecb.cluster import job_memory_mb
+
+    spec = config["algorithms"][wildcards.algorithm]
+    points = input.reduced if wildcards.reduction != "none" else input.embeddings
+    return job_memory_mb(spec["method"], spec.get("params") or {}, input.splits, points)
+
+
+def reduce_mem_mb(wildcards, input):
+    from tecb.reduce import job_memory_mb
+
+    return job_memory_mb(
+        config["reductions"][wildcards.reduction], input.splits, input.embeddings
+    )
+
+
+# (model, dataset, reduction, algorithm) of every score file, in the order of score_files()
+SCORE_KEYS = [(m, d, r, a) for m in MODELS for d in DATASETS for a, r in CONFIGURATIONS]
 
 
 def score_files():
-    return [
-        score_path(m, d, r, a)
-        for m in MODELS
-        for d in DATASETS
-        for a, r in CONFIGURATIONS
-    ]
+    return [score_path(*key) for key in SCORE_KEYS]
 
 
 # --- targets -------------------------------------------------------------------------------
 
 
-TABLES = expand("results/tables/table{n}.{ext}", n=[1, 2, 3], ext=["md", "csv", "tex"])
-
-
 def all_outputs():
     # TABLE_FILES (tables.smk) and REPORT_TARGETS (report.smk): tables, figures, MTEB JSON, report pieces
-    outputs = ["results/scores.parquet"] + TABLE_FILES + REPORT_TARGETS
+    outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS
+    outputs += (
+        SCORING_OUTPUTS + INSPECT_OUTPUTS
+    )  # scoring.smk (MTEB v2), inspect.smk (cluster views)
     if config.get("pretrain", {}).get("enabled"):
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
     return outputs
@@ -200,14 +410,21 @@ def check_pretrain_config():
 check_pretrain_config()
 
 
-def pretrain_score_path(model, method, dataset, seed):
-    return f"results/pretrain/{model}/{method}/{dataset}/seed{seed}.parquet"
+# (model, method, dataset, seed) of every pre-training job; the tables' formats beside their .html
+PT_RUNS = [
+    (m, method, d, s)
+    for m in PT_MODELS
+    for method in PT_METHODS
+    for d in PT_DATASETS
+    for s in PT_SEEDS
+]
+PT_TABLE_FORMATS = ["md", "csv", "tex"]
 
 
 def pretrain_outputs():
-    outs = ["results/pretrain/scores.parquet", "results/pretrain/figure2.png"]
+    outs = [pretrain_path("scores.parquet"), pretrain_path("figure2.png")]
     for stem in ("table5", "best_epochs", "table5_vs_paper"):
-        outs += [f"results/pretrain/{stem}.{ext}" for ext in ("md", "csv", "tex")]
+        outs += [pretrain_path(f"{stem}.{ext}") for ext in PT_TABLE_FORMATS + ["html"]]
     return outs
 
 
@@ -221,7 +438,7 @@ def pretrain_model_dir(wildcards):
 def table_report(stem):
     """The HTML rendering of a table, as a report item with its caption."""
     return report(
-        f"results/tables/{stem}.html",
+        table_path(stem, "html"),
         caption=f"../report/{stem.replace('_vs_paper', '')}.rst",
         category="Tables",
         subcategory="beside the paper" if stem.endswith("_vs_paper") else "this run",

@@ -11,11 +11,9 @@ localrules:
 rule demo_data:
     """Small raw inputs in the real formats, for the offline demo (tecb.demo_data)."""
     output:
-        germeval="resources/demo/germeval2019.zip",
-        million_posts="resources/demo/corpus.sqlite3",
-        reddit="resources/demo/submissions.parquet",
+        **DEMO_INPUTS,
     log:
-        "logs/demo_data.log",
+        shared_log("demo_data.log"),
     conda:
         "../../envs/datasets.yaml"
     params:
@@ -26,9 +24,9 @@ rule demo_data:
 
 rule download_germeval2019:
     output:
-        "resources/downloads/germeval2019t1-public-data-final.zip",
+        DOWNLOADS["germeval2019"],
     log:
-        "logs/download/germeval2019.log",
+        shared_log("download", "germeval2019.log"),
     conda:
         "../../envs/datasets.yaml"
     params:
@@ -40,9 +38,9 @@ rule download_germeval2019:
 
 rule download_million_posts:
     output:
-        "resources/downloads/million_post_corpus/corpus.sqlite3",
+        DOWNLOADS["million_posts"],
     log:
-        "logs/download/million_posts.log",
+        shared_log("download", "million_posts.log"),
     conda:
         "../../envs/datasets.yaml"
     params:
@@ -56,9 +54,9 @@ rule download_million_posts:
 rule download_published:
     """A published dataset's test.jsonl from the Hugging Face hub at its pinned revision."""
     output:
-        "resources/published/{source}/test.jsonl",
+        published_path("{source}"),
     log:
-        "logs/download/{source}.log",
+        shared_log("download", "{source}.log"),
     conda:
         "../../envs/datasets.yaml"
     params:
@@ -72,10 +70,10 @@ rule build_dataset:
     input:
         source=dataset_source,
     output:
-        texts="results/datasets/{dataset}/texts.parquet",
-        splits="results/datasets/{dataset}/splits.parquet",
+        texts=texts_path("{dataset}"),
+        splits=splits_path("{dataset}"),
     log:
-        "logs/build_dataset/{dataset}.log",
+        log_path("build_dataset", "{dataset}.log"),
     conda:
         "../../envs/datasets.yaml"
     params:

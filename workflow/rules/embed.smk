@@ -1,34 +1,62 @@
 # Datasets -> embeddings: each unique text once per model (design §4, §5, §8).
+# An embed job's params are the resolved settings that decide its vectors (tecb.model_spec):
+# changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
+# count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
+
+from tecb.model_spec import encoder_settings, model_files
 
 
 localrules:
     prefetch_model,
+    model_digest,
 
 
 rule prefetch_model:
     """Download a hub model once (needs internet: run on a login node); embed jobs then run offline."""
     output:
-        directory("resources/models/{model}"),
+        directory(hub_model_dir("{model}")),
     log:
-        "logs/prefetch_model/{model}.log",
+        shared_log("prefetch_model", "{model}.log"),
     wildcard_constraints:
         model=alternatives(models_of_kind("huggingface")),
     conda:
         "../../envs/embed.yaml"
     params:
-        spec=lambda wildcards: config["models"][wildcards.model],
+        # what is downloaded (not the display name or the embedding settings)
+        spec=lambda wildcards: {
+            k: config["models"][wildcards.model].get(k) for k in ("id", "revision")
+        },
     script:
         "../scripts/prefetch_model.py"
+
+
+rule model_digest:
+    """A local model's content: sha256 of every file (weights, config, tokenizer), an input of its embed jobs."""
+    input:
+        lambda wildcards: model_files(local_model_path(wildcards)),
+    output:
+        model_digest_path("{model}"),
+    log:
+        log_path("model_digest", "{model}.log"),
+    wildcard_constraints:
+        model=alternatives(models_of_kind("local")),
+    conda:
+        "../../envs/embed.yaml"
+    params:
+        path=local_model_path,
+        stat=local_model_stat,
+    script:
+        "../scripts/model_digest.py"
 
 
 rule tiny_bert:
     """A tiny BERT from a config with a fixed seed, its vocabulary trained on the benchmark's texts."""
     input:
-        texts=expand("results/datasets/{dataset}/texts.parquet", dataset=DATASETS),
+        texts=[texts_path(d) for d in DATASETS],
     output:
-        directory("resources/models/{model}"),
+        directory(built_model_dir("{model}")),
     log:
-        "logs/tiny_bert/{model}.log",
+        log_path("tiny_bert", "{model}.log"),
     wildcard_constraints:
         model=alternatives(models_of_kind("tiny-bert")),
     conda:
@@ -42,22 +70,26 @@ rule tiny_bert:
 rule embed:
     """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
     input:
-        texts="results/datasets/{dataset}/texts.parquet",
+        texts=texts_path("{dataset}"),
         model=model_input,
+        digest=model_digest_input,
     output:
-        "results/embeddings/{model}/{dataset}.parquet",
+        embedding_path("{model}", "{dataset}"),
     log:
-        "logs/embed/{model}/{dataset}.log",
+        log_path("embed", "{model}", "{dataset}.log"),
     benchmark:
-        "results/benchmarks/embed/{model}/{dataset}.tsv"
+        benchmark_path("embed", "{model}", "{dataset}.tsv")
     conda:
         "../../envs/embed.yaml"
     threads: config["embed"]["threads"]
     resources:
         gpu=gpus_for,
     params:
-        spec=lambda wildcards: model_spec(wildcards.model),
-        options=config["embed"],
-        seed=SEED,
+        settings=lambda wildcards: encoder_settings(
+            model_spec(wildcards.model), config["embed"], wildcards.dataset
+        ),
+        seed=lambda wildcards: (
+            SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
+        ),
     script:
         "../scripts/embed.py"

@@ -5,16 +5,18 @@
 rule pretrain:
     """Continue pre-training one model on one dataset's unique texts with one method and seed."""
     input:
-        texts="results/datasets/{dataset}/texts.parquet",
-        splits="results/datasets/{dataset}/splits.parquet",
+        texts=texts_path("{dataset}"),
+        splits=splits_path("{dataset}"),
         model=pretrain_model_dir,
     output:
-        scores="results/pretrain/{model}/{method}/{dataset}/seed{seed}.parquet",
-        checkpoint=directory("resources/pretrain/{model}/{method}/{dataset}/seed{seed}"),
+        scores=pretrain_score_path("{model}", "{method}", "{dataset}", "{seed}"),
+        checkpoint=directory(
+            pretrain_checkpoint_dir("{model}", "{method}", "{dataset}", "{seed}")
+        ),
     log:
-        "logs/pretrain/{model}/{method}/{dataset}/seed{seed}.log",
+        log_path("pretrain", "{model}", "{method}", "{dataset}", "seed{seed}.log"),
     benchmark:
-        "results/benchmarks/pretrain/{model}/{method}/{dataset}/seed{seed}.tsv"
+        benchmark_path("pretrain", "{model}", "{method}", "{dataset}", "seed{seed}.tsv")
     wildcard_constraints:
         model=alternatives(PT_MODELS),
         method=alternatives(PT_METHODS),
@@ -35,6 +37,7 @@ rule pretrain:
         algorithm=lambda wildcards: config["algorithms"][PRETRAIN["algorithm"]],
         device=PRETRAIN.get("device", "auto"),
         eval_batch_size=PRETRAIN.get("eval_batch_size", 32),
+        eval_seed=SEED,
     script:
         "../scripts/pretrain.py"
 
@@ -42,31 +45,58 @@ rule pretrain:
 rule pretrain_report:
     """Table 5 (mean, SD, delta vs. the un-adapted model), best epochs, the paper comparison, Figure 2."""
     input:
-        scores=expand(
-            pretrain_score_path("{model}", "{method}", "{dataset}", "{seed}"),
-            model=PT_MODELS,
-            method=PT_METHODS,
-            dataset=PT_DATASETS,
-            seed=PT_SEEDS,
-        ),
+        scores=[pretrain_score_path(*key) for key in PT_RUNS],
         baselines=[
             score_path(m, d, "none", PRETRAIN.get("algorithm", "kmeans"))
             for m in PT_MODELS
             for d in PT_DATASETS
         ],
         reference=PRETRAIN.get("reference", "reference/paper_table5.csv"),
+        splits=[splits_path(d) for d in PT_DATASETS],  # their provenance: comparable with the paper's?
     output:
-        pretrain_outputs(),
+        scores=pretrain_path("scores.parquet"),
+        figure2=report(
+            pretrain_path("figure2.png"),
+            caption="../report/figure2.rst",
+            category="Adaptive pre-training",
+            labels={"item": "Figure 2"},
+        ),
+        table5=[pretrain_path(f"table5.{ext}") for ext in PT_TABLE_FORMATS],
+        table5_html=report(
+            pretrain_path("table5.html"),
+            caption="../report/table5.rst",
+            category="Adaptive pre-training",
+            labels={"item": "Table 5"},
+        ),
+        best_epochs=[pretrain_path(f"best_epochs.{ext}") for ext in PT_TABLE_FORMATS],
+        best_epochs_html=report(
+            pretrain_path("best_epochs.html"),
+            caption="../report/best_epochs.rst",
+            category="Adaptive pre-training",
+            labels={"item": "best epochs"},
+        ),
+        table5_vs_paper=[
+            pretrain_path(f"table5_vs_paper.{ext}") for ext in PT_TABLE_FORMATS
+        ],
+        table5_vs_paper_html=report(
+            pretrain_path("table5_vs_paper.html"),
+            caption="../report/table5.rst",
+            category="Adaptive pre-training",
+            labels={"item": "Table 5 beside the paper"},
+        ),
     log:
-        "logs/pretrain/report.log",
+        log_path("pretrain", "report.log"),
     conda:
         "../../envs/pretrain.yaml"
     params:
+        seed_keys=PT_RUNS,
+        formats=PT_TABLE_FORMATS,
         baseline_keys=[(m, d) for m in PT_MODELS for d in PT_DATASETS],
         table_epochs={
             m: s["table_epochs"] for m, s in PRETRAIN.get("methods", {}).items()
         },
         budgets={m: s["budget"] for m, s in PRETRAIN.get("methods", {}).items()},
         model_names={m: s.get("name", m) for m, s in config["models"].items()},
+        datasets=PT_DATASETS,
     script:
         "../scripts/pretrain_report.py"

@@ -16,9 +16,9 @@ rule reddit_ids:
     input:
         **({"ids": REDDIT["ids_path"]} if REDDIT.get("ids_path") else {}),
     output:
-        ids="resources/reddit/submission_ids.txt",
+        ids=REDDIT_IDS,
     log:
-        "logs/reddit/ids.log",
+        shared_log("reddit", "ids.log"),
     conda:
         "../../envs/reddit.yaml"
     params:
@@ -32,18 +32,18 @@ rule reddit_ids:
 rule rehydrate_reddit:
     """Submissions through PRAW in batches of 100, checkpointed after each batch (resumable)."""
     input:
-        ids="resources/reddit/submission_ids.txt",
+        ids=REDDIT_IDS,
     output:
-        submissions="resources/reddit/submissions.parquet",
-        summary="resources/reddit/rehydrate_summary.json",
+        submissions=REDDIT_SUBMISSIONS,
+        summary=REDDIT_SUMMARY,
     log:
-        "logs/reddit/rehydrate.log",
+        shared_log("reddit", "rehydrate.log"),
     benchmark:
-        "results/benchmarks/reddit/rehydrate.tsv"
+        shared_log("reddit", "rehydrate.benchmark.tsv")
     conda:
         "../../envs/reddit.yaml"
     params:
-        checkpoint="resources/reddit/checkpoint.jsonl",
+        checkpoint=REDDIT_CHECKPOINT,
         settings={
             k: REDDIT[k]
             for k in (

@@ -1,4 +1,4 @@
-# Figures, MTEB-format results and the pieces of `snakemake --report results/report.html`.
+# Figures, MTEB-format results and the pieces of `snakemake --report results/{run}/report.html`.
 
 
 report: "../report/workflow.rst"
@@ -6,29 +6,38 @@ report: "../report/workflow.rst"
 
 MODEL_NAMES = {m: spec.get("name", m) for m, spec in config["models"].items()}
 UMAP_PAIRS = [(m, d) for m in MODELS for d in DATASETS] if "umap" in REDUCTIONS else []
-UMAP_STEMS = [f"results/figures/umap/{m}/{d}" for m, d in UMAP_PAIRS]
-SUMMARY_FIGURES = ["results/figures/table3_heatmap", "results/figures/table2_averages"]
-MTEB_FILES = (
-    expand("results/mteb/{model}/{dataset}.json", model=MODELS, dataset=DATASETS)
+UMAP_STEMS = [figure_path("umap", m, d) for m, d in UMAP_PAIRS]
+SUMMARY_FIGURES = [figure_path("table3_heatmap"), figure_path("table2_averages")]
+MTEB_KEYS = (
+    [(m, d) for m in MODELS for d in DATASETS]
     if ("kmeans", "none") in CONFIGURATIONS
     else []
 )
-BENCHMARKS = [
-    f"results/benchmarks/{step}/{m}/{d}.tsv"
-    for step in ["embed", "cluster"] + (["reduce"] if REDUCTIONS else [])
-    for m in MODELS
-    for d in DATASETS
+MTEB_MODELS = list(dict.fromkeys(m for m, _ in MTEB_KEYS))
+MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
+    mteb_meta_path(m) for m in MTEB_MODELS
 ]
+BENCHMARK_KEYS = (
+    [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS]
+    + [("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS]
+    + [
+        ("cluster", f"{m}/{d}/{r}/{a}")
+        for m in MODELS
+        for d in DATASETS
+        for a, r in CONFIGURATIONS
+    ]
+)
+BENCHMARKS = [benchmark_path(step, f"{job}.tsv") for step, job in BENCHMARK_KEYS]
 REPORT_TARGETS = (
     [f"{stem}.{ext}" for stem in UMAP_STEMS + SUMMARY_FIGURES for ext in ["png", "svg"]]
     + MTEB_FILES
-    + ["results/report/config.yaml", "results/report/runtimes.csv"]
+    + [report_path("config.yaml"), report_path("runtimes.csv")]
 )
 
 
 rule figures:
     input:
-        scores="results/scores.parquet",
+        scores=SCORES,
         reduced=[reduced_path(m, d, "umap") for m, d in UMAP_PAIRS],
         splits=[splits_path(d) for _, d in UMAP_PAIRS],
         reference=[REFERENCE] if REFERENCE else [],
@@ -45,22 +54,23 @@ rule figures:
         ],
         umap_svg=[f"{stem}.svg" for stem in UMAP_STEMS],
         heatmap=report(
-            "results/figures/table3_heatmap.png",
+            figure_path("table3_heatmap.png"),
             caption="../report/heatmap.rst",
             category="Figures",
             subcategory="Summary",
             labels={"figure": "Table 3 heatmap"},
         ),
         bars=report(
-            "results/figures/table2_averages.png",
+            figure_path("table2_averages.png"),
             caption="../report/bars.rst",
             category="Figures",
             subcategory="Summary",
             labels={"figure": "Table 2 averages"},
         ),
-        svg=[f"{stem}.svg" for stem in SUMMARY_FIGURES],
+        heatmap_svg=figure_path("table3_heatmap.svg"),
+        bars_svg=figure_path("table2_averages.svg"),
     log:
-        "logs/figures.log",
+        log_path("figures.log"),
     conda:
         "../../envs/tables.yaml"
     params:
@@ -77,16 +87,26 @@ rule figures:
 rule mteb_results:
     """MTEB-format JSON per (model, dataset), k-means on raw embeddings."""
     input:
-        scores="results/scores.parquet",
+        scores=SCORES,
+        splits=[splits_path(d) for d in DATASETS],
     output:
-        MTEB_FILES,
+        results=[mteb_path(m, d) for m, d in MTEB_KEYS],
+        meta=[mteb_meta_path(m) for m in MTEB_MODELS],
     log:
-        "logs/mteb_results.log",
+        log_path("mteb_results.log"),
     conda:
         "../../envs/tables.yaml"
     params:
         models=config["models"],
+        pairs=MTEB_KEYS,
+        meta_models=MTEB_MODELS,
         datasets=DATASETS,
+        # the commit a hub model was fetched at (written by prefetch), recorded beside the configured revision
+        revision_files={
+            m: os.path.join(hub_model_dir(m), ".tecb_revision")
+            for m in MTEB_MODELS
+            if config["models"][m].get("kind", "huggingface") == "huggingface"
+        },
     script:
         "../scripts/mteb_results.py"
 
@@ -97,23 +117,24 @@ rule report_extras:
         benchmarks=BENCHMARKS,
     output:
         config=report(
-            "results/report/config.yaml",
+            report_path("config.yaml"),
             caption="../report/config.rst",
             category="Run",
             labels={"item": "configuration"},
         ),
-        runtimes="results/report/runtimes.csv",
+        runtimes=report_path("runtimes.csv"),
         summary=report(
-            "results/report/runtimes.html",
+            report_path("runtimes.html"),
             caption="../report/runtimes.rst",
             category="Run",
             labels={"item": "runtimes"},
         ),
     log:
-        "logs/report_extras.log",
+        log_path("report_extras.log"),
     conda:
         "../../envs/tables.yaml"
     params:
         config=config,
+        benchmark_keys=BENCHMARK_KEYS,
     script:
         "../scripts/report_extras.py"

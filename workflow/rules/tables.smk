@@ -8,22 +8,47 @@ REFERENCE_TABLE1 = (
 TABLE_STEMS = ["table1", "table2", "table3"] + (
     ["table1_vs_paper", "table2_vs_paper", "table3_vs_paper"] if REFERENCE else []
 )
-TABLE_FILES = expand(
-    "results/tables/{stem}.{ext}", stem=TABLE_STEMS, ext=["md", "csv", "tex"]
+# tables.metrics: each metric besides the V-measure adds table2_{metric} and table3_{metric}.
+EXTRA_TABLE_STEMS = [
+    f"table{n}_{metric}"
+    for metric in config["tables"]["metrics"]
+    if metric != "v_measure"
+    for n in (2, 3)
+]
+# tables.statistics: Table 2's intervals and significance marks, and these files.
+STATISTICS_FILES = (
+    [table_path("table2_statistics", "csv"), table_path("intervals", "csv")]
+    if config["tables"]["statistics"]["enabled"]
+    else []
 )
+TABLE_FILES = [
+    table_path(stem, ext)
+    for stem in TABLE_STEMS + EXTRA_TABLE_STEMS
+    for ext in ["md", "csv", "tex"]
+] + STATISTICS_FILES
 
 
 rule tables:
     input:
-        scores="results/scores.parquet",
+        scores=SCORES,
         texts=[texts_path(d) for d in DATASETS],
         splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE, REFERENCE_TABLE1] if REFERENCE else [],
     output:
         TABLE_FILES,
         html=[table_report(stem) for stem in TABLE_STEMS],
+        extra_html=[
+            report(
+                table_path(stem, "html"),
+                caption=f"../report/{stem.split('_')[0]}.rst",
+                category="Tables",
+                subcategory="other metrics",
+                labels={"table": stem},
+            )
+            for stem in EXTRA_TABLE_STEMS
+        ],
     log:
-        "logs/tables.log",
+        log_path("tables.log"),
     conda:
         "../../envs/tables.yaml"
     params:
@@ -31,5 +56,8 @@ rule tables:
         model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
         configurations=CONFIGURATIONS,
         table2=config["tables"]["table2"],
+        metrics=config["tables"]["metrics"],
+        statistics=config["tables"]["statistics"],
+        seed=SEED,
     script:
         "../scripts/tables.py"

@@ -5,7 +5,10 @@ from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 name = snakemake.wildcards.dataset
-dataset = datasets.build_from_config(name, dict(snakemake.params.spec), dict(snakemake.params.source),
-                                     snakemake.input.source, seed=snakemake.params.seed)
+source = snakemake.input.source
+source = source if isinstance(source, str) else list(source)  # 10kgnad_csv may name several files
+dataset = datasets.build_from_config(name, dict(snakemake.params.spec), dict(snakemake.params.source), source,
+                                     seed=snakemake.params.seed)
 log(datasets.describe(dataset, name))
-io.write_dataset(dataset.texts, dataset.splits, snakemake.output.texts, snakemake.output.splits, name)
+io.write_dataset(dataset.texts, dataset.splits, snakemake.output.texts, snakemake.output.splits, name,
+                 provenance=dataset.provenance)

@@ -1,13 +1,15 @@
-"""Run every configured (algorithm, reduction) on one (model, dataset) and score each split."""
+"""Cluster one (model, dataset, reduction) with one algorithm: scores, timings and predicted labels per split."""
 
 from threadpoolctl import threadpool_limits
 
-from tecb.cluster import run_configurations
+from tecb.cluster import run_configuration
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
-p = snakemake.params
-with threadpool_limits(snakemake.threads):
-    run_configurations(snakemake.input.embeddings, snakemake.input.splits, dict(zip(p.reductions, snakemake.input.reduced)),
-                       p.configurations, p.algorithms, snakemake.output, seed=p.seed, log=log,
-                       max_memory_gb=p.max_memory_gb)
+w, out = snakemake.wildcards, snakemake.output
+with threadpool_limits(snakemake.threads):  # BLAS/OpenMP use exactly the job's declared threads
+    run_configuration(snakemake.input.splits, snakemake.params.spec, out.scores, out.timings, out.labels,
+                      embeddings_path=snakemake.input.get("embeddings"), reduced_path=snakemake.input.get("reduced"),
+                      seed=snakemake.params.seed, threads=snakemake.threads,
+                      max_memory_gb=snakemake.config["cluster"]["max_memory_gb"], log=log,
+                      where=f"{w.model}/{w.dataset} ({w.algorithm}, {w.reduction}): ")

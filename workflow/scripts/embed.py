@@ -1,8 +1,14 @@
-"""Embed a dataset's unique texts with one model into results/embeddings/{model}/{dataset}.parquet."""
+"""Embed a dataset's unique texts with one model into results/{run}/embeddings/{model}/{dataset}.parquet.
+
+params.settings are the resolved settings that decide the vectors (tecb.model_spec.encoder_settings);
+how the job runs (batch size, device) comes from the config here, so changing it does not re-embed.
+"""
 
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
+import json
 
 import torch
 
@@ -11,5 +17,14 @@ from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-embed_dataset(snakemake.input.texts, snakemake.output[0], snakemake.params.spec, snakemake.params.options,
-              seed=snakemake.params.seed, log=log)
+embed_options = dict(snakemake.config.get("embed", {}))
+model_batch_size = snakemake.config["models"][snakemake.wildcards.model].get("batch_size")
+if model_batch_size:
+    embed_options["batch_size"] = model_batch_size
+digest = None
+if snakemake.input.get("digest"):
+    with open(snakemake.input.digest[0]) as f:
+        digest = json.load(f)["sha256"]
+embed_dataset(snakemake.input.texts, snakemake.output[0], snakemake.params.settings, embed_options,
+              seed=snakemake.params.seed if snakemake.params.seed is not None else 42, log=log,
+              dataset=snakemake.wildcards.dataset, model_digest=digest)

@@ -1,7 +1,5 @@
 """UMAP scatter plots per (model, dataset), the Table 3 heatmap and the Table 2 averages bar chart."""
 
-from pathlib import Path
-
 import pandas as pd
 
 from tecb import figures, tables
@@ -9,13 +7,13 @@ from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
-for (model, dataset), reduced, splits, png in zip(p.pairs, inp.reduced, p.splits, out.umap_png):
-    figures.umap_figure(reduced, splits, Path(png).with_suffix(""), title=f"{p.model_names[model]} / {dataset}")
+for (model, dataset), reduced, splits, png, svg in zip(p.pairs, inp.reduced, p.splits, out.umap_png, out.umap_svg):
+    figures.umap_figure(reduced, splits, [png, svg], title=f"{p.model_names[model]} / {dataset}")
 summary = tables.summarize(pd.read_parquet(inp.scores))
 t3, n_models = tables.table3(summary, [tuple(c) for c in p.configurations], datasets=p.datasets)
-figures.heatmap_figure(t3, Path(out.heatmap).with_suffix(""), f"Table 3: V-measure x 100, mean over {n_models} model(s)")
+figures.heatmap_figure(t3, [out.heatmap, out.heatmap_svg], f"Table 3: V-measure x 100, mean over {n_models} model(s)")
 t2 = tables.table2(summary, p.model_names, datasets=p.datasets, **p.table2)
 paper = tables.paper_table2(inp.reference[0])["Average"] if inp.reference else None
-figures.bar_figure(t2["Average"], Path(out.bars).with_suffix(""), "Table 2: average V-measure x 100 over datasets",
+figures.bar_figure(t2["Average"], [out.bars, out.bars_svg], "Table 2: average V-measure x 100 over datasets",
                    reference=paper)
 log(f"{len(p.pairs)} UMAP figures, heatmap, bar chart")

@@ -1,8 +1,16 @@
-"""MTEB-format result JSON per (model, dataset) for k-means on raw embeddings."""
+"""MTEB-format results (mteb.ResultCache layout) per (model, dataset) for k-means on raw embeddings."""
 
+from pathlib import Path
+
+from tecb.io import dataset_provenance
 from tecb.mteb_results import write_mteb_results
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
-write_mteb_results(snakemake.input.scores, snakemake.params.models, snakemake.params.datasets, "results/mteb",
-                   log=log)
+p = snakemake.params
+targets = [(model, dataset, path) for (model, dataset), path in zip(p.pairs, snakemake.output.results)]
+meta_targets = list(zip(p.meta_models, snakemake.output.meta))
+provenance = {d: dataset_provenance(s) for d, s in zip(p.datasets, snakemake.input.splits)}
+resolved = {m: Path(f).read_text().strip() for m, f in p.revision_files.items() if Path(f).exists()}
+write_mteb_results(snakemake.input.scores, p.models, targets, log=log, provenance=provenance,
+                   meta_targets=meta_targets, resolved_revisions=resolved)

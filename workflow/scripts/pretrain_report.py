@@ -1,11 +1,15 @@
 """Table 5, best epochs, the comparison with the paper and Figure 2 from the pre-training scores."""
 
-from pathlib import Path
-
 from tecb.pretrain_tables import render
 from tecb.runlog import open_log
+from tecb.tables import comparability
 
 log = open_log(snakemake.log[0])
-baselines = {tuple(key): path for key, path in zip(snakemake.params.baseline_keys, snakemake.input.baselines)}
-render(snakemake.input.scores, baselines, snakemake.input.reference, snakemake.params.table_epochs,
-       snakemake.params.budgets, Path(snakemake.output[0]).parent, snakemake.params.model_names, log=log)
+out, p = snakemake.output, snakemake.params
+baselines = {tuple(key): path for key, path in zip(p.baseline_keys, snakemake.input.baselines)}
+outputs = {"scores": out.scores, "figure2": out.figure2}
+for stem in ("table5", "best_epochs", "table5_vs_paper"):
+    outputs[stem] = {**dict(zip(p.formats, out[stem])), "html": out[f"{stem}_html"]}
+not_comparable = comparability(p.datasets, snakemake.input.splits)
+render(snakemake.input.scores, p.seed_keys, baselines, snakemake.input.reference, p.table_epochs, p.budgets,
+       outputs, p.model_names, log=log, not_comparable=not_comparable)

@@ -1,16 +1,27 @@
-"""Reduce a (model, dataset)'s embeddings per split with every configured reduction."""
+"""Reduce a (model, dataset)'s embeddings per split with one configured reduction."""
 
-import pyarrow.parquet as pq
+import os
 
-from tecb import io, reduce
-from tecb.runlog import open_log
+# numba reads its cache directory when it is first imported: set it before anything imports numba.
+# It is not a param (where compiled code is cached does not change any result).
+CACHE = snakemake.config["cluster"].get("numba_cache")
+if CACHE:
+    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
+
+import pyarrow.parquet as pq  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from tecb import io, reduce  # noqa: E402
+from tecb.runlog import open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
-if reduce.enable_numba_cache(snakemake.params.numba_cache):
-    log(f"numba cache: {snakemake.params.numba_cache}")
-embeddings, meta = io.read_embeddings(snakemake.input.embeddings)
+spec, seed = dict(snakemake.params.spec), snakemake.params.seed
+if CACHE and spec["method"] != "pca":
+    log(f"numba cache: {CACHE} ({reduce.cache_umap_compilation()} umap/pynndescent functions cached)")
 splits = list(io.iter_splits(pq.read_table(snakemake.input.splits)))
-for (name, spec), out in zip(snakemake.params.reductions.items(), snakemake.output):
-    log(f"== {name}: {spec}")
-    parts = list(reduce.reduce_splits(embeddings, splits, spec, seed=snakemake.params.seed, log=log))
-    io.write_table(io.reduced_table(parts, {"reduction": name, **spec, "seed": snakemake.params.seed}), out)
+embeddings, meta = io.read_embeddings(snakemake.input.embeddings, text_ids=[i for _, ids, _ in splits for i in ids])
+log(f"== {snakemake.wildcards.reduction}: {spec}")
+with threadpool_limits(snakemake.threads):
+    parts = list(reduce.reduce_splits(embeddings, splits, spec, seed=seed, log=log))
+io.write_table(io.reduced_table(parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed}),
+               snakemake.output[0])

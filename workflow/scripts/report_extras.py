@@ -7,7 +7,7 @@ from tecb.tables import to_html
 
 log = open_log(snakemake.log[0])
 write_config(snakemake.params.config, snakemake.output.config)
-table = runtimes(snakemake.input.benchmarks)
+table = runtimes(snakemake.input.benchmarks, snakemake.params.benchmark_keys)
 write_text(table.to_csv(index=False), snakemake.output.runtimes)
 summary = runtime_summary(table)
 write_text(to_html(summary, caption="Runtimes per step from the rules' benchmark files (seconds, MB)."),

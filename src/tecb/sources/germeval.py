@@ -9,12 +9,14 @@ which decodes real entities and leaves a bare ``&`` alone.
 from __future__ import annotations
 
 import html
-import io
 import re
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tecb.sources.files import REDOWNLOAD, SourceFileError, decode, gunzip, sha256_bytes, sha256_file
 
 BLURB_FILES = ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt")
 
@@ -35,6 +37,7 @@ class Book:
     categories: list[list[tuple[int, str]]] = field(default_factory=list)
     source: str = ""
     line: int = 0
+    isbn: str = ""
 
     def genres(self, depth: int) -> list[str]:
         """Distinct genres at ``depth`` over all category paths, in order of appearance."""
@@ -110,6 +113,7 @@ def parse_blurbs(text: str, source: str = "<string>") -> list[Book]:
                 _categories(text, start, end, source),
                 source,
                 line,
+                _field(text, start, end, "isbn", source),
             )
         )
         pos = m.end()
@@ -120,26 +124,102 @@ def parse_blurbs(text: str, source: str = "<string>") -> list[Book]:
     return books
 
 
-def read_blurbs(path: str | Path, members: tuple[str, ...] = BLURB_FILES) -> list[Book]:
-    """Read books from the GermEval zip (the listed members that exist), a directory, or one file."""
+BLURB_PATTERN = re.compile(r"^blurbs_[^/]*\.txt(\.gz)?$", re.I)
+
+
+@dataclass
+class BlurbsFile:
+    """One blurbs file read: its name (``archive.zip:member`` inside a zip), SHA-256 of its bytes as stored,
+    the number of ``<book>`` records and whether any of them carries ``<categories>`` (labels)."""
+
+    name: str
+    sha256: str
+    books: int
+    labelled: bool
+    short: str = ""  # the name without folders (``archive.zip:member``), for outputs that must not hold paths
+
+
+@dataclass
+class BlurbsSource:
+    """All books of the labelled files (in file order), every file read, and the archive's own hash."""
+
+    books: list[Book]
+    files: list[BlurbsFile]
+    archive_sha256: str | None = None
+
+    def report(self) -> str:
+        lines = []
+        for f in self.files:
+            state = ("labelled" if f.labelled else "UNLABELLED (no <categories>): not used" if f.books
+                     else "no <book> records: not a blurbs file?")
+            lines.append(f"    {f.name}: {f.books} books read, {state}")
+        return "\n".join(lines)
+
+
+def _blurbs_name(name: str) -> bool:
+    return bool(BLURB_PATTERN.match(Path(name).name))
+
+
+def _file_order(name: str) -> tuple[int, str]:
+    """train, dev, test first (the order the paper pools them in: it decides the item order), then the rest."""
+    base = Path(str(name)).name.lower().removesuffix(".gz")
+    return (BLURB_FILES.index(base) if base in BLURB_FILES else len(BLURB_FILES), base)
+
+
+def _parse_file(data: bytes, where: str, files: list[BlurbsFile], books: list[Book], short: str) -> None:
+    digest = sha256_bytes(data)
+    if where.lower().endswith(".gz"):
+        data = gunzip(data, where)
+    parsed = parse_blurbs(decode(data, where), where)
+    labelled = any(b.categories for b in parsed)
+    files.append(BlurbsFile(where, digest, len(parsed), labelled, short))
+    if labelled:
+        books += parsed
+
+
+def read_blurbs_source(path: str | Path) -> BlurbsSource:
+    """Read every ``blurbs_*.txt`` (or ``.txt.gz``) of the GermEval zip or a folder, or one such file.
+
+    A file whose books carry no ``<categories>`` at all (e.g. ``blurbs_test_nolabel.txt``) is recorded as
+    unlabelled and its books are not used. Files are read in the order train, dev, test, then others by name.
+    """
     path = Path(path)
     books: list[Book] = []
+    files: list[BlurbsFile] = []
+    archive = None
+    if not path.exists():
+        raise SourceFileError(f"{path}: no such file or folder")
     if path.is_dir():
-        for name in members:
-            if (path / name).exists():
-                books += parse_blurbs((path / name).read_text(encoding="utf-8"), str(path / name))
-    elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            by_base = {Path(n).name: n for n in zf.namelist()}
-            found = [by_base[m] for m in members if m in by_base]
-            if not found:
-                raise BlurbsFormatError(f"{path}: none of {', '.join(members)} in the archive")
-            for name in found:
-                with zf.open(name) as fh:
-                    books += parse_blurbs(io.TextIOWrapper(fh, encoding="utf-8").read(), f"{path}:{name}")
+        found = sorted((p for p in path.iterdir() if p.is_file() and _blurbs_name(p.name)), key=_file_order)
+        if not found:
+            raise SourceFileError(f"no blurbs file found in {path} (expected blurbs_*.txt or blurbs_*.txt.gz)")
+        stems = {}
+        for p in found:
+            stem = p.name[:-3] if p.name.lower().endswith(".gz") else p.name
+            if stem in stems:
+                raise SourceFileError(f"{path}: both {stems[stem]} and {p.name} hold {stem}; keep only one")
+            stems[stem] = p.name
+        for p in found:
+            _parse_file(p.read_bytes(), str(p), files, books, p.name)
+    elif path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
+        archive = sha256_file(path)
+        try:
+            with zipfile.ZipFile(path) as zf:
+                found = sorted((n for n in zf.namelist() if _blurbs_name(n)), key=_file_order)
+                if not found:
+                    raise SourceFileError(f"no blurbs file found in {path} (expected blurbs_*.txt members)")
+                for name in found:
+                    _parse_file(zf.read(name), f"{path}:{name}", files, books, f"{path.name}:{name}")
+        except (zipfile.BadZipFile, EOFError, zlib.error) as err:
+            raise SourceFileError(f"{path}: truncated or corrupt zip file ({err}); {REDOWNLOAD}") from None
     else:
-        books = parse_blurbs(path.read_text(encoding="utf-8"), str(path))
-    return books
+        _parse_file(path.read_bytes(), str(path), files, books, path.name)
+    return BlurbsSource(books, files, archive)
+
+
+def read_blurbs(path: str | Path) -> list[Book]:
+    """The books of the labelled blurbs files of the GermEval zip, a folder, or one (``.gz``) file."""
+    return read_blurbs_source(path).books
 
 
 @dataclass
@@ -153,14 +233,29 @@ class SelectedBook:
 def select_books(books: list[Book]) -> tuple[list[SelectedBook], Counter]:
     """Apply the paper's selection (design §6); return kept books and a count of drop reasons.
 
-    Keep a book if title and body are non-empty, it has exactly one distinct d=0 genre and one or
-    two distinct d=1 genres; with two, keep the d=1 genre that is rarer over the whole collection
-    (ties broken by name).
+    A book that repeats an earlier one (same ISBN, or same title and body) is dropped as a duplicate
+    (the first one read is kept). Keep a book if title and body are non-empty, it has exactly one
+    distinct d=0 genre and one or two distinct d=1 genres; with two, keep the d=1 genre that is rarer
+    over the whole collection: a genre's frequency is the number of books read (all labelled files,
+    before any selection, duplicates included) that list it among their distinct d=1 genres; ties go
+    to the alphabetically first name.
     """
     freq1 = Counter(g for b in books for g in b.genres(1))
     kept, dropped = [], Counter()
+    seen_isbn: set[str] = set()
+    seen_text: set[tuple[str, str]] = set()
     for b in books:
         g0, g1 = b.genres(0), b.genres(1)
+        isbn = b.isbn.strip()
+        if isbn and isbn in seen_isbn:
+            dropped["duplicate book (same ISBN as an earlier one)"] += 1
+            continue
+        if b.title and b.body and (b.title, b.body) in seen_text:
+            dropped["duplicate book (same title and body as an earlier one)"] += 1
+            continue
+        if isbn:
+            seen_isbn.add(isbn)
+        seen_text.add((b.title, b.body))
         if not b.title:
             dropped["empty title"] += 1
         elif not b.body:

@@ -8,10 +8,13 @@ text the ``<p>`` paragraphs inside ``<div class="copytext">``.
 from __future__ import annotations
 
 import csv
+import io
 import sqlite3
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from tecb.sources.files import REDOWNLOAD, SourceFileError, read_text
 
 QUERY = (
     "SELECT ID_Article, Path, Title, Body FROM Articles "
@@ -101,11 +104,21 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
     sqlite_path = Path(sqlite_path)
     if not sqlite_path.exists():
         raise FileNotFoundError(f"{sqlite_path}: no such file")
+    if sqlite_path.is_dir():
+        raise SourceFileError(f"{sqlite_path}: is a folder; million_posts needs the corpus.sqlite3 file")
+    with open(sqlite_path, "rb") as fh:
+        magic = fh.read(16)
+    if magic != b"SQLite format 3\x00":
+        raise GnadFormatError(f"{sqlite_path}: cannot read table Articles (not an SQLite database: it does not start "
+                              f"with the SQLite header); million_posts needs corpus.sqlite3 from "
+                              f"million_post_corpus.tar.bz2; if it is that file, {REDOWNLOAD}")
     con = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
     try:
         rows = con.execute(QUERY).fetchall()
     except sqlite3.DatabaseError as err:
-        raise GnadFormatError(f"{sqlite_path}: cannot read table Articles ({err})") from err
+        hint = REDOWNLOAD if "malformed" in str(err) or "not a database" in str(err) else \
+            "is it the One Million Posts corpus.sqlite3 (table Articles with ID_Article, Path, Title, Body)?"
+        raise GnadFormatError(f"{sqlite_path}: cannot read table Articles ({err}); {hint}") from None
     finally:
         con.close()
     articles = []
@@ -120,11 +133,29 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
     return articles
 
 
+def csv_files(paths) -> list[Path]:
+    """The 10kGNAD csv files named by ``paths``: one file, a list of files, or a folder (its ``*.csv``, or
+    ``*.csv.gz``, in name order: ``test.csv`` and ``train.csv`` for the whole corpus)."""
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files: list[Path] = []
+    for item in map(Path, items):
+        if item.is_dir():
+            found = sorted(p for p in item.iterdir() if p.is_file() and p.name.lower().endswith((".csv", ".csv.gz")))
+            if not found:
+                raise SourceFileError(f"no 10kGNAD csv file found in {item} (expected train.csv and test.csv)")
+            files += found
+        else:
+            files.append(item)
+    if not files:
+        raise SourceFileError("10kgnad_csv: no files given (a path, a list of paths or a folder)")
+    return files
+
+
 def read_10kgnad_csv(path: str | Path) -> list[tuple[str, str]]:
-    """Read a 10kGNAD csv (``label;text``, quote char ``'``, no header) as ``(label, text)`` pairs."""
+    """Read a 10kGNAD csv (``label;text``, quote char ``'``, no header; ``.gz`` too) as ``(label, text)`` pairs."""
     path = Path(path)
     out = []
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:
         reader = csv.reader(fh, delimiter=";", quotechar="'")
         start = 1
         for record, row in enumerate(reader, start=1):

@@ -25,32 +25,50 @@ class PublishedFormatError(ValueError):
 
 def read_splits(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """Read ``test.jsonl``: one ``(sentences, labels)`` pair per non-empty line."""
+    from tecb.sources.custom import CustomFormatError, _numeric_collisions, _value
+    from tecb.sources.files import read_text
+
     splits = []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {line_no}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise PublishedFormatError(f"{where}: not valid JSON ({err.msg})") from None
-            if not isinstance(obj, dict):
-                raise PublishedFormatError(f"{where}: expected a JSON object")
-            for name in ("sentences", "labels"):
-                value = obj.get(name)
-                if not isinstance(value, list):
-                    raise PublishedFormatError(f"{where}: field {name!r} is missing or not a list")
-                bad = next((i for i, v in enumerate(value) if not isinstance(v, (str, int))), None)
-                if bad is not None:
-                    raise PublishedFormatError(f"{where}: field {name!r}[{bad}] is not a string")
-            if len(obj["sentences"]) != len(obj["labels"]):
-                raise PublishedFormatError(
-                    f"{where}: field 'labels' has {len(obj['labels'])} entries, 'sentences' {len(obj['sentences'])}"
-                )
-            splits.append(([str(s) for s in obj["sentences"]], [str(x) for x in obj["labels"]]))
+    all_labels, where_labels = [], []
+    for line_no, line in enumerate(read_text(path).split("\n"), 1):  # not splitlines(): U+2028 in strings
+        if not line.strip():
+            continue
+        where = f"{path}, line {line_no}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise PublishedFormatError(f"{where}: not valid JSON ({err.msg})") from None
+        if not isinstance(obj, dict):
+            raise PublishedFormatError(f"{where}: expected a JSON object")
+        for name in ("sentences", "labels"):
+            value = obj.get(name)
+            if not isinstance(value, list):
+                raise PublishedFormatError(f"{where}: field {name!r} is missing or not a list")
+            bad = next((i for i, v in enumerate(value) if not isinstance(v, (str, int, float))
+                        or isinstance(v, bool)), None)
+            if bad is not None:
+                raise PublishedFormatError(f"{where}: field {name!r}[{bad}] is not a string")
+        if len(obj["sentences"]) != len(obj["labels"]):
+            raise PublishedFormatError(
+                f"{where}: field 'labels' has {len(obj['labels'])} entries, 'sentences' {len(obj['sentences'])}"
+            )
+        try:
+            sentences = [_value(v, where, f"sentences[{i}]", False) for i, v in enumerate(obj["sentences"])]
+            labels = [_value(v, where, f"labels[{i}]", True) for i, v in enumerate(obj["labels"])]
+        except CustomFormatError as err:
+            raise PublishedFormatError(str(err)) from None
+        for i, v in enumerate(labels):
+            if not v:
+                raise PublishedFormatError(f"{where}: field 'labels'[{i}] is empty")
+            all_labels.append(v)
+            where_labels.append(f"line {line_no}, labels[{i}]")
+        splits.append((sentences, labels))
     if not splits:
         raise PublishedFormatError(f"{path}: no splits")
+    try:
+        _numeric_collisions(all_labels, where_labels, path, "labels")
+    except CustomFormatError as err:
+        raise PublishedFormatError(str(err)) from None
     return splits
 
 

@@ -1,0 +1,80 @@
+"""Config overlays: a user's config merged over the defaults (config/config.yaml).
+
+Precedence, lowest first: the defaults (the workflow's ``config/config.yaml``) < ``config/config.yaml`` of the
+working directory, when that is another file (``snakemake --directory .test``, a deployed workflow) < each
+``--configfile`` in the order given < ``--config key=value``. Merge rule, applied layer by layer:
+
+- mappings merge key by key, recursively (``embed: {device: cpu}`` changes only the device);
+- any other value (a list, a scalar) replaces the one below;
+- the sections in :data:`REPLACED` (``datasets``, ``models``, ``configurations``) replace the defaults
+  wholesale when a layer gives them, so a config naming two models runs two models, not the paper's
+  twelve plus two;
+- ``pretrain`` follows ``models``: a layer that replaces ``models`` and says nothing about ``pretrain``
+  turns the inherited pre-training off (the paper's pre-training names the paper's GBERT keys).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+
+REPLACED = ("datasets", "models", "configurations")
+
+
+def merge(base: Mapping, overlay: Mapping, replaced: Iterable[str] = ()) -> dict:
+    """``overlay`` over ``base`` (neither modified): mappings merge recursively, other values replace.
+
+    Top-level keys in ``replaced`` are taken from ``overlay`` as they are, when present.
+    """
+    out = copy.deepcopy(dict(base))
+    replaced = set(replaced)
+    for key, value in overlay.items():
+        value = plain(value)
+        if key not in replaced and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def overlay_config(defaults: Mapping, *layers: Mapping) -> dict:
+    """The defaults with each layer merged over them in turn (see the module docstring)."""
+    config = plain(defaults)
+    for layer in layers:
+        layer = plain(layer)
+        if "models" in layer and "pretrain" not in layer:
+            layer = {**layer, "pretrain": {"enabled": False}}
+        config = merge(config, layer, REPLACED)
+    return config
+
+
+def load(path) -> dict:
+    """A YAML (or JSON) config file as a dict; an empty file is ``{}``; a syntax error names file and line."""
+    from tecb.configcheck import load_yaml
+
+    return load_yaml(path)
+
+
+def layered_config(workflow_dir, work_dir, configfiles=(), cli: Mapping | None = None) -> dict:
+    """The run's config: every layer of the module docstring, in order, merged over the defaults."""
+    defaults = Path(workflow_dir) / "config" / "config.yaml"
+    layers = []
+    local = Path(work_dir) / "config" / "config.yaml"
+    if local.is_file() and os.path.realpath(local) != os.path.realpath(defaults):
+        layers.append(load(local))
+    layers += [load(p) for p in configfiles]
+    if cli:
+        layers.append(cli)
+    return overlay_config(load(defaults), *layers)
+
+
+def plain(value):
+    """Mappings (snakemake's immutable ones included) as dicts and sequences as lists, recursively."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value

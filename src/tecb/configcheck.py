@@ -1,0 +1,280 @@
+"""Config checks at startup: credentials, the JSON schema (defaults filled in) and method parameters.
+
+Every message names the offending key as a dotted path (``algorithms.kmeans.params.n_int``) and never
+prints a value that could be a credential: unlike ``snakemake.utils.validate``, whose message dumps the
+failing part of the config (``On instance['sources']['reddit']: {... 'client_secret': ...}``), a schema
+error here shows key names, expected types and allowed values only.
+
+Run it by hand on a config file (a YAML syntax error shows the file, line and column)::
+
+    python -m tecb.configcheck my.yaml            # checked over the defaults, as snakemake would merge it
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """The config is invalid; the message lists every problem, each naming its key."""
+
+
+# --- credentials ---------------------------------------------------------------------------------
+
+_SECRET_WORDS = {"token", "tokens", "pwd", "apikey", "credential", "credentials", "passphrase", "cookie"}
+_SECRET_KEYS = {"client_id", "clientid", "api_key", "access_key", "private_key", "secret_key", "auth", "oauth"}
+
+
+def looks_like_credential(key) -> bool:
+    """Whether a config key's name says it holds a credential (``client_secret``, ``password``, ``api_key``, ...)."""
+    name = str(key).lower().replace("-", "_")
+    words = [w for w in re.split(r"[^a-z0-9]+", name) if w]
+    return (name in _SECRET_KEYS or any(w in _SECRET_WORDS for w in words)
+            or any("secret" in w or "passw" in w for w in words))
+
+
+def credential_keys(config, parts: tuple = ()) -> list[str]:
+    """Dotted paths of every key, at any depth, whose name looks like a credential."""
+    found = []
+    if isinstance(config, dict):
+        for key, value in config.items():
+            if looks_like_credential(key):
+                found.append(_dotted(parts + (str(key),)))
+            else:
+                found += credential_keys(value, parts + (str(key),))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            found += credential_keys(value, parts + (i,))
+    return found
+
+
+def check_credentials(config) -> None:
+    keys = credential_keys(config)
+    if keys:
+        raise ConfigError(
+            "credentials do not belong in the config (it is copied into logs, job scripts and provenance): remove "
+            + ", ".join(keys) + " (value not shown). Reddit credentials go in praw.ini or the praw_client_id / "
+            "praw_client_secret environment variables (README: Reddit).")
+
+
+# --- JSON schema ---------------------------------------------------------------------------------
+
+
+def _dotted(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _shown(instance, path: str) -> str:
+    """How a value may appear in a message: scalars as they are, strings only short and under harmless keys."""
+    if isinstance(instance, bool) or instance is None or isinstance(instance, (int, float)):
+        return repr(instance)
+    if isinstance(instance, str):
+        if len(instance) <= 40 and not any(looks_like_credential(p) for p in re.split(r"[.\[\]]", path)):
+            return repr(instance)
+        return f"a string of {len(instance)} characters"
+    if isinstance(instance, dict):
+        return f"a mapping with keys {', '.join(map(str, instance))}" if instance else "an empty mapping"
+    if isinstance(instance, list):
+        return f"a list of {len(instance)} item(s)"
+    return f"a {type(instance).__name__}"
+
+
+def _schema_message(error) -> str:
+    path = _dotted(error.absolute_path)
+    instance = error.instance
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        known = sorted(error.schema.get("properties", {}))
+        lines = []
+        for key in instance:
+            if key in known or any(re.search(p, key) for p in error.schema.get("patternProperties", {})):
+                continue
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            where = f"{path}.{key}" if error.absolute_path else str(key)
+            lines.append(f"{where}: unknown key{hint}; known keys here: {', '.join(known)}")
+        return "\n".join(lines)
+    if error.validator == "type":
+        return f"{path}: expected {error.validator_value}, got {_shown(instance, path)}"
+    if error.validator == "enum":
+        return f"{path}: must be one of {', '.join(map(repr, error.validator_value))}; got {_shown(instance, path)}"
+    message = error.message
+    raw = repr(instance)
+    if raw in message:
+        message = message.replace(raw, _shown(instance, path))
+    elif not isinstance(instance, (bool, int, float, type(None))):
+        message = f"{_shown(instance, path)} is not valid here ({error.validator}: {error.validator_value!r})"
+    return f"{path}: {message}"
+
+
+def _validator_with_defaults(schema):
+    """The schema's validator, filling in ``default`` values as it goes (as snakemake's ``validate`` does)."""
+    from jsonschema import validators
+
+    base = validators.validator_for(schema)
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return validators.extend(base, {"properties": set_defaults})(schema)
+
+
+def schema_errors(config: dict, schema: dict) -> tuple[dict, list[str]]:
+    """``(config with defaults, messages)``: the config is copied, never modified."""
+    filled = copy.deepcopy(config)
+    messages = []
+    for error in sorted(_validator_with_defaults(schema).iter_errors(filled), key=lambda e: list(map(str, e.path))):
+        message = _schema_message(error)
+        if message and message not in messages:
+            messages.append(message)
+    return filled, messages
+
+
+# --- method parameters ---------------------------------------------------------------------------
+
+#: Constructor keywords of the built-in methods' estimators (checked against the installed packages
+#: by tests/test_configcheck.py), minus what tecb sets itself.
+ALGORITHM_PARAMS = {
+    "minibatch_kmeans": ("sklearn.cluster.MiniBatchKMeans", frozenset({
+        "batch_size", "compute_labels", "init", "init_size", "max_iter", "max_no_improvement", "n_init",
+        "reassignment_ratio", "tol", "verbose"})),
+    "agglomerative": ("sklearn.cluster.AgglomerativeClustering", frozenset({
+        "compute_distances", "compute_full_tree", "connectivity", "distance_threshold", "linkage", "memory",
+        "metric"})),
+    "hdbscan": ("hdbscan.HDBSCAN", frozenset({
+        "algorithm", "allow_single_cluster", "alpha", "approx_min_span_tree", "branch_detection_data",
+        "cluster_selection_epsilon", "cluster_selection_epsilon_max", "cluster_selection_method",
+        "cluster_selection_persistence", "core_dist_n_jobs", "gen_min_span_tree", "leaf_size",
+        "match_reference_implementation", "max_cluster_size", "memory", "metric", "min_cluster_size",
+        "min_samples", "p", "prediction_data"})),
+    "dbstream": ("river.cluster.DBSTREAM", frozenset({
+        "cleanup_interval", "clustering_threshold", "fading_factor", "intersection_factor", "minimum_weight"})),
+}
+#: Set by tecb, not by the config: the number of clusters (labels of the split) and the seed.
+SET_BY_TECB = {"n_clusters": "the number of labels of each split", "random_state": "the config's `seed`",
+               "seed": "the config's top-level `seed`"}
+
+#: ``umap.UMAP`` keywords a reduction may set (n_components and metric are keys of the reduction itself).
+UMAP_PARAMS = frozenset({
+    "a", "angular_rp_forest", "b", "dens_frac", "dens_lambda", "dens_var_shift", "densmap", "disconnection_distance",
+    "force_approximation_algorithm", "init", "learning_rate", "local_connectivity", "low_memory", "metric_kwds",
+    "min_dist", "n_epochs", "n_jobs", "n_neighbors", "negative_sample_rate", "output_dens", "output_metric",
+    "output_metric_kwds", "precomputed_knn", "repulsion_strength", "set_op_mix_ratio", "spread", "target_metric",
+    "target_metric_kwds", "target_n_neighbors", "target_weight", "tqdm_kwds", "transform_mode",
+    "transform_queue_size", "transform_seed", "unique", "verbose"})
+REDUCTION_KEYS = {"pca": {"method", "n_components"},
+                  "umap": {"method", "n_components", "metric"},
+                  "pca_umap": {"method", "n_components", "metric", "pca_components"}}
+
+
+def _unknown(where: str, keys, known, owner: str) -> list[str]:
+    out = []
+    for key in keys:
+        if key in known:
+            continue
+        if key in SET_BY_TECB:
+            out.append(f"{where}.{key}: set by tecb ({SET_BY_TECB[key]}), not in the config")
+            continue
+        close = difflib.get_close_matches(str(key), sorted(known), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        out.append(f"{where}.{key}: {owner} has no parameter {key!r}{hint}; it takes: {', '.join(sorted(known))}")
+    return out
+
+
+def parameter_errors(config: dict) -> list[str]:
+    """Unknown parameters of built-in algorithms and of reductions (import-path algorithms: ``tecb.cluster``)."""
+    out = []
+    for key, spec in (config.get("algorithms") or {}).items():
+        if not isinstance(spec, dict) or spec.get("method") not in ALGORITHM_PARAMS:
+            continue
+        owner, known = ALGORITHM_PARAMS[spec["method"]]
+        out += _unknown(f"algorithms.{key}.params", (spec.get("params") or {}).keys(), known, owner)
+    for key, spec in (config.get("reductions") or {}).items():
+        if not isinstance(spec, dict) or spec.get("method") not in REDUCTION_KEYS:
+            continue
+        method = spec["method"]
+        known = REDUCTION_KEYS[method] | (UMAP_PARAMS if method != "pca" else set())
+        owner = "pca (sklearn PCA, only n_components)" if method == "pca" else f"{method} (umap.UMAP)"
+        out += _unknown(f"reductions.{key}", spec.keys(), known, owner)
+    return out
+
+
+# --- all together --------------------------------------------------------------------------------
+
+
+def load_schema(path) -> dict:
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def validated_config(config: dict, schema_path) -> dict:
+    """The config with the schema's defaults filled in, or a :class:`ConfigError` listing every problem.
+
+    Order: credentials first (nothing else looks at a config holding one), then the schema, then the
+    parameters of every method against what the method takes.
+    """
+    check_credentials(config)
+    filled, messages = schema_errors(config, load_schema(schema_path))
+    if not messages:
+        messages = parameter_errors(filled)
+    if messages:
+        shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])
+        raise ConfigError("invalid config:\n  " + "\n  ".join(m.replace("\n", "\n  ") for m in shown))
+    return filled
+
+
+def load_yaml(path) -> dict:
+    """A YAML config file; a syntax error is a :class:`ConfigError` with the file, line and column."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and context_mark is not None and context_mark.line != getattr(mark, "line", None):
+            problem += f" ({context} that starts at line {context_mark.line + 1}, column {context_mark.column + 1})"
+        elif context:
+            problem += f" ({context})"
+        raise ConfigError(f"{path}: YAML syntax error at {where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file holds a mapping of keys, not {type(data).__name__}")
+    return data
+
+
+def main(argv=None) -> int:
+    """``python -m tecb.configcheck [config.yaml ...]``: check config files merged over the defaults."""
+    from tecb.config import layered_config
+
+    root = Path(__file__).resolve().parents[2]
+    files = list(argv if argv is not None else sys.argv[1:])
+    try:
+        load_yaml(root / "config" / "config.yaml")
+        for f in files:
+            load_yaml(f)  # syntax errors with their line
+        config = layered_config(root, Path.cwd(), files)
+        validated_config(config, root / "workflow" / "schemas" / "config.schema.yaml")
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"config OK: {', '.join(files) or 'config/config.yaml'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Config overlays (src/tecb/config.py): a small user config merged over the defaults, with documented precedence;
+runs (`run:`); names refused at validation. Unit tests first, then dry runs of the workflow."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import ROOT, copy_project, run_snakemake
+from tecb import config as C
+
+DEFAULTS = {
+    "seed": 42,
+    "embed": {"device": "auto", "batch_size": 32},
+    "models": {"a": {"id": "x/a"}, "b": {"id": "x/b"}},
+    "datasets": {"D1": {"source": "s"}, "D2": {"source": "s"}},
+    "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
+    "sources": {"s": {"url": "https://example.org/s.zip", "path": None}},
+    "pretrain": {"enabled": True, "models": ["a"]},
+}
+
+
+def test_mappings_merge_and_the_three_sections_are_replaced():
+    user = {"embed": {"device": "cpu"}, "models": {"m": {"kind": "tfidf"}}, "datasets": {"D3": {"source": "s"}},
+            "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+            "sources": {"s": {"path": "local.zip"}}}
+    got = C.overlay_config(DEFAULTS, user)
+    assert got["embed"] == {"device": "cpu", "batch_size": 32}  # key by key
+    assert got["sources"]["s"] == {"url": "https://example.org/s.zip", "path": "local.zip"}
+    assert got["models"] == {"m": {"kind": "tfidf"}}  # replaced, not the defaults' plus the user's
+    assert got["datasets"] == {"D3": {"source": "s"}}
+    assert got["configurations"] == [{"algorithm": "kmeans", "reduction": "none"}]
+    assert got["pretrain"]["enabled"] is False  # models replaced, pretrain not given: off
+    assert DEFAULTS["embed"]["device"] == "auto" and "m" not in DEFAULTS["models"]  # inputs untouched
+
+
+def test_precedence_is_layer_order():
+    got = C.overlay_config(DEFAULTS, {"seed": 1, "embed": {"device": "cpu"}}, {"seed": 2})
+    assert got["seed"] == 2 and got["embed"]["device"] == "cpu"
+    assert got["models"] == DEFAULTS["models"] and got["pretrain"]["enabled"] is True  # nothing replaced
+
+
+def test_a_layer_giving_pretrain_keeps_it():
+    got = C.overlay_config(DEFAULTS, {"models": {"m": {}}, "pretrain": {"models": ["m"]}})
+    assert got["pretrain"] == {"enabled": True, "models": ["m"]}
+
+
+def test_layered_config_reads_the_working_directorys_config(tmp_path):
+    wf = tmp_path / "wf"
+    (wf / "config").mkdir(parents=True)
+    (wf / "config" / "config.yaml").write_text(yaml.safe_dump(DEFAULTS))
+    work = tmp_path / "work"
+    (work / "config").mkdir(parents=True)
+    (work / "config" / "config.yaml").write_text("seed: 5\nembed: {device: cpu}\n")
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("seed: 6\n")
+    assert C.layered_config(wf, work)["seed"] == 5
+    assert C.layered_config(wf, work, [extra])["seed"] == 6
+    got = C.layered_config(wf, work, [extra], {"seed": 7})
+    assert got["seed"] == 7 and got["embed"]["device"] == "cpu"
+    assert C.layered_config(wf, wf)["seed"] == 42  # the defaults are not layered over themselves
+    (work / "config" / "config.yaml").write_text("- a list\n")
+    with pytest.raises(ValueError, match="mapping"):
+        C.layered_config(wf, work)
+
+
+# --- the workflow ---------------------------------------------------------------------------------------------
+
+
+def _dry(work, *args, check=True):
+    return run_snakemake(work, "-n", "--cores", "1", *args, check=check)
+
+
+@pytest.fixture(scope="module")
+def proj(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("config") / "proj")
+
+
+@pytest.mark.workflow
+def test_config_seed_on_the_command_line(proj):
+    """`--config seed=1` alone: the paper's config with another seed (was: 'datasets' is a required property)."""
+    out = _dry(proj, "--config", "seed=1").stdout
+    assert "results/embeddings/gbert-base/BlurbsClusteringS2S.parquet" in out
+
+
+@pytest.mark.workflow
+def test_a_small_user_config_over_the_defaults(proj):
+    (proj / "config" / "small.yaml").write_text(
+        "run: small\n"
+        "datasets: {TenKGnadClusteringS2S: {source: million_posts, text: s2s}}\n"
+        "models: {tfidf: {kind: tfidf, dim: 16}}\n"
+        "sources: {million_posts: {path: resources/demo/corpus.sqlite3}}\n"
+        "configurations: [{algorithm: kmeans, reduction: none}]\n")
+    out = _dry(proj, "--configfile", "config/small.yaml").stdout
+    assert "results/small/scores/tfidf/TenKGnadClusteringS2S/none/kmeans.parquet" in out
+    assert "gbert" not in out and "rule pretrain" not in out  # the paper's models and pre-training are not inherited
+    assert "logs/small/build_dataset/TenKGnadClusteringS2S.log" in out
+
+
+@pytest.mark.workflow
+def test_the_demo_writes_under_results_demo(proj):
+    out = _dry(proj, "--configfile", "config/demo.yaml").stdout
+    assert "results/demo/scores.parquet" in out and "results/demo/tables/table2.md" in out
+    assert "resources/demo/corpus.sqlite3" in out  # resources/ stays shared
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"datasets": {"My/Data": {"source": "million_posts", "text": "s2s"}}}, "My/Data"),
+    ({"run": "scores"}, "run"),
+    ({"run": "../elsewhere"}, "run"),
+    ({"reductions": {"pca/2": {"method": "pca"}}}, "pca/2"),
+])
+@pytest.mark.workflow
+def test_names_that_break_paths_are_refused(proj, change, needle):
+    cfg = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    cfg.update(change)
+    (proj / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    proc = _dry(proj, "--configfile", "config/bad.yaml", check=False)
+    assert proc.returncode != 0 and needle in proc.stdout, proc.stdout[-2000:]
+
+
+@pytest.mark.workflow
+def test_the_catalog_test_config_runs(tmp_path):
+    """`.test/config/config.yaml` (snakemake-workflow-catalog convention, what CI runs): `--directory .test`
+    layers it over the workflow's config/config.yaml and writes under .test/results/test/."""
+    work = copy_project(tmp_path / "proj")
+    run_snakemake(work, "--directory", ".test", "--cores", "2")
+    out = work / ".test" / "results" / "test"
+    assert (out / "scores.parquet").is_file() and (out / "tables" / "table2.md").is_file()
+    assert not (work / "results").exists()
+    again = run_snakemake(work, "--directory", ".test", "-n")
+    assert "Nothing to be done" in again.stdout

@@ -1,0 +1,231 @@
+"""Bootstrap intervals and paired comparisons (issue 15.3) on constructed cases with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tecb import stats as S
+from tecb import tables as T
+
+DATASETS = ["BlurbsClusteringS2S", "TenKGnadClusteringS2S"]
+
+
+# --- intervals -----------------------------------------------------------------------------
+
+
+def test_interval_contains_the_mean_and_shrinks_with_more_splits():
+    rng = np.random.default_rng(1)
+    widths = []
+    for n in (5, 20, 80):
+        values = rng.normal(0.4, 0.05, size=n)
+        lo, hi = S.bootstrap_interval(values, seed=3)
+        assert lo < values.mean() < hi
+        assert values.min() <= lo and hi <= values.max()
+        widths.append(hi - lo)
+    assert widths[0] > widths[1] > widths[2]
+    # roughly the normal-theory width 2 * 1.96 * sd / sqrt(n) for n = 80
+    assert widths[2] == pytest.approx(2 * 1.96 * 0.05 / np.sqrt(80), rel=0.3)
+
+
+def test_interval_is_seeded_and_widens_with_confidence():
+    values = np.linspace(0.2, 0.6, 12)
+    assert S.bootstrap_interval(values, seed=7) == S.bootstrap_interval(values, seed=7)
+    assert S.bootstrap_interval(values, seed=7) != S.bootstrap_interval(values, seed=8)
+    lo90, hi90 = S.bootstrap_interval(values, confidence=0.90)
+    lo99, hi99 = S.bootstrap_interval(values, confidence=0.99)
+    assert lo99 < lo90 and hi90 < hi99
+
+
+def test_interval_of_constant_or_single_split_has_zero_width():
+    assert S.bootstrap_interval([0.3] * 10) == pytest.approx((0.3, 0.3))
+    assert S.bootstrap_interval([0.42]) == pytest.approx((0.42, 0.42))
+    with pytest.raises(ValueError):
+        S.bootstrap_interval([])
+    with pytest.raises(ValueError):
+        S.bootstrap_interval([0.1, np.nan])
+
+
+def test_stratified_interval_over_datasets_is_around_the_mean_of_means():
+    a, b = np.full(10, 0.2), np.array([0.5, 0.7] * 5)
+    lo, hi = S.bootstrap_interval([a, b])
+    assert lo < (0.2 + 0.6) / 2 < hi
+    # not the pooled mean of the 20 values (the same here by construction of equal sizes), so use unequal sizes
+    lo, hi = S.bootstrap_interval([np.full(2, 0.0), np.full(18, 1.0)])
+    assert lo == pytest.approx(0.5) and hi == pytest.approx(0.5)  # mean of means, not 0.9
+
+
+# --- tests and Holm --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("test", S.TESTS)
+def test_identical_models_are_not_significantly_different(test):
+    assert S.paired_pvalue(np.zeros(20), test=test) == 1.0
+    assert S.paired_pvalue(np.full(20, 1e-17), test=test) == 1.0  # float noise is a tie
+
+
+@pytest.mark.parametrize("test", S.TESTS)
+def test_uniformly_worse_model_is_significantly_worse(test):
+    rng = np.random.default_rng(0)
+    best = rng.uniform(0.3, 0.6, size=20)
+    worse = best - 0.2
+    p = S.paired_pvalue(best - worse, test=test)
+    assert p < 0.001
+    # and not the other way round
+    assert S.paired_pvalue(worse - best, test=test) > 0.5
+
+
+def test_exact_permutation_and_wilcoxon_p_values():
+    # all 5 differences positive: exactly 1 of 2^5 sign patterns is as extreme
+    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="permutation") == pytest.approx(1 / 32)
+    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="wilcoxon") == pytest.approx(1 / 32)
+    # a noisy, centred difference is not significant
+    rng = np.random.default_rng(5)
+    d = rng.normal(0, 0.05, size=12)
+    d -= d.mean()
+    for test in S.TESTS:
+        assert S.paired_pvalue(d, test=test) > 0.2
+
+
+def test_permutation_and_bootstrap_tests_are_seeded():
+    d = np.random.default_rng(2).normal(0.01, 0.05, size=30)  # > 16 splits: Monte Carlo
+    for test in ("permutation", "bootstrap"):
+        assert S.paired_pvalue(d, test=test, seed=1) == S.paired_pvalue(d, test=test, seed=1)
+
+
+def test_holm():
+    np.testing.assert_allclose(S.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(S.holm([0.5, 0.001]), [0.5, 0.002])
+    assert S.holm([0.6, 0.9]).max() <= 1.0
+    assert S.holm([]).size == 0
+
+
+def _series(values):
+    return pd.Series(values, index=pd.RangeIndex(len(values), name="split"))
+
+
+def test_compare_to_best_marks_ties_and_separates_a_worse_model():
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.3, 0.6, size=20)
+    noise = rng.normal(0, 0.02, size=20)
+    per_model = {"best": [_series(base + 0.001)], "twin": [_series(base + 0.001)],
+                 "noisy": [_series(base + noise - noise.mean())], "worse": [_series(base - 0.2)]}
+    out = S.compare_to_best(per_model).set_index("model")
+    assert out.loc["best", "best"] and out.loc["best", "not_worse"]
+    assert out.loc["twin", "not_worse"] and out.loc["twin", "p_value"] == 1.0
+    assert out.loc["noisy", "not_worse"]
+    assert not out.loc["worse", "not_worse"] and out.loc["worse", "diff"] == pytest.approx(0.201)
+    assert (out.p_holm.dropna() >= out.p_value.dropna()).all()
+
+
+def test_compare_to_best_pairs_on_shared_splits():
+    a = _series(np.linspace(0.4, 0.6, 10))
+    b = (a - 0.1).drop(index=[0, 1])  # b lacks two splits
+    out = S.compare_to_best({"a": [a], "b": [b]}).set_index("model")
+    assert out.loc["b", "diff"] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="share no split"):
+        S.compare_to_best({"a": [a.iloc[:2]], "b": [b.iloc[2:4].set_axis([50, 51])]})
+
+
+def test_holm_correction_matters():
+    # 5 splits: the smallest possible one-sided p is 1/32 ~ 0.031 < 0.05, but with 3 comparisons Holm gives 0.094
+    base = _series(np.array([0.5, 0.52, 0.54, 0.56, 0.58]))
+    per_model = {"best": [base]} | {f"m{i}": [base - 0.05 * (i + 1)] for i in range(3)}
+    out = S.compare_to_best(per_model).set_index("model")
+    assert (out.p_value.dropna() < 0.05).all()
+    assert out.drop("best").not_worse.all()
+    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}).set_index("model")
+    assert not one.loc["m0", "not_worse"]
+
+
+# --- Table 2 -------------------------------------------------------------------------------
+
+
+def _scores(n_splits=20):
+    rng = np.random.default_rng(0)
+    rows = []
+    for d in DATASETS:
+        base = rng.uniform(0.3, 0.6, size=n_splits)
+        for model, shift in (("good", 0.0), ("same", 0.0), ("bad", -0.2)):
+            for split in range(n_splits):
+                v = base[split] + shift
+                rows.append({"model": model, "dataset": d, "reduction": "none", "algorithm": "kmeans",
+                             "split": split, "v_measure": v, "ami": v - 0.05})
+    return pd.DataFrame(rows)
+
+
+def test_table_statistics_and_marks():
+    scores = _scores()
+    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS)
+    assert set(long.column) == set(DATASETS) | {S.AVERAGE}
+    bad = long[long.model == "bad"]
+    assert not bad.not_worse.any()
+    assert long[long.model != "bad"].not_worse.all()
+    assert (long.ci_low <= long["mean"]).all() and (long["mean"] <= long.ci_high).all()
+    assert set(long[long.column == S.AVERAGE].test) == {"permutation"}
+    names = {"good": "Good", "same": "Same", "bad": "Bad"}
+    t2 = T.table2(T.summarize(scores), names, datasets=DATASETS)
+    marks = S.table_marks(t2, long, names)
+    assert marks.at["Same", DATASETS[0]].startswith("† [") and marks.at["Good", DATASETS[0]].startswith(" [")
+    assert "†" not in "".join(marks.loc["Bad"])
+    md = T.to_markdown(t2, mark_best=True, suffix=marks, footnotes=[S.describe_test("wilcoxon", 0.05, 0.95)])
+    good = t2.at["Good", DATASETS[0]]
+    lo, hi = long.query("model == 'good' and column == @DATASETS[0]")[["ci_low", "ci_high"]].iloc[0] * 100
+    assert f"**{good:.2f}** [{lo:.2f}, {hi:.2f}]" in md
+    assert "Holm" in md and "†: not significantly worse" in md
+    tex = T.to_latex(t2, mark_best=True, suffix=marks)
+    assert r"$^\dagger$ [" in tex and "†" not in tex
+    html = T.to_html(t2, mark_best=True, suffix=marks)
+    assert "† [" in html
+    # seeded: the same statistics again
+    again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS)
+    pd.testing.assert_frame_equal(long, again)
+
+
+def test_render_tables_with_statistics_and_ami(tmp_path):
+    scores = _scores(n_splits=8)
+    scores.to_parquet(tmp_path / "scores.parquet")
+    texts, splits = [], []
+    for d in DATASETS:
+        pd.DataFrame({"text_id": [0, 1], "text": ["a b", "c"]}).to_parquet(tmp_path / f"{d}_t.parquet")
+        pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["x", "y"]}).to_parquet(tmp_path / f"{d}_s.parquet")
+        texts.append(tmp_path / f"{d}_t.parquet")
+        splits.append(tmp_path / f"{d}_s.parquet")
+    names = {"good": "Good", "same": "Same", "bad": "Bad"}
+    out = tmp_path / "tables"
+    kwargs = dict(statistics={"test": "wilcoxon"}, metrics=["v_measure", "ami"], seed=42, log=lambda m: None)
+    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
+                    {"algorithm": "kmeans", "reduction": "none"}, out, **kwargs)
+    md = (out / "table2.md").read_text()
+    assert "†" in md and "[" in md and "Holm" in md
+    ami = (out / "table2_ami.md").read_text()
+    assert "AMI x 100" in ami and "†" in ami
+    assert (out / "table3_ami.csv").exists()
+    stats = pd.read_csv(out / "table2_statistics.csv")
+    assert set(stats.model) == set(names)
+    iv = pd.read_csv(out / "intervals.csv")
+    assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
+                    {"algorithm": "kmeans", "reduction": "none"}, out, **kwargs)
+    assert first == {p.name: p.read_bytes() for p in out.iterdir()}  # byte-identical rerun
+    # statistics off: no marks, no statistics files
+    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
+                    {"algorithm": "kmeans", "reduction": "none"}, tmp_path / "plain", log=lambda m: None)
+    assert "†" not in (tmp_path / "plain" / "table2.md").read_text()
+    assert not (tmp_path / "plain" / "intervals.csv").exists()
+
+
+def test_statistics_follow_the_tables_average_columns():
+    scores = _scores(n_splits=6)
+    scores.loc[scores.dataset == DATASETS[1], "dataset"] = "MyData"  # one paper dataset, one other
+    names = {"good": "Good", "same": "Same", "bad": "Bad"}
+    t2 = T.table2(T.summarize(scores), names, datasets=[DATASETS[0], "MyData"])
+    marks, notes, long = T.table2_statistics(scores, t2, names, [DATASETS[0], "MyData"],
+                                             {"algorithm": "kmeans", "reduction": "none"}, {})
+    assert set(long.column) == set(t2.columns)
+    for col in t2.columns:  # every column's statistics average what the table averages
+        means = long[long.column == col].set_index("model")["mean"] * 100
+        assert means.rename(index=names).reindex(t2.index).to_numpy() == pytest.approx(t2[col].to_numpy())
+    assert all(marks.loc[n, c] for n in names.values() for c in t2.columns) and "Holm" in notes[0]

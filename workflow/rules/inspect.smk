@@ -1,0 +1,66 @@
+# Inspectability (config `inspect`): per (model, dataset) the clusters of one split vs the gold labels with each
+# cluster's top terms (c-TF-IDF), from the labels the cluster jobs save; and the share of truncated texts.
+
+INSPECT = config["inspect"]
+# the configuration shown: inspect.algorithm / inspect.reduction if configured, else the first configuration
+VIEW_CONFIG = (INSPECT["algorithm"], INSPECT["reduction"])
+if VIEW_CONFIG not in CONFIGURATIONS:
+    VIEW_CONFIG = CONFIGURATIONS[0]
+VIEW_KEYS = [(m, d) for m in MODELS for d in DATASETS] if INSPECT["clusters"] else []
+
+
+INSPECT_OUTPUTS = [cluster_view_path(m, d) for m, d in VIEW_KEYS] + (
+    [report_path("truncation.html"), report_path("truncation.csv")]
+    if INSPECT["truncation"]
+    else []
+)
+
+
+rule cluster_view:
+    input:
+        texts=texts_path("{dataset}"),
+        splits=splits_path("{dataset}"),
+        labels=labels_path("{model}", "{dataset}", VIEW_CONFIG[1], VIEW_CONFIG[0]),
+    output:
+        report(
+            cluster_view_path("{model}", "{dataset}"),
+            caption="../report/clusters.rst",
+            category="Clusters",
+            subcategory="{model}",
+            labels={"model": "{model}", "dataset": "{dataset}"},
+        ),
+    log:
+        log_path("cluster_view", "{model}", "{dataset}.log"),
+    conda:
+        "../../envs/tables.yaml"
+    params:
+        title=lambda wc: f"{MODEL_NAMES.get(wc.model, wc.model)} / {wc.dataset} / "
+        f"{VIEW_CONFIG[0]} on {'raw' if VIEW_CONFIG[1] == 'none' else VIEW_CONFIG[1]} embeddings",
+        split=INSPECT["split"],
+        top_terms=INSPECT["top_terms"],
+    script:
+        "../scripts/cluster_view.py"
+
+
+rule truncation:
+    """Per model and dataset: the share of texts cut at max_seq_length and the token coverage (embedding metadata)."""
+    input:
+        [embedding_path(m, d) for m in MODELS for d in DATASETS],
+    output:
+        csv=report_path("truncation.csv"),
+        html=report(
+            report_path("truncation.html"),
+            caption="../report/truncation.rst",
+            category="Run",
+            labels={"item": "long texts"},
+        ),
+    log:
+        log_path("truncation.log"),
+    conda:
+        "../../envs/tables.yaml"
+    params:
+        pairs=[(m, d) for m in MODELS for d in DATASETS],
+        model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
+        datasets=DATASETS,
+    script:
+        "../scripts/truncation.py"

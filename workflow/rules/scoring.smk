@@ -1,0 +1,64 @@
+# Second scoring mode (scoring.protocols: [paper, mteb_v2]): MTEB 2.x's clustering protocol per (model, dataset)
+# on the pooled texts (src/tecb/mteb_v2.py), beside the paper's per-split scores, and its table.
+
+MTEB_V2 = "mteb_v2" in config["scoring"]["protocols"]
+
+
+MTEB_V2_STEM = table_path("table_mteb_v2", "md")[: -len(".md")]
+SCORING_OUTPUTS = (
+    [f"{MTEB_V2_STEM}.{ext}" for ext in ["md", "csv", "tex", "html"]]
+    + [f"{MTEB_V2_STEM}_long.csv"]
+    if MTEB_V2
+    else []
+)
+
+
+rule mteb_v2:
+    """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
+    input:
+        embeddings=embedding_path("{model}", "{dataset}"),
+        splits=splits_path("{dataset}"),
+    output:
+        mteb_v2_path("{model}", "{dataset}"),
+    log:
+        log_path("mteb_v2", "{model}", "{dataset}.log"),
+    conda:
+        "../../envs/cluster.yaml"
+    threads: config["cluster"]["threads"]
+    params:
+        seed=SEED,
+        options={
+            k: v
+            for k, v in config["scoring"]["mteb_v2"].items()
+            if k != "max_documents"
+        },
+        max_documents=lambda wc: config["scoring"]["mteb_v2"]["max_documents"].get(
+            wc.dataset
+        ),
+    script:
+        "../scripts/mteb_v2.py"
+
+
+rule mteb_v2_table:
+    input:
+        [mteb_v2_path(m, d) for m in MODELS for d in DATASETS],
+    output:
+        [f"{MTEB_V2_STEM}.{ext}" for ext in ["md", "csv", "tex"]],
+        f"{MTEB_V2_STEM}_long.csv",
+        html=report(
+            f"{MTEB_V2_STEM}.html",
+            caption="../report/table_mteb_v2.rst",
+            category="Tables",
+            subcategory="MTEB v2 protocol",
+            labels={"table": "table_mteb_v2"},
+        ),
+    log:
+        log_path("mteb_v2_table.log"),
+    conda:
+        "../../envs/tables.yaml"
+    params:
+        pairs=[(m, d) for m in MODELS for d in DATASETS],
+        model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
+        datasets=DATASETS,
+    script:
+        "../scripts/mteb_v2_table.py"
