@@ -7,7 +7,8 @@ core-hours and the 16-core makespan of all reduce and cluster jobs from the pape
 - **before**: as first shipped: one reduce job per (model, dataset) (all three reductions, numba compiling
   umap in every process), one cluster job per (model, dataset) running all 14 configurations and reserving
   ``cluster.threads: 4`` cores, Ward by scikit-learn, HDBSCAN with its default 4 core-distance workers;
-- **after**: one reduce job per (model, dataset, reduction) with umap's compiled code cached on disk, one
+- **after**: one reduce job per (model, dataset, reduction) with umap's compiled code cached on disk and small
+  splits' exact neighbours computed in compiled code (:func:`tecb.reduce.small_data_knn`, same coordinates), one
   cluster job per (model, dataset, reduction, algorithm) declaring the cores it uses, Ward on the exact
   faster routes (:func:`tecb.cluster.ward`), HDBSCAN's workers = the job's threads.
 
@@ -121,6 +122,18 @@ def umap_regime(n):
     return next(name for name, lo, hi in UMAP_REGIMES if lo <= n < hi)
 
 
+def stock_reduce(x, name, spec):
+    """A UMAP reduction without :func:`tecb.reduce.small_data_knn` (umap's own neighbour search)."""
+    from tecb import reduce
+    from tecb.spectral import seeded_umap_class
+
+    if name == "pca_umap":
+        x = reduce.pca(x, spec["pca_components"], 42)
+    reducer = seeded_umap_class()(n_components=spec["n_components"], metric=spec["metric"], random_state=42,
+                                  n_neighbors=15)
+    return reducer.fit_transform(x).astype(np.float32)
+
+
 def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
     """``{(step, variant): [(n, seconds), ...]}`` for every reduction and (algorithm, reduction), before/after.
 
@@ -145,9 +158,19 @@ def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
             for name, spec in REDUCTIONS.items():
                 spec = dict(spec)
                 t, points[name] = cpu(reduce.reduce, x, spec.pop("method"), seed=42, **spec)
-                variant = "all sizes" if name == "pca" else umap_regime(n)
-                costs.setdefault((f"reduce {name}", variant), []).append((n, t))
-                log(f"n={n} reduce {name}: {t:.2f} s")
+                if name == "pca":
+                    costs.setdefault((f"reduce {name}", "all sizes"), []).append((n, t))
+                    log(f"n={n} reduce {name}: {t:.2f} s")
+                    continue
+                t_old = t
+                if n < reduce.SMALL_DATA:  # before: umap's own small-data route (pairwise distances from Python)
+                    t_old, old = cpu(stock_reduce, x, name, spec)
+                    if not np.array_equal(old, points[name]):
+                        raise AssertionError(f"n={n} {name}: the small-data neighbours changed the coordinates")
+                    checks.append(f"n={n} {name}: coordinates == umap's own small-data route (bit-identical)")
+                for variant, seconds in (("before", t_old), ("after", t)):
+                    costs.setdefault((f"reduce {name}", f"{umap_regime(n)} | {variant}"), []).append((n, seconds))
+                log(f"n={n} reduce {name}: before {t_old:.2f} s, after {t:.2f} s")
             if n not in sizes:
                 continue
             for algorithm, reduction in CONFIGURATIONS:
@@ -262,7 +285,7 @@ def simulate(jobs, cores=CORES):
 def step_cost(fits, step, variant, n):
     """Projected seconds of one split of ``n`` items (umap/pca_umap: the fit of ``n``'s regime)."""
     if step in ("reduce umap", "reduce pca_umap"):
-        variant = umap_regime(n)
+        variant = f"{umap_regime(n)} | {variant}"
     elif step == "reduce pca":
         variant = "all sizes"
     a, b = fits[(step, variant)]
@@ -287,7 +310,7 @@ def project(fits, fixed, sizes_by_dataset, dim, threads_config):
                            reduce.memory_estimate(REDUCTIONS[r]["method"], n_max, dim) / 1e6 for r in REDUCTIONS}
                 if variant == "before":
                     t = fixed["reduce job imports"] + fixed["compile cost per process, no cache"] + sum(
-                        cost(f"reduce {r}", "both", n) for r in REDUCTIONS for n in sizes)
+                        cost(f"reduce {r}", "before", n) for r in REDUCTIONS for n in sizes)
                     jobs.append((f"reduce {md}", 1, t, [], max(red_mem.values())))
                     t = imports + sum(cost(f"{a} on {r}", "before", n) for a, r in CONFIGURATIONS for n in sizes)
                     mem = 500 + max(cluster.memory_estimate(METHODS[a], n_max, dim if r == "none" else 2,
@@ -298,8 +321,8 @@ def project(fits, fixed, sizes_by_dataset, dim, threads_config):
                     cpu_total += jobs[-2][2] + jobs[-1][2]
                     continue
                 for r in REDUCTIONS:
-                    t = fixed["reduce job imports"] + fixed["compile cost per process, cache"] + sum(cost(f"reduce {r}", "both", n)
-                                                                                  for n in sizes)
+                    t = fixed["reduce job imports"] + fixed["compile cost per process, cache"] + sum(
+                        cost(f"reduce {r}", "after", n) for n in sizes)
                     jobs.append((f"reduce {md}/{r}", 1, t, [], red_mem[r]))
                     cpu_total += t
                 for a, r in CONFIGURATIONS:
@@ -318,8 +341,9 @@ def project(fits, fixed, sizes_by_dataset, dim, threads_config):
     steps = {}
     for dataset, sizes in sizes_by_dataset.items():
         for r in REDUCTIONS:
-            steps[f"reduce {r}"] = steps.get(f"reduce {r}", 0) + N_MODELS * sum(cost(f"reduce {r}", "both", n)
-                                                                                for n in sizes)
+            for variant in ("before", "after"):
+                key = (f"reduce {r}", variant)
+                steps[key] = steps.get(key, 0) + N_MODELS * sum(cost(f"reduce {r}", variant, n) for n in sizes)
         for a, r in CONFIGURATIONS:
             for variant in ("before", "after"):
                 key = (f"{a} on {r}", variant)
@@ -356,7 +380,8 @@ def render(args, sizes, costs, fits, fixed, checks, result, steps, sizes_by_data
     lines += ["## Where the CPU goes (projected core-hours over the whole run)", "",
               "| step | before | after |", "|---|---:|---:|"]
     for r in REDUCTIONS:
-        lines.append(f"| reduce {r} | {steps[f'reduce {r}'] / 3600:.2f} | {steps[f'reduce {r}'] / 3600:.2f} |")
+        lines.append(f"| reduce {r} | {steps[(f'reduce {r}', 'before')] / 3600:.2f} | "
+                     f"{steps[(f'reduce {r}', 'after')] / 3600:.2f} |")
     for a, r in CONFIGURATIONS:
         lines.append(f"| {a} on {r} | {steps[(f'{a} on {r}', 'before')] / 3600:.2f} | "
                      f"{steps[(f'{a} on {r}', 'after')] / 3600:.2f} |")
@@ -376,7 +401,7 @@ def render(args, sizes, costs, fits, fixed, checks, result, steps, sizes_by_data
     for (step, variant), pts in costs.items():
         a, b = fits[(step, variant)]
         if step.startswith("reduce"):
-            lines.append(f"| {step} | {variant} | " + ", ".join(f"n={n}: {t:.3f}" for n, t in pts)
+            lines.append(f"| {step} | {variant.replace(' | ', ', ')} | " + ", ".join(f"n={n}: {t:.3f}" for n, t in pts)
                          + f" | {b:.2f} | {a * 26221 ** b:.1f} if in this regime |")
             continue
         lines.append(f"| {step} | {variant} | " + " | ".join(f"{t:.3f}" for _, t in pts)

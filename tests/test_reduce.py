@@ -68,3 +68,32 @@ def test_numba_cache_gives_identical_umap(tmp_path):
     assert len(list((tmp_path / "nb").rglob("*.nbi"))) > 20  # umap's functions were written to the cache
     rng = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32)
     assert runs[0] == runs[1] == reduce.reduce(rng, "umap").tobytes().hex()
+
+
+def _stock_umap(x, metric="cosine"):
+    """umap's own route (no precomputed neighbours), with the seeded initialisation used everywhere."""
+    from tecb.spectral import seeded_umap_class
+
+    reducer = seeded_umap_class()(n_components=2, metric=metric, random_state=42,
+                                  n_neighbors=min(15, max(2, len(x) - 1)))
+    return reducer.fit_transform(x).astype(np.float32)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_small_split_neighbours_give_umaps_own_coordinates(x, metric):
+    """The compiled small-data neighbour search changes nothing: same bytes as umap's pairwise route,
+    on duplicate rows (identical texts), on PCA output and on a 7-row split of identical rows."""
+    dups = x.copy()
+    dups[20:90] = dups[3]
+    cases = {"blobs": x, "duplicates": dups, "pca50": reduce.pca(np.repeat(x, 2, axis=1), 50),
+             "tiny": np.repeat(x[:1], 7, axis=0)}
+    for name, points in cases.items():
+        assert reduce.small_data_knn(points, 6 if name == "tiny" else 15, metric) is not None, name
+        assert np.array_equal(reduce.umap(points, metric=metric), _stock_umap(points, metric)), name
+
+
+def test_small_data_knn_applies_only_where_umap_computes_all_distances(x):
+    assert reduce.small_data_knn(x, 15, "cosine") is not None
+    assert reduce.small_data_knn(x[:10], 15, "cosine") is None  # fewer points than neighbours
+    assert reduce.small_data_knn(np.zeros((reduce.SMALL_DATA, 2), np.float32), 15, "cosine") is None
+    assert reduce.small_data_knn(x, 15, "no-such-metric") is None

@@ -49,20 +49,84 @@ def cache_umap_compilation() -> int:
     return count
 
 
+#: umap-learn computes all pairwise distances, instead of NN-descent, below this many points.
+SMALL_DATA = 4096
+_KERNELS: dict = {}
+
+
+def _pairwise_kernel(metric: str):
+    """A compiled loop calling umap's own distance function for every pair (memoised per metric)."""
+    if metric not in _KERNELS:
+        import numba
+        from umap.distances import named_distances
+
+        distance = named_distances[metric]
+
+        @numba.njit
+        def kernel(x):
+            n = x.shape[0]
+            upper = np.zeros((n, n), dtype=x.dtype)
+            diagonal = np.empty(n, dtype=x.dtype)
+            for i in range(n):
+                for j in range(i + 1, n):
+                    upper[i, j] = distance(x[i], x[j])
+                diagonal[i] = distance(x[i], x[i])
+            return upper, diagonal
+
+        _KERNELS[metric] = kernel
+    return _KERNELS[metric]
+
+
+def small_data_knn(x: np.ndarray, n_neighbors: int, metric: str):
+    """umap's exact nearest neighbours of a small split, computed in compiled code: ``(indices, distances)``.
+
+    Below :data:`SMALL_DATA` points umap-learn (0.5) computes the full distance matrix with
+    ``sklearn.metrics.pairwise_distances(x, metric=<umap's numba distance>)``, which calls the distance once
+    per pair from Python (~11 s of a 13.6 s UMAP at 3,000 x 768). This computes the same matrix (the same
+    compiled distance function on the same float32 rows, stored in the same dtype; ``==`` tested) in one
+    compiled loop, then takes the neighbours exactly as umap does for a precomputed matrix (distances at or
+    beyond the metric's disconnection distance become ``inf``; ``umap.utils.fast_knn_indices``), so UMAP
+    given them as ``precomputed_knn`` builds the same graph and gives the same coordinates. ``None`` where
+    umap would not take its small-data route (too many or too few points, a metric it does not name).
+    """
+    from umap.distances import named_distances
+    from umap.umap_ import DISCONNECTION_DISTANCES
+    from umap.utils import fast_knn_indices
+
+    if not (n_neighbors < len(x) < SMALL_DATA) or metric not in named_distances:
+        return None
+    x = np.ascontiguousarray(x, dtype=np.float32)  # what umap.UMAP.fit passes on (check_array float32)
+    upper, diagonal = _pairwise_kernel(metric)(x)
+    dmat = upper + upper.T  # as scikit-learn's pairwise_distances assembles it
+    dmat[np.diag_indices(len(x))] = diagonal
+    dmat[dmat >= DISCONNECTION_DISTANCES.get(metric, np.inf)] = np.inf
+    indices = fast_knn_indices(dmat, n_neighbors)
+    distances = dmat[np.arange(len(x))[:, None], indices].copy()
+    indices[distances == np.inf] = -1
+    return indices, distances
+
+
 def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int = 42, **params) -> np.ndarray:
     """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
 
     Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``. The spectral
     initialisation is seeded too (:mod:`tecb.spectral`): with duplicate rows, stock umap's eigensolver
-    restarts from OS entropy and the coordinates differ in every process.
+    restarts from OS entropy and the coordinates differ in every process. Small splits get their exact
+    neighbours from :func:`small_data_knn` (same coordinates as umap's own small-data route, 3-4x faster).
     """
     from tecb.spectral import seeded_umap_class
 
     n_neighbors = min(params.pop("n_neighbors", 15), max(2, x.shape[0] - 1))
+    knn = None
+    if not (set(params) & {"precomputed_knn", "force_approximation_algorithm", "unique", "metric_kwds"}):
+        knn = small_data_knn(x, n_neighbors, metric)
+    if knn is not None:
+        params["precomputed_knn"] = (*knn, None)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*overridden.*")
+        warnings.filterwarnings("ignore", message=r".*precomputed_knn\[2\].*")
         reducer = seeded_umap_class()(n_components=n_components, metric=metric, random_state=seed,
-                                n_neighbors=n_neighbors, **params)
+                                      n_neighbors=n_neighbors, **params)
         return reducer.fit_transform(x).astype(np.float32)
 
 
