@@ -54,7 +54,9 @@ onstart:
     from tecb.io import remove_orphans
 
     for _leftover in remove_orphans([RESULTS, "resources"], min_age_seconds=7200):
-        print(f"removed a killed job's temporary file: {_leftover}", file=sys.stderr)
+        print(
+            f"removed a killed job's temporary file: {_leftover}", file=sys.stderr
+        )
 
 
 rule all:

@@ -115,6 +115,33 @@ def test_new_algorithm_and_reduction_by_config_alone(tmp_path):
     assert bad.returncode != 0 and "max_memory_gb" in bad.stdout
 
 
+@pytest.mark.workflow
+def test_import_path_algorithm_by_config_alone(tmp_path):
+    """An estimator named by import path is planned like a built-in one; a bad path stops `snakemake -n`
+    before any job, naming the key."""
+    from conftest import ROOT, copy_project, run_snakemake
+
+    work = copy_project(tmp_path / "proj")
+    cfg = yaml.safe_load((ROOT / "config/demo.yaml").read_text())
+    cfg["algorithms"]["spectral"] = {"method": "sklearn.cluster.SpectralClustering",
+                                     "params": {"affinity": "nearest_neighbors"}}
+    cfg["configurations"] += [{"algorithm": "spectral", "reduction": "none"}]
+    (work / "config/spectral.yaml").write_text(yaml.safe_dump(cfg))
+    out = run_snakemake(work, "--configfile", "config/spectral.yaml", "-n", "--cores", "1").stdout
+    assert "results/demo/scores/tfidf/TenKGnadClusteringS2S/none/spectral.parquet" in out
+    for bad in ("sklearn.cluster.NoSuchClustering", "no_such_package.Clustering"):
+        cfg["algorithms"]["spectral"]["method"] = bad
+        (work / "config/bad.yaml").write_text(yaml.safe_dump(cfg))
+        proc = run_snakemake(work, "--configfile", "config/bad.yaml", "-n", "--cores", "1", check=False)
+        assert proc.returncode != 0, proc.stdout[-2000:]
+        assert "algorithms.spectral.method" in proc.stdout and bad in proc.stdout
+        assert "Job stats" not in proc.stdout and "rule " not in proc.stdout  # no job was planned
+    cfg["algorithms"]["spectral"] = {"method": "sklearn.cluster.SpectralClustering", "params": {"afinity": "rbf"}}
+    (work / "config/bad.yaml").write_text(yaml.safe_dump(cfg))
+    proc = run_snakemake(work, "--configfile", "config/bad.yaml", "-n", "--cores", "1", check=False)
+    assert proc.returncode != 0 and "algorithms.spectral.params" in proc.stdout and "afinity" in proc.stdout
+
+
 # --- exact, faster Ward: the same partition as scikit-learn's AgglomerativeClustering -------------------------
 
 

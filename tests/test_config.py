@@ -3,6 +3,8 @@ runs (`run:`); names refused at validation. Unit tests first, then dry runs of t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -64,6 +66,34 @@ def test_layered_config_reads_the_working_directorys_config(tmp_path):
         C.layered_config(wf, work)
 
 
+SECTION_ENTRIES = {"datasets": {"source": "million_posts", "text": "s2s"}, "models": {"kind": "tfidf"},
+                   "sources": {"path": "x.tsv"}, "reductions": {"method": "pca"},
+                   "algorithms": {"method": "minibatch_kmeans"}}
+
+
+@pytest.mark.parametrize("section", list(SECTION_ENTRIES))
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "../x", ".hidden", "-x", ""])
+def test_names_that_are_not_one_path_component_are_refused(section, name):
+    """Keys become path components ({dataset}, {model}, ...): `..` would escape results/, `a/b` nest."""
+    from tecb.configcheck import ConfigError, validated_config
+
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    cfg = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    validated_config(cfg, schema)
+    cfg.setdefault(section, {})[name] = SECTION_ENTRIES[section]
+    with pytest.raises(ConfigError, match=rf"{section}: '{re.escape(name)}' does not match"):
+        validated_config(cfg, schema)
+
+
+def test_ordinary_names_are_accepted():
+    from tecb.configcheck import validated_config
+
+    cfg = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    for section, entry in SECTION_ENTRIES.items():
+        cfg.setdefault(section, {})["My-Data_2.v1"] = entry
+    validated_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+
+
 # --- the workflow ---------------------------------------------------------------------------------------------
 
 
@@ -106,6 +136,7 @@ def test_the_demo_writes_under_results_demo(proj):
 
 @pytest.mark.parametrize("change, needle", [
     ({"datasets": {"My/Data": {"source": "million_posts", "text": "s2s"}}}, "My/Data"),
+    ({"datasets": {"..": {"source": "million_posts", "text": "s2s"}}}, "'..' does not match"),
     ({"run": "scores"}, "run"),
     ({"run": "../elsewhere"}, "run"),
     ({"reductions": {"pca/2": {"method": "pca"}}}, "pca/2"),

@@ -10,14 +10,16 @@ import pytest
 from tecb import datasets, demo_data, splits
 
 
-def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6):
-    """A GermEval-format zip with ``n_coarse`` d=0 genres of ``n_fine`` d=1 genres each (like the real 8)."""
-    records, i = [], 0
+def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6, same_titles=0):
+    """A GermEval-format zip with ``n_coarse`` d=0 genres of ``n_fine`` d=1 genres each (like the real 8); the
+    last ``same_titles`` books take the titles of the first ones (another genre, another blurb)."""
+    records, i, n = [], 0, n_coarse * n_fine * per_fine
     for c in range(n_coarse):
         for f in range(n_fine):
             for k in range(per_fine):
                 cats = [[(0, f"Genre {c} & Co"), (1, f"Fein {c}.{f}")]]
-                records.append(demo_data._book_xml(f"Buch {i}", f"Klappentext {i} &amp; mehr", cats, i))
+                title = f"Buch {i - (n - same_titles) if i >= n - same_titles else i}"
+                records.append(demo_data._book_xml(title, f"Klappentext {i} &amp; mehr", cats, i))
                 i += 1
     third = len(records) // 3
     with zipfile.ZipFile(path, "w") as zf:
@@ -93,3 +95,67 @@ def test_within_genre_split_skipped_for_one_fine_genre_is_logged(tmp_path):
     ds = datasets.build_blurbs(path, "s2s", n_splits=1)
     assert len(ds.splits) == 2  # no within-genre splits: each coarse genre has one fine genre
     assert "no within-genre split for Genre 0 & Co" in datasets.describe(ds, "B")
+
+
+# --- identical texts with different labels (issue 12 item 3) -------------------------------------------------
+
+
+def test_blurbs_label_levels_are_no_conflict_but_same_titles_across_splits_are(tmp_path):
+    """A book is labelled by its d=0 genre in the coarse splits and by its d=1 genre in the others: two label
+    schemes, no conflict. Two books with one title (S2S: one text) in different genres conflict in both."""
+    path, _ = _blurbs_zip(tmp_path / "g.zip")
+    entry = {"source": "germeval2019", "text": "s2s"}
+    clean = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path))
+    assert clean.provenance["texts_with_conflicting_labels"] == 0
+    assert clean.provenance["label_schemes"] == ["d=0 genre", "d=1 genre"]
+    path, _ = _blurbs_zip(tmp_path / "dup.zip", same_titles=2)
+    ds = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path))
+    conflicts = datasets.label_conflicts(ds.splits, ds.label_schemes)
+    assert [ds.texts[t] for t in conflicts] == ["Buch 0", "Buch 1"]
+    assert conflicts[ds.texts.index("Buch 0")] == ["Fein 0.0", "Fein 7.2", "Genre 0 & Co", "Genre 7 & Co"]
+    assert ds.provenance["texts_with_conflicting_labels"] == 2
+    within = ds.provenance["texts_with_conflicting_labels_in_a_split"]
+    assert 0 < within <= 2 and len(datasets.split_label_conflicts(ds.splits)) == within
+    log = datasets.describe(ds, "BlurbsClusteringS2S")
+    assert "2 texts have conflicting labels within the dataset" in log and "d=0 genre, d=1 genre" in log
+    assert "'Buch 0' labels ['Fein 0.0', 'Fein 7.2', 'Genre 0 & Co', 'Genre 7 & Co']" in log
+    p2p = datasets.build_from_config("BlurbsClusteringP2P", {**entry, "text": "p2p"}, {}, str(path))
+    assert p2p.provenance["texts_with_conflicting_labels"] == 0  # other blurbs: other texts
+
+
+def test_conflicts_across_splits_of_one_scheme_only():
+    splits = [([0, 1, 2], ["a", "b", "a"]),  # text 0: a
+              ([0, 3, 4], ["b", "a", "b"]),  # text 0: b in another split with the same labels: a conflict
+              ([0, 5], ["x", "y"])]  # labels shared with no other split: its own scheme, no conflict
+    assert datasets.label_schemes(splits) == ["labels of split 0"] * 2 + ["labels of split 2"]
+    assert datasets.label_conflicts(splits) == {0: ["a", "b"]}
+    assert datasets.split_label_conflicts(splits) == {}
+    assert datasets.label_conflicts(splits, ["s"] * 3) == {0: ["a", "b", "x"]}  # declared: one scheme
+    chain = [([0, 1], ["a", "b"]), ([2, 3], ["c", "d"]), ([0, 4], ["b", "c"])]  # split 2 links 0 and 1
+    assert datasets.label_schemes(chain) == ["labels of split 0"] * 3
+    with pytest.raises(ValueError, match="2 label schemes declared for 3 splits"):
+        datasets.label_schemes(splits, ["a", "b"])
+
+
+def test_reddit_conflicts_are_counted_across_splits_and_logged_by_text_id_only(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tecb.sources.reddit import SUBMISSIONS_SCHEMA
+
+    subs = [f"sub{k}" for k in range(4)]
+    rows = [{"id": f"p{k}_{j}", "subreddit": sub, "title": f"Titel {sub} {j}", "selftext": "", "created_utc": 0.0}
+            for k, sub in enumerate(subs) for j in range(5)]
+    rows += [{"id": f"x{k}", "subreddit": sub, "title": "Geheime Frage", "selftext": "", "created_utc": 0.0}
+             for k, sub in enumerate(subs[:2])]  # one title in two subreddits
+    path = tmp_path / "submissions.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=SUBMISSIONS_SCHEMA), path)
+    entry = {"source": "reddit", "text": "s2s", "n_splits": 3, "min_subreddits": 2, "max_subreddits": 4}
+    ds = datasets.build_from_config("RedditClusteringS2S", entry, {}, str(path))
+    tid = ds.texts.index("Geheime Frage")
+    in_splits = {lab for ids, labels in ds.splits for i, lab in zip(ids, labels) if i == tid}
+    assert ds.label_schemes == ["subreddit"] * 3
+    assert ds.provenance["texts_with_conflicting_labels"] == (1 if len(in_splits) > 1 else 0)
+    assert len(in_splits) > 1  # the seed draws both subreddits (into one split or two)
+    log = datasets.describe(ds, "RedditClusteringS2S")
+    assert f"text_id {tid} labels ['sub0', 'sub1']" in log and "Geheime" not in log

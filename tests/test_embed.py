@@ -98,7 +98,9 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     texts = write_texts(tmp_path / "texts.parquet", TEXTS)
     out = tmp_path / "emb" / "D.parquet"
     spec = {"kind": "tiny-bert", "path": str(tiny_dir), "batch_size": 3}
-    meta = embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None)
+    timings = tmp_path / "timings" / "embed" / "D.json"
+    meta = embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None,
+                               timings_path=timings)
     import os
 
     assert "HF_HUB_OFFLINE" not in os.environ  # no process-wide changes: the workflow's script sets it
@@ -108,7 +110,13 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     assert stored["dim"] == vectors.shape[1] == 64
     assert stored["revision"] == "0" * 40 and stored["pooling"] == "mean" and stored["device"] == "cpu"
     assert stored["dtype"] == "float32" and stored["batch_size"] == 3 and stored["final_batch_size"] == 3
-    assert stored["max_seq_length"] == 512 and stored["seconds"] >= 0 and "torch" in stored["versions"]
+    assert stored["max_seq_length"] == 512 and "torch" in stored["versions"]
+    assert not [k for k in stored if "second" in k]  # no durations in the file: reruns give the same bytes
+    took = json.loads(timings.read_text())
+    assert took["seconds"] >= 0 and took["n_texts"] == len(TEXTS)
+    first = out.read_bytes()
+    embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None)
+    assert out.read_bytes() == first
     np.testing.assert_allclose(vectors[17], model.encode([TEXTS[17]])[0], atol=1e-5)
     assert not [p for p in out.parent.iterdir() if p.name != out.name]  # no scratch left behind
 

@@ -107,6 +107,22 @@ def test_modern_config_plans(tmp_path):
     assert counts["embed"] == 6 * len(modern["models"])
     assert "results/modern/embeddings/qwen3-embedding-0.6b/BlurbsClusteringS2S.parquet" in out
     text = (work / "config" / "modern.yaml").read_text()
-    for key in hub:  # each model's settings cite its model card
+    for key in hub:  # each model's settings cite its model card, and pin the revision MTEB evaluates
         block = text[: text.index(f"\n  {key}:")].rsplit("\n\n", 1)[-1]
-        assert "https://" in block or key == "sentence-t5-xxl", key
+        assert "https://" in block, key
+        assert re.fullmatch(r"[0-9a-f]{40}", modern["models"][key].get("revision") or ""), key
+    assert modern["models"]["sentence-t5-xxl"]["revision"] == "4d122282ba80e807e9e6eb8c358269e92796365d"
+    # the prompts the model cards document for clustering reach the embed jobs' settings
+    from tecb.model_spec import encoder_settings
+
+    def prompt(model, dataset):
+        return encoder_settings(modern["models"][model], {}, dataset)["prompt"]
+
+    assert prompt("me5-large", "RedditClusteringP2P") == "query: "
+    assert prompt("embeddinggemma-300m", "BlurbsClusteringS2S") == "task: clustering | query: "
+    assert prompt("me5-large-instruct", "TenKGnadClusteringS2S").startswith("Instruct: ")
+    assert prompt("qwen3-embedding-0.6b", "BlurbsClusteringP2P").endswith("\nQuery:")
+    assert prompt("nomic-embed-text-v2-moe", "BlurbsClusteringS2S") == "clustering: "
+    # both scoring protocols and the AMI tables are planned
+    assert counts["mteb_v2"] == 6 * len(modern["models"]) and counts["mteb_v2_table"] == 1
+    assert "results/modern/tables/table2_ami.md" in out and "results/modern/tables/table_mteb_v2.md" in out

@@ -1,10 +1,13 @@
 """The conda environments of the rules (envs/*.yaml, used by `snakemake --sdm conda`) pin the same versions as
-requirements.txt (what the tests run against), and every rule names an environment that exists.
+requirements.txt (what the tests run against), every rule names an environment that exists, and each rule's
+environment provides what its script imports (a static check of the imports).
 `make check-envs` runs this file alone."""
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -85,3 +88,127 @@ def test_pin_parsing():
     pins = requirement_pins()
     assert pins["snakemake"] and pins["torch"]
     assert _norm("sentence_transformers") == _norm("Sentence-Transformers") == "sentence-transformers"
+
+
+# --- each rule's environment provides what its script imports ----------------------------------------------
+
+# import name -> distribution, where they differ (else the import name, normalised)
+DISTRIBUTIONS = {"yaml": "pyyaml", "sklearn": "scikit-learn", "umap": "umap-learn", "PIL": "pillow",
+                 "huggingface_hub": "huggingface-hub", "sentence_transformers": "sentence-transformers",
+                 "fastcluster": "fastcluster", "hdbscan": "hdbscan"}
+SRC = ROOT / "src"
+
+
+def _module_level(body):
+    """Statements run at import: the module's, with those inside if/try/with blocks (not in def or class)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            yield from _module_level(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            yield from _module_level(handler.body)
+
+
+def imported_modules(source: str, module_level_only: bool) -> set[str]:
+    """Absolute imports of a Python source (``from tecb import x`` counts as ``tecb.x``)."""
+    tree = ast.parse(source)
+    nodes = _module_level(tree.body) if module_level_only else ast.walk(tree)
+    names = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names |= ({f"tecb.{a.name}" for a in node.names} if node.module == "tecb" else {node.module})
+    return names
+
+
+def _tecb_file(module: str) -> Path | None:
+    for path in (SRC / (module.replace(".", "/") + ".py"), SRC / module.replace(".", "/") / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def third_party_imports(script: Path) -> dict[str, str]:
+    """``{top-level package: where}`` a rule's script needs at import: its own module-level imports and those of
+    every tecb module it reaches (followed through imports at any level, as the job may call them)."""
+    needed, seen, todo = {}, set(), [script]
+    while todo:
+        path = todo.pop()
+        text = path.read_text()
+        top = imported_modules(text, module_level_only=True)
+        for module in sorted(imported_modules(text, module_level_only=False)):
+            root = module.split(".")[0]
+            if root == "tecb":
+                found = _tecb_file(module) or _tecb_file(module.rpartition(".")[0])
+                if found and found not in seen:
+                    seen.add(found)
+                    todo.append(found)
+            elif module in top and root not in sys.stdlib_module_names:
+                needed.setdefault(root, path.relative_to(ROOT).as_posix())
+    return needed
+
+
+def provided(env_file: Path) -> set[str]:
+    """Distributions an env installs: its pins and their requirements (as installed beside requirements.txt)."""
+    from packaging.requirements import Requirement
+
+    todo, have = list(env_pins(env_file)[0]), set()
+    while todo:
+        name = todo.pop()
+        if name in have:
+            continue
+        have.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for spec in requires:
+            req = Requirement(spec)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(_norm(req.name))
+    return have
+
+
+def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:
+    """``(rule, script, conda env)`` of every rule with a ``script:``."""
+    found = []
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        for m in re.finditer(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
+            script = re.search(r'script:\s*\n\s*"([^"]+)"', m.group(2))
+            env = re.search(r'conda:\s*\n\s*"([^"]+)"', m.group(2))
+            if script:
+                found.append((m.group(1), (smk.parent / script.group(1)).resolve(),
+                              (smk.parent / env.group(1)).resolve() if env else None))
+    return found
+
+
+RULES = rules_with_scripts()
+
+
+@pytest.mark.parametrize("rule,script,env", RULES, ids=[r for r, _, _ in RULES])
+def test_rule_env_provides_the_scripts_imports(rule, script, env):
+    assert env is not None, f"rule {rule} runs {script.name} but names no conda env"
+    have = provided(env)
+    missing = {name: where for name, where in third_party_imports(script).items()
+               if _norm(DISTRIBUTIONS.get(name, name)) not in have}
+    assert not missing, f"rule {rule}: {env.name} lacks {sorted(missing)} (imported by {sorted(set(missing.values()))})"
+
+
+def test_import_check_sees_module_level_and_tecb_imports(tmp_path):
+    """The check would catch envs/tables.yaml without PyYAML: tecb.report imports yaml at module level."""
+    source = "import os\nfrom tecb import report\ntry:\n    import yaml\nexcept ImportError:\n    pass\n" \
+             "def f():\n    import torch\n"
+    assert imported_modules(source, True) == {"os", "tecb.report", "yaml"}
+    assert "torch" in imported_modules(source, False)
+    script = ROOT / "workflow" / "scripts" / "report_extras.py"
+    assert third_party_imports(script)["yaml"] == "src/tecb/report.py"
+    assert {r for r, _, _ in RULES} >= {"tables", "figures", "report_extras", "embed", "cluster"}
+    env = tmp_path / "tables.yaml"
+    spec = yaml.safe_load((ROOT / "envs" / "tables.yaml").read_text())
+    pip = next(d for d in spec["dependencies"] if isinstance(d, dict))
+    pip["pip"] = [p for p in pip["pip"] if not p.lower().startswith("pyyaml")]
+    env.write_text(yaml.safe_dump(spec))
+    assert "pyyaml" in provided(ROOT / "envs" / "tables.yaml") and "pyyaml" not in provided(env)

@@ -78,6 +78,24 @@ def test_heatmap_and_bars_with_missing_cells(tmp_path):
     assert "n/a" in text and "paper" in text and "28.00" in text
 
 
+def test_paper_averages_only_where_the_run_is_comparable(tmp_path):
+    """The paper's averages are ticks only beside averages over its six datasets, built comparably; else the
+    title says why they are not shown."""
+    avg = pd.Series({"A": 30.0, "GBERT-base": 28.0})
+    paper = T.paper_table2(T.Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
+    four = T.PAPER_DATASETS[:4]
+    why = T.paper_average_not_comparable(four, {d: "" for d in four})
+    assert why == "this run has 4 of the paper's 6 datasets"
+    assert F.averages_title(four) == "Table 2: average V-measure x 100 over 4 of the paper's 6 datasets"
+    assert F.averages_title(T.PAPER_DATASETS) == "Table 2: average V-measure x 100 over the paper's 6 datasets"
+    (svg,) = F.bar_figure(avg, [tmp_path / "four.svg"], F.averages_title(four), no_reference_because=why)
+    text = svg.read_text()
+    assert "paper's averages not shown: this run has 4 of the paper's 6 datasets" in text
+    assert "<!-- paper -->" not in text  # no legend entry for the paper's ticks
+    (svg,) = F.bar_figure(avg, [tmp_path / "six.svg"], F.averages_title(T.PAPER_DATASETS), reference=paper)
+    assert "<!-- paper -->" in svg.read_text() and "not shown" not in svg.read_text()
+
+
 def test_importing_the_library_leaves_global_state_alone(tmp_path):
     """No process-wide patches: after importing every tecb module, matplotlib's backend and rcParams and the
     environment are what they were; drawing and saving a figure changes no rcParams either."""

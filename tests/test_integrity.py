@@ -104,11 +104,14 @@ def test_nan_vectors_are_an_error_naming_file_and_text_id(tmp_path, vectors):
     assert not (tmp_path / "nan2.parquet").exists()
 
 
-def test_inf_reduced_coordinates_are_refused_naming_split_and_text_id(tmp_path, vectors):
+def test_inf_reduced_coordinates_are_refused_naming_file_split_and_text_id(tmp_path, vectors):
     coords = vectors[:6, :2].copy()
     coords[4, 1] = np.inf
-    with pytest.raises(io.ContractError, match="split 3, text_id 14"):
-        io.reduced_table([(3, np.arange(10, 16), coords)], {})
+    out = tmp_path / "reduced" / "umap.parquet"
+    with pytest.raises(io.ContractError, match=f"^{out}: 1 reduced coordinates .*split 3, text_id 14"):
+        io.reduced_table([(3, np.arange(10, 16), coords)], {}, path=out)
+    with pytest.raises(io.ContractError, match="^1 reduced coordinates .*split 3, text_id 14"):
+        io.reduced_table([(3, np.arange(10, 16), coords)], {})  # no file given: the message says so by omission
     # a hand-made reduced file with inf is caught by the reader
     path = tmp_path / "red.parquet"
     table = pa.table({"split": pa.array(np.full(6, 3, np.int16)), "text_id": pa.array(np.arange(10, 16, dtype=np.int32)),
@@ -151,3 +154,55 @@ def test_reduced_rows_not_matching_the_split_name_the_file(tmp_path, vectors):
     io.write_table(io.reduced_table([(0, np.arange(18), vectors[:18, :2])], {}), red)
     with pytest.raises(ValueError, match=f"{red}: split 0 .*18 rows for the split's 20 texts"):
         cluster.load_points(splits_path, reduced_path=red)
+
+
+def test_reduce_script_names_its_output_in_the_nan_message():
+    """workflow/scripts/reduce.py passes the file it writes to io.reduced_table (the message names it)."""
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "reduce.py").read_text()
+    assert "path=snakemake.output[0]" in script
+
+
+# --- leftovers of killed jobs (issue 12 item 7) ---------------------------------------------------------------
+
+
+def _age(path, hours):
+    import os
+    import time
+
+    then = time.time() - hours * 3600
+    os.utime(path, (then, then))
+
+
+def test_remove_orphans_removes_only_old_temporaries(tmp_path):
+    folder = tmp_path / "results" / "embeddings" / "m"
+    folder.mkdir(parents=True)
+    old = folder / ".D.parquet.ab12cd34.tmp"
+    fresh = folder / ".E.parquet.zz99yy88.tmp"
+    old_dir = tmp_path / "results" / "checkpoints" / ".seed42.k3j4h5g6.tmp"
+    old_dir.mkdir(parents=True)
+    (old_dir / "model.safetensors").write_bytes(b"x")
+    done = folder / "D.parquet"
+    for p in (old, fresh, done):
+        p.write_bytes(b"x")
+    for p in (old, old_dir, done):
+        _age(p, 3)
+    removed = io.remove_orphans([tmp_path / "results"], min_age_seconds=7200)
+    assert sorted(removed) == sorted([old, old_dir])
+    assert not old.exists() and not old_dir.exists()
+    assert fresh.exists() and done.exists()  # a running job's temporary and a finished output stay
+
+
+def test_scratch_dir_is_a_temporary_that_remove_orphans_cleans(tmp_path):
+    target = tmp_path / "checkpoints" / "seed42"
+    with io.scratch_dir(target) as scratch:
+        assert io.TEMP_NAME.match(scratch.name) and scratch.parent == target.parent
+        (scratch / "weights.bin").write_bytes(b"x")
+        _age(scratch, 3)
+        assert io.remove_orphans([tmp_path]) == [scratch]  # what a killed job leaves is found
+    assert not scratch.exists()
+    with pytest.raises(RuntimeError):
+        with io.scratch_dir(target) as scratch:
+            raise RuntimeError("killed")
+    assert not scratch.exists() and list(target.parent.iterdir()) == []

@@ -166,12 +166,19 @@ def test_prompt_counts_toward_the_token_statistics(tmp_path, tiny_dir):
     assert prompted["tokens_total"] > bare["tokens_total"]
 
 
-def test_model_and_tokenizer_kwargs_reach_from_pretrained(tiny_dir):
-    settings = encoder_settings({"kind": "local", "path": str(tiny_dir), "model_kwargs": {"attn_implementation": "eager"},
+@pytest.mark.parametrize("folder", ["plain checkpoint", "sentence-transformers"])
+def test_model_and_tokenizer_kwargs_reach_from_pretrained(folder, tiny_dir, st_dir):
+    """Both loading routes (a plain checkpoint wrapped by us, a sentence-transformers folder loaded by
+    SentenceTransformer) pass model_kwargs and tokenizer_kwargs on to from_pretrained."""
+    path = str(tiny_dir if folder == "plain checkpoint" else st_dir)
+    assert embed.is_sentence_transformers_dir(path) == (folder == "sentence-transformers")
+    plain = embed.load_encoder(encoder_settings({"kind": "local", "path": path}), device="cpu")
+    assert plain[0].auto_model.config._attn_implementation != "eager" and plain.max_seq_length != 9
+    settings = encoder_settings({"kind": "local", "path": path, "model_kwargs": {"attn_implementation": "eager"},
                                  "tokenizer_kwargs": {"model_max_length": 9}})
     model = embed.load_encoder(settings, device="cpu")
     assert model[0].auto_model.config._attn_implementation == "eager"
-    assert model.max_seq_length == 9
+    assert model[0].tokenizer.model_max_length == 9 and model.max_seq_length == 9
 
 
 REMOTE_CONFIG = '''from transformers import BertConfig

@@ -102,25 +102,71 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
     texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()
     before = pretrain.encode_checkpoint(model, texts, device="cpu")
     ckpt = tmp_path / "ckpt"
+    timings = []
+    import random
+
+    import torch
+
+    random.seed(7), np.random.seed(7), torch.manual_seed(7)  # the caller's generators, left as they were
+    states = random.getstate(), np.random.get_state()[1].copy(), torch.random.get_rng_state()
     rows = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method], [1, 2],
-                             KMEANS, ckpt, seed=42, device="cpu", log=lambda m: None)
+                             KMEANS, ckpt, seed=42, device="cpu", log=lambda m: None, timings=timings)
+    assert random.getstate() == states[0] and np.array_equal(np.random.get_state()[1], states[1])
+    assert torch.equal(torch.random.get_rng_state(), states[2])
     assert [(r["epoch"], r["split"]) for r in rows] == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert not any("seconds" in k for r in rows for k in r)  # durations go to the timings, not the scores
+    assert [t["epoch"] for t in timings] == [1, 2] and all(t["train_seconds"] >= 0 <= t["eval_seconds"]
+                                                            for t in timings)
     assert all(np.isfinite(r["train_loss"]) and 0 <= r["v_measure"] <= 1 for r in rows)
     assert rows[-1]["optimizer_steps"] == 2 * (3 if method == "wwm" else 6)
     prov = io.json.loads((ckpt / "provenance.json").read_text())
     assert prov["method"] == method and prov["epoch"] == 2 and prov["seed"] == 42
     after = pretrain.encode_checkpoint(ckpt, texts, device="cpu")
     assert after.shape == before.shape and not np.allclose(after, before)
-    assert not (tmp_path / ".ckpt.eval").exists()
+    assert list(tmp_path.iterdir()) == [ckpt]  # epoch 1's scratch checkpoint is gone
     if method == "wwm":  # same seed -> identical numbers; progress lines say texts done / total, rate, ETA
         lines = []
         again = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method],
                                   [1, 2], KMEANS, tmp_path / "ckpt2", seed=42, device="cpu", log=lines.append,
                                   progress_every=0)
-        strip = lambda rs: [{k: v for k, v in r.items() if "seconds" not in k} for r in rs]  # noqa: E731
-        assert strip(again) == strip(rows)
+        assert again == rows
         progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
         assert progress and f"/{len(texts)} texts" in progress[0] and "ETA" in progress[0]
+
+
+def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds(tiny, tmp_path, monkeypatch):
+    """The scratch checkpoint of an intermediate epoch is named like every temporary (tecb.io.TEMP_NAME): removed
+    when its scoring fails, and, where a job is killed outright, by io.remove_orphans on the next run."""
+    import os
+    import time
+
+    root, model = tiny
+    seen = []
+
+    def killed(path, *args, **kwargs):
+        seen.append(path)
+        assert io.TEMP_NAME.match(path.name) and path.parent == tmp_path  # beside the checkpoint, a temporary
+        then = time.time() - 3 * 3600
+        os.utime(path, (then, then))
+        assert io.remove_orphans([tmp_path]) == [path]  # as if the job had been killed here 3 hours ago
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pretrain, "evaluate_checkpoint", killed)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [1, 2],
+                          KMEANS, tmp_path / "ckpt", seed=42, device="cpu", log=lambda m: None)
+    assert len(seen) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
+    root, model = tiny
+    out, timings = tmp_path / "seed42.parquet", tmp_path / "timings" / "seed42.json"
+    pretrain.run(model, root / "texts.parquet", root / "splits.parquet", out, tmp_path / "ckpt", "wwm", PARAMS["wwm"],
+                 [1], KMEANS, 42, device="cpu", log=lambda m: None, timings_path=timings)
+    assert not any("seconds" in name for name in pq.read_schema(out).names)
+    got = io.json.loads(timings.read_text())
+    assert got["method"] == "wwm" and got["seed"] == 42 and [t["epoch"] for t in got["epochs"]] == [1]
+    assert got["total_seconds"] >= got["epochs"][0]["train_seconds"] >= 0
 
 
 def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):

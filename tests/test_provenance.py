@@ -75,17 +75,89 @@ def _published_file(path):
 
 
 def test_published_splits_record_repo_and_revision(tmp_path):
+    """Downloaded from the hub at the pinned revision (no local `path`): the paper's splits."""
     path = _published_file(tmp_path / "test.jsonl")
     ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
                                     {"published_blurbs_s2s": {}}, str(path))
     prov = ds.provenance
     assert prov["origin"] == "published" and prov["repo_id"] == "slvnwhrl/blurbs-clustering-s2s"
     assert prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c" and prov["comparable_to_paper"]
+    assert prov["revision_check"] == "downloaded from the hub at this revision"
     assert prov["source_files"] == [{"file": "test.jsonl", "sha256": sha256_file(path), "records": 2}]
     other = datasets.build_from_config("BlurbsClusteringS2S", {"source": "mine"},
                                        {"mine": {"builder": "published", "repo_id": "me/x", "revision": "abc"}},
                                        str(path))
     assert other.provenance["not_comparable_because"] == "published splits other than the paper's (me/x@abc)"
+
+
+def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_path):
+    """A local test.jsonl cannot be checked against the hub offline: its statistics must equal the paper's Table 1."""
+    from tecb import mteb_results
+
+    path = _published_file(tmp_path / "test.jsonl")  # 2 splits of 6 texts: not the paper's 28 splits
+    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
+                                    {"published_blurbs_s2s": {"path": str(path)}}, str(path))
+    prov = ds.provenance
+    assert prov["origin"] == "published" and prov["revision"] is None and not prov["comparable_to_paper"]
+    assert prov["revision_unverified_because"].startswith(
+        "the local test.jsonl does not match the paper's Table 1 statistics: unique_samples 6 (paper 17726), "
+        "splits 2 (paper 28)")
+    assert prov["not_comparable_because"].startswith("published splits other than the paper's: the local test.jsonl")
+    assert T.short_reason(prov["not_comparable_because"]) == "other published splits"
+    assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == f"tecb-sha256:{prov['content_sha256']}"
+    assert "revision: unverified (the local test.jsonl does not match" in datasets.describe(ds, "BlurbsClusteringS2S")
+    # the workflow passes `local: True` (its params leave paths out) instead of the path
+    same = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
+                                      {"published_blurbs_s2s": {"local": True}}, str(path))
+    assert same.provenance == prov
+    mine = datasets.build_from_config("Mine", {"source": "p"}, {"p": {"builder": "published", "path": str(path),
+                                                                      "repo_id": "me/x", "revision": "abc"}},
+                                      str(path))
+    assert mine.provenance["revision"] is None and "none of the paper's published datasets" in \
+        mine.provenance["revision_unverified_because"]
+
+
+def test_local_published_file_matching_the_papers_table1_is_comparable(tmp_path, monkeypatch):
+    from tecb import mteb_results
+    from tecb.sources import published
+
+    path = _published_file(tmp_path / "test.jsonl")
+    stats = {"unique_samples": 6, "splits": 2, "split_size_min": 6, "split_size_max": 6, "classes_min": 3,
+             "classes_max": 3}
+    monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", stats)
+    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
+                                    {"published_blurbs_s2s": {"path": str(path)}}, str(path))
+    prov = ds.provenance
+    assert prov["comparable_to_paper"] and prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
+    assert prov["revision_check"].startswith("local test.jsonl whose statistics equal the paper's Table 1")
+    assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == prov["revision"]
+    monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", {**stats, "classes_max": 4})
+    off_by_one = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
+                                            {"published_blurbs_s2s": {"path": str(path)}}, str(path))
+    assert off_by_one.provenance["revision_unverified_because"].endswith(": classes_max 3 (paper 4)")
+
+
+def test_paper_table1_counts_in_the_library_equal_the_reference_file():
+    from tecb.sources import published
+
+    ref = pd.read_csv(REF.with_name("paper_table1.csv")).set_index("dataset")
+    for name, (_, _, source) in datasets.PAPER_SOURCES.items():
+        if source is None:
+            continue
+        assert published.PAPER_TABLE1[source] == {k: int(ref.at[name, k]) for k in published.PAPER_TABLE1[source]}
+    assert set(published.PAPER_TABLE1) == set(published.PUBLISHED)
+
+
+def test_workflow_marks_only_local_published_sources():
+    sources = {"published_blurbs_s2s": {"path": "x/test.jsonl"}, "published_tenkgnad_s2s": {},
+               "germeval2019": {"path": "g.zip"}}
+    spec = {"published_blurbs_s2s": {}}
+    assert datasets.mark_local_published(spec, {"source": "published_blurbs_s2s"}, sources) == {
+        "published_blurbs_s2s": {"local": True}}
+    assert datasets.mark_local_published({"published_tenkgnad_s2s": {}}, {"source": "published_tenkgnad_s2s"},
+                                         sources) == {"published_tenkgnad_s2s": {}}
+    assert datasets.mark_local_published({"germeval2019": {}}, {"source": "germeval2019", "text": "s2s"},
+                                         sources) == {"germeval2019": {}}
 
 
 def test_custom_and_csv_fallback_are_not_comparable(tmp_path):

@@ -112,6 +112,9 @@ def test_workflow_builds_published_dataset_from_local_path(tmp_path):
     run_snakemake(work, "--configfile", "config/pub.yaml", "--cores", "1", target)
     splits = pq.read_table(work / target).to_pandas()
     assert splits.groupby("split").size().tolist() == [4, 3]
+    prov = io.dataset_provenance(work / target)  # a local file unlike the paper's Table 1: revision unverified
+    assert prov["revision"] is None and prov["comparable_to_paper"] is False
+    assert "does not match the paper's Table 1" in prov["not_comparable_because"]
     assert len(pq.read_table(work / "results/datasets/BlurbsClusteringS2S/texts.parquet")) == 5
     dry = run_snakemake(work, "--configfile", "config/pub.yaml", "-n", check=False)
     assert dry.returncode == 0, dry.stdout[-3000:]

@@ -102,6 +102,12 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
             assert 0 <= data["scores"]["test"][0]["main_score"] <= 1
     for stem in ("table3_heatmap", "table2_averages"):
         assert (res / "figures" / f"{stem}.png").exists() and (res / "figures" / f"{stem}.svg").exists()
+    # the demo's datasets are built from small parts of the sources: no paper ticks, and the chart says why
+    bars = (res / "figures" / "table2_averages.svg").read_text()
+    assert "paper's averages not shown: BlurbsClusteringS2S (and 5 more) is not comparable" in bars
+    assert "<!-- paper -->" not in bars
+    t1_vs = (res / "tables" / "table1_vs_paper.md").read_text()
+    assert "Unique samples" in t1_vs and "Split size (min)" in t1_vs and "split_size_min" not in t1_vs
     runtimes = pd.read_csv(res / "report" / "runtimes.csv")
     assert {"embed", "reduce", "cluster"} <= set(runtimes.step) and (runtimes.seconds >= 0).all()
     run_snakemake(demo_run, "--configfile", "config/demo.yaml", "--report", "results/demo/report.html")

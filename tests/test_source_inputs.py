@@ -140,25 +140,72 @@ def _gnad_csv(path, rows):
     return path
 
 
-def test_10kgnad_train_and_test_as_folder_or_list(tmp_path):
+def _gnad_folder(tmp_path):
     labels = ["Sport", "Web", "Kultur"]
     folder = tmp_path / "10kGNAD"
     folder.mkdir()
     _gnad_csv(folder / "train.csv", [(labels[i % 3], f"Artikel {i}; mit 'Zitat'") for i in range(30)])
     _gnad_csv(folder / "test.csv", [(labels[i % 3], f"Test {i}") for i in range(6)])
     (folder / "README.md").write_text("not a csv")
-    by_folder = datasets.build_tenkgnad_csv(str(folder))
-    by_list = datasets.build_tenkgnad_csv([str(folder / "test.csv"), str(folder / "train.csv")])
+    return folder
+
+
+def _gnad(name, path):
+    return datasets.build_from_config(name, {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}},
+                                      path)
+
+
+def test_10kgnad_train_and_test_as_folder_or_list(tmp_path):
+    folder = _gnad_folder(tmp_path)
+    by_folder = _gnad("TenKGnadClusteringP2P", str(folder))
+    by_list = _gnad("TenKGnadClusteringP2P", [str(folder / "test.csv"), str(folder / "train.csv")])
     assert by_folder.n_items == by_list.n_items == 36
-    assert by_folder.texts == by_list.texts  # folder files are read in name order: test.csv, train.csv
-    assert [f["file"] for f in by_folder.provenance["source_files"]] == ["test.csv", "train.csv"]
-    ds = datasets.build_from_config("TenKGnadClusteringP2P", {"source": "gnad", "text": "p2p"},
-                                    {"gnad": {"builder": "10kgnad_csv"}}, [str(folder / "train.csv"),
-                                                                            str(folder / "test.csv")])
-    assert ds.n_items == 36 and "rows read per file" in datasets.describe(ds, "TenKGnadClusteringP2P")
+    # read in the fixed order train, test, whatever the list's order: the same texts, splits and identity
+    assert [f["file"] for f in by_folder.provenance["source_files"]] == ["train.csv", "test.csv"]
+    assert by_folder.texts[0] == "Artikel 0; mit 'Zitat'" and by_folder.texts == by_list.texts
+    assert by_folder.splits == by_list.splits
+    assert by_folder.provenance["content_sha256"] == by_list.provenance["content_sha256"]
+    assert by_folder.provenance == by_list.provenance
+    log = datasets.describe(by_list, "TenKGnadClusteringP2P")
+    assert "rows read per file, in this order" in log and log.index("train.csv: 30 rows") < log.index("test.csv: 6")
     (tmp_path / "none").mkdir()
     with pytest.raises(SourceFileError, match=r"no 10kGNAD csv file found in .*none"):
         datasets.build_tenkgnad_csv(str(tmp_path / "none"))
+
+
+def test_10kgnad_articles_csv_beside_train_and_test_does_not_double_the_corpus(tmp_path):
+    folder = _gnad_folder(tmp_path)
+    alone = _gnad("TenKGnadClusteringP2P", str(folder))
+    rows = list(csv.reader((folder / "train.csv").open(encoding="utf-8"), delimiter=";", quotechar="'"))
+    rows += list(csv.reader((folder / "test.csv").open(encoding="utf-8"), delimiter=";", quotechar="'"))
+    _gnad_csv(folder / "articles.csv", rows)  # the 10kGNAD repository's third file: train + test together
+    both = _gnad("TenKGnadClusteringP2P", str(folder))
+    assert both.n_items == 36 and both.provenance["content_sha256"] == alone.provenance["content_sha256"]
+    assert [f["file"] for f in both.provenance["source_files"]] == ["train.csv", "test.csv"]
+    log = datasets.describe(both, "TenKGnadClusteringP2P")
+    assert f"{folder / 'articles.csv'}: ignored (it holds the articles of train.csv and test.csv together" in log
+    with pytest.raises(SourceFileError, match="articles.csv holds the articles of train.csv and test.csv together"):
+        _gnad("TenKGnadClusteringP2P", [str(folder / "train.csv"), str(folder / "articles.csv")])
+    with pytest.raises(SourceFileError, match="train.csv named more than once"):
+        _gnad("TenKGnadClusteringP2P", [str(folder / "train.csv"), str(folder / "train.csv")])
+    assert _gnad("TenKGnadClusteringP2P", str(folder / "articles.csv")).n_items == 36  # named alone: read
+    (folder / "train.csv").unlink()
+    (folder / "test.csv").unlink()
+    with pytest.raises(SourceFileError, match=r"no 10kGNAD csv file found in .*found articles.csv: name that file"):
+        _gnad("TenKGnadClusteringP2P", str(folder))
+
+
+def test_10kgnad_folder_with_gz_files_and_one_part_missing(tmp_path):
+    folder = _gnad_folder(tmp_path)
+    (folder / "train.csv.gz").write_bytes(gzip.compress((folder / "train.csv").read_bytes()))
+    with pytest.raises(SourceFileError, match=r"both train.csv and train.csv.gz"):
+        _gnad("TenKGnadClusteringP2P", str(folder))
+    (folder / "train.csv").unlink()
+    gz = _gnad("TenKGnadClusteringP2P", str(folder))
+    assert [f["file"] for f in gz.provenance["source_files"]] == ["train.csv.gz", "test.csv"]
+    (folder / "test.csv").unlink()
+    log = datasets.describe(_gnad("TenKGnadClusteringP2P", str(folder)), "TenKGnadClusteringP2P")
+    assert "no test.csv (the whole corpus is train.csv + test.csv)" in log
 
 
 @pytest.mark.skipif(not REAL_CSV.exists(), reason="real 10kGNAD sample not present")

@@ -155,6 +155,9 @@ def test_write_all_formats(tmp_path):
     t3, n = T.paper_table3(REF)
     paths = T.write_all_formats(t3, tmp_path / "table3", "Table 3", mark_best=True)
     assert [p.suffix for p in paths] == [".md", ".csv", ".tex", ".html"]
+    assert T.write_formats(t3, {"md": tmp_path / "only.txt"}) == [tmp_path / "only.txt"]
+    with pytest.raises(ValueError, match="not xlsx"):
+        T.write_formats(t3, {"xlsx": tmp_path / "t.xlsx"})
     back = pd.read_csv(paths[1], index_col=0)
     assert back.at["kmeans / umap", "BlurbsClusteringP2P"] == 29.58
     tex = paths[2].read_text()
@@ -180,8 +183,72 @@ def test_render_tables_on_partial_results(tmp_path):
     t3 = (tmp_path / "out" / "table3.md").read_text()
     assert "mean over the 2 model(s) present" in t3 and "as few as 1" in t3
     t1 = pd.read_csv(tmp_path / "out" / "table1_vs_paper.csv", index_col=0)
-    row = t1[t1.Statistic == "unique_samples"].iloc[0]
+    row = t1[t1.Statistic == "Unique samples"].iloc[0]  # the headers of Table 1, not the CSV's keys
     assert row["This run"] == 2 and row["Paper"] == 17726 and row["Δ"] == 2 - 17726
+    assert list(t1.Statistic) == list(T.TABLE1_LABELS.values())
+    md = (tmp_path / "out" / "table1_vs_paper.md").read_text()
+    assert "Split size (min)" in md and "split_size_min" not in md
+    assert "| Model | Blurbs S2S | Blurbs P2P |" in t2 and "| Average |" in t2  # all six (scores): the paper's
+
+
+def _render_inputs(tmp_path, datasets=("BlurbsClusteringS2S",)):
+    scores = _summary(("a", "b"), list(datasets))
+    scores.to_parquet(tmp_path / "scores.parquet")
+    texts, splits = [], []
+    for d in datasets:
+        pd.DataFrame({"text_id": [0, 1], "text": ["x", "yy"]}).to_parquet(tmp_path / f"{d}.texts.parquet")
+        table = pa.Table.from_pandas(pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}))
+        pq.write_table(table.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}),
+                       tmp_path / f"{d}.splits.parquet")
+        texts.append(tmp_path / f"{d}.texts.parquet")
+        splits.append(tmp_path / f"{d}.splits.parquet")
+    return tmp_path / "scores.parquet", list(datasets), texts, splits
+
+
+def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
+    """The rule names the files (any names); the library writes those, by key, and nothing else."""
+    scores, datasets, texts, splits = _render_inputs(tmp_path)
+    keys = T.table_keys(reference=False, metrics=["v_measure", "ami"], statistics=True)
+    assert keys == ["table1", "table2", "table3", "table2_ami", "table3_ami", "table2_statistics", "intervals"]
+    scores_df = pd.read_parquet(scores).assign(ami=0.2)
+    scores_df.to_parquet(scores)
+    out = tmp_path / "named-by-the-rule"
+    outputs = {k: {ext: out / f"{i}-{ext}.file" for ext in (("csv",) if k in ("table2_statistics", "intervals")
+                                                             else ("md", "csv", "tex", "html"))}
+               for i, k in enumerate(keys)}
+    args = (scores, datasets, texts, splits, {"a": "A", "b": "B"}, [["kmeans", "none"], ["kmeans", "umap"]],
+            {"algorithm": "kmeans", "reduction": "none"})
+    kwargs = dict(log=lambda m: None, statistics={"n_resamples": 200}, metrics=["v_measure", "ami"])
+    T.render_tables(*args, outputs, **kwargs)
+    expected = sorted(str(p) for formats in outputs.values() for p in formats.values())
+    assert sorted(str(p) for p in out.iterdir()) == expected
+    assert "Table 2: AMI x 100" in (out / "3-md.file").read_text()
+    # one of the paper's six datasets: the average is not the paper's, and its heading says so
+    assert "| Model | Blurbs S2S | Average (1 of the paper's 6) |" in (out / "1-md.file").read_text()
+    assert (out / "1-csv.file").read_text().splitlines()[0] == "Model,BlurbsClusteringS2S,Average (1 of the paper's 6)"
+    assert pd.read_csv(out / "6-csv.file").metric.tolist()[0] == "v_measure"  # intervals
+    del outputs["intervals"]
+    with pytest.raises(ValueError, match=r"missing \['intervals'\]"):
+        T.render_tables(*args, outputs, **kwargs)
+    with pytest.raises(ValueError, match=r"not written \['table9'\]"):
+        T.render_tables(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}},
+                        **kwargs)
+
+
+def test_average_heading_says_how_many_of_the_papers_datasets_it_averages():
+    assert T.average_label(T.PAPER_DATASETS + ["Average"]) == "Average"
+    assert T.average_label(T.PAPER_DATASETS[:4] + ["Average"]) == "Average (4 of the paper's 6)"
+    assert T.average_label(["MyData", "Average"]) == "Average"  # only the run's own datasets
+    t2 = T.table2(T.summarize(_summary(("a",), DATASETS[:2])), {"a": "A"}, datasets=DATASETS[:2])
+    assert list(T.label_average(t2).columns) == DATASETS[:2] + ["Average (2 of the paper's 6)"]
+    assert "Average" in t2.columns  # the frame itself keeps its key (statistics, figures use it)
+
+
+def test_paper_average_is_comparable_only_with_all_six_comparable_datasets():
+    assert T.paper_average_not_comparable(DATASETS, {d: "" for d in DATASETS}) == ""
+    assert T.paper_average_not_comparable(DATASETS[:5]) == "this run has 5 of the paper's 6 datasets"
+    why = T.paper_average_not_comparable(DATASETS, {DATASETS[2]: "built from part of the source (270 articles)"})
+    assert why == "TenKGnadClusteringS2S is not comparable (partial source)"
 
 
 def test_table1_has_the_papers_columns_and_readable_headers():
@@ -211,3 +278,23 @@ def test_collect_scores_takes_keys_not_paths(tmp_path):
     assert pd.read_parquet(tmp_path / "scores.parquet").equals(out)
     with pytest.raises(ValueError, match="2 score files but 1 keys"):
         T.collect_scores([a, b], [("m1", "D", "none", "kmeans")], tmp_path / "s2.parquet")
+
+
+def test_mteb_v2_table_writes_the_paths_it_is_given(tmp_path):
+    """The MTEB v2 table and its long CSV go to the files the rule declares (no `{stem}_long.csv` derived)."""
+    from tecb import mteb_v2
+
+    files = {}
+    for m, base in (("a", 0.3), ("b", 0.4)):
+        path = tmp_path / f"{m}.parquet"
+        pd.DataFrame({"level": [0, 0], "bootstrap": [0, 1], "n_texts": [50, 50], "n_labels": [3, 3],
+                      "v_measure": [base, base + 0.02], "ami": [base - 0.1, base - 0.1]}).to_parquet(path)
+        files[(m, "BlurbsClusteringS2S")] = path
+    table_paths = {ext: tmp_path / "out" / f"v2-{ext}.txt" for ext in ("md", "csv", "tex", "html")}
+    long_path = tmp_path / "elsewhere" / "rows.csv"
+    table = mteb_v2.render_table(files, {"a": "A", "b": "B"}, ["BlurbsClusteringS2S"], table_paths, long_path,
+                                 log=lambda m: None)
+    assert sorted((tmp_path / "out").iterdir()) == sorted(table_paths.values())
+    assert table.at["B", "BlurbsClusteringS2S"] == pytest.approx(41.0)
+    assert "± 1.00" in table_paths["md"].read_text()
+    assert pd.read_csv(long_path).model.tolist() == ["a", "b"]

@@ -27,15 +27,18 @@ class ConfigError(ValueError):
 
 # --- credentials ---------------------------------------------------------------------------------
 
-_SECRET_WORDS = {"token", "tokens", "pwd", "apikey", "credential", "credentials", "passphrase", "cookie"}
-_SECRET_KEYS = {"client_id", "clientid", "api_key", "access_key", "private_key", "secret_key", "auth", "oauth"}
+_SECRET_WORDS = {"token", "tokens", "pwd", "apikey", "clientid", "credential", "credentials", "passphrase", "cookie"}
+_SECRET_PAIRS = {"clientid", "apikey", "accesskey", "privatekey", "secretkey"}  # two words: ``hf_api_key``
+_SECRET_KEYS = {"auth", "oauth"}  # only as the whole name (``oauth_url`` is an address)
 
 
 def looks_like_credential(key) -> bool:
-    """Whether a config key's name says it holds a credential (``client_secret``, ``password``, ``api_key``, ...)."""
-    name = str(key).lower().replace("-", "_")
+    """Whether a config key's name says it holds a credential (``client_secret``, ``password``, ``api_key``,
+    ``praw-client-id``, ...): judged by its words (split at ``_``, ``-``, ``.``, ...), never by its value."""
+    name = str(key).lower()
     words = [w for w in re.split(r"[^a-z0-9]+", name) if w]
-    return (name in _SECRET_KEYS or any(w in _SECRET_WORDS for w in words)
+    pairs = {a + b for a, b in zip(words, words[1:])}
+    return ("_".join(words) in _SECRET_KEYS or any(w in _SECRET_WORDS for w in words) or bool(pairs & _SECRET_PAIRS)
             or any("secret" in w or "passw" in w for w in words))
 
 
@@ -73,13 +76,12 @@ def _dotted(parts) -> str:
     return out or "(top level)"
 
 
-def _shown(instance, path: str) -> str:
-    """How a value may appear in a message: scalars as they are, strings only short and under harmless keys."""
+def _shown(instance, path: str = "") -> str:
+    """How a value may appear in a message: numbers, booleans and null as they are; a string never (a
+    credential may sit under any key, misspelt or not), only its type and length; containers by their keys."""
     if isinstance(instance, bool) or instance is None or isinstance(instance, (int, float)):
         return repr(instance)
     if isinstance(instance, str):
-        if len(instance) <= 40 and not any(looks_like_credential(p) for p in re.split(r"[.\[\]]", path)):
-            return repr(instance)
         return f"a string of {len(instance)} characters"
     if isinstance(instance, dict):
         return f"a mapping with keys {', '.join(map(str, instance))}" if instance else "an empty mapping"
@@ -102,6 +104,8 @@ def _schema_message(error) -> str:
             where = f"{path}.{key}" if error.absolute_path else str(key)
             lines.append(f"{where}: unknown key{hint}; known keys here: {', '.join(known)}")
         return "\n".join(lines)
+    if "propertyNames" in error.schema_path:  # the instance is a key's name (a name, not a value): shown
+        return f"{path}: {error.message}"
     if error.validator == "type":
         return f"{path}: expected {error.validator_value}, got {_shown(instance, path)}"
     if error.validator == "enum":

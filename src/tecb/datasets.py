@@ -30,6 +30,7 @@ class Dataset:
     n_items: int = 0
     provenance: dict = field(default_factory=dict)  # where the dataset comes from (written into its files)
     notes: list[str] = field(default_factory=list)  # log lines about the source, before the selection counts
+    label_schemes: list[str] | None = None  # each split's label scheme, where the builder knows (label_schemes)
 
 
 def assemble(item_texts: list[str], split_items: list[tuple[np.ndarray, list[str]]]) -> tuple[list[str], list]:
@@ -43,12 +44,8 @@ def assemble(item_texts: list[str], split_items: list[tuple[np.ndarray, list[str
     return list(text_ids), splits
 
 
-def label_conflicts(splits: list[tuple[list[int], list[str]]]) -> dict[int, list[str]]:
-    """Texts given two or more different labels within one split: ``{text_id: sorted labels}`` over all splits.
-
-    Splits are looked at one by one because a dataset may label its splits differently on purpose (Blurbs:
-    d=0 genres in some splits, d=1 genres in others); inside one split a text with two labels is a conflict.
-    """
+def split_label_conflicts(splits: list[tuple[list[int], list[str]]]) -> dict[int, list[str]]:
+    """Texts given two or more different labels inside one split: ``{text_id: sorted labels}`` over all splits."""
     out: dict[int, set[str]] = {}
     for ids, labels in splits:
         seen: dict[int, set[str]] = {}
@@ -57,6 +54,58 @@ def label_conflicts(splits: list[tuple[list[int], list[str]]]) -> dict[int, list
         for i, labs in seen.items():
             if len(labs) > 1:
                 out.setdefault(i, set()).update(labs)
+    return {i: sorted(labs) for i, labs in sorted(out.items())}
+
+
+def label_schemes(splits: list[tuple[list[int], list[str]]], declared: list[str] | None = None) -> list[str]:
+    """The label scheme of each split: ``declared`` (by a builder that knows), else inferred.
+
+    Splits of one scheme label the same kind of class, so one text should carry one label in all of them.
+    Builders declare it: Blurbs has two (``d=0 genre`` for its 10 coarse splits, ``d=1 genre`` for its
+    10 fine and its within-genre splits), TenKGnad (``category``), Reddit (``subreddit``) and a custom file
+    without ``split_column`` (``label``) one. Otherwise (published splits, a custom ``split_column``) splits
+    that share at least one label are one scheme, transitively (``labels of split 0``: named by its first split).
+    """
+    if declared is not None:
+        if len(declared) != len(splits):
+            raise ValueError(f"{len(declared)} label schemes declared for {len(splits)} splits")
+        return list(declared)
+    parent = list(range(len(splits)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for i, (_, labels) in enumerate(splits):
+        for label in set(labels):
+            a, b = root(i), root(first_with.setdefault(label, i))
+            parent[max(a, b)] = min(a, b)  # a component's root is its first split
+    return [f"labels of split {root(i)}" for i in range(len(splits))]
+
+
+def label_conflicts(splits: list[tuple[list[int], list[str]]],
+                    schemes: list[str] | None = None) -> dict[int, list[str]]:
+    """Identical texts with different labels within the dataset: ``{text_id: sorted labels}``.
+
+    Within the dataset means among all splits of one label scheme (:func:`label_schemes`; ``schemes`` gives each
+    split's, else they are inferred): Blurbs gives a book its d=0 genre in some splits and its d=1 genre in others
+    on purpose, which is no conflict; the same text labelled ``a`` in one split and ``b`` in another of the same
+    scheme is (as is a text with two labels inside one split). The rule for them: kept, each item with its own
+    label, as in the paper's published splits; the count and examples go to the build log and the count into the
+    dataset's provenance (``texts_with_conflicting_labels``).
+    """
+    schemes = label_schemes(splits, schemes)
+    seen: dict[tuple[str, int], set[str]] = {}
+    for scheme, (ids, labels) in zip(schemes, splits):
+        for i, label in zip(ids, labels):
+            seen.setdefault((scheme, int(i)), set()).add(label)
+    out: dict[int, set[str]] = {}
+    for (_, i), labs in seen.items():
+        if len(labs) > 1:
+            out.setdefault(i, set()).update(labs)
     return {i: sorted(labs) for i, labs in sorted(out.items())}
 
 
@@ -121,7 +170,8 @@ def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, min_fra
              f"  {n_books} labelled books; selection keeps {len(kept)}"]
     prov = {"origin": "raw", "source_files": files, "records": n_books, "full_source": full, "partial_because": why,
             "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book"))}
-    return Dataset(unique, splits, names, dropped, len(kept), prov, notes)
+    schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
+    return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes)
 
 
 def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
@@ -150,28 +200,31 @@ def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, min_f
     prov = {"origin": "raw", "source_files": [_file_entry(path, n_read)], "records": n_read, "full_source": full,
             "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}"}
     notes = [f"  {Path(path).name}: {n_read} newsroom articles read (before the selection)"]
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], dropped, len(articles), prov, notes)
+    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], dropped, len(articles), prov, notes,
+                   ["category"] * len(splits))
 
 
 def build_tenkgnad_csv(paths, variant: str = "p2p", seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
                        max_fraction: float = 1.0) -> Dataset:
-    """TenKGnad P2P from the 10kGNAD csv files (no titles: P2P only)."""
+    """TenKGnad P2P from the 10kGNAD csv files (no titles: P2P only): train.csv then test.csv (``gnad.csv_files``)."""
     if variant != "p2p":
         raise ValueError("the 10kGNAD csv files hold no titles: they can only build the P2P variant")
-    files = gnad.csv_files(paths)
-    rows, entries, notes = [], [], ["rows read per file (before the selection):"]
+    files, notes = gnad.csv_files(paths)
+    rows, entries = [], []
+    notes.append("  rows read per file, in this order (before the selection):")
     for p in files:
         got = gnad.read_10kgnad_csv(p)
         rows += got
         entries.append(_file_entry(p, len(got)))
-        notes.append(f"  {p}: {len(got)} rows")
+        notes.append(f"    {p}: {len(got)} rows")
     rng = np.random.default_rng(seed)
     split_items = _random_splits([label for label, _ in rows], n_splits, rng, min_fraction, max_fraction)
     unique, splits = assemble([text for _, text in rows], split_items)
     full = len(rows) >= FULL_SOURCE["10kgnad_csv"][0]
     prov = {"origin": "raw", "source_files": entries, "records": len(rows), "full_source": full,
             "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}"}
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], Counter(), len(rows), prov, notes)
+    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], Counter(), len(rows), prov, notes,
+                   ["category"] * len(splits))
 
 
 def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, min_subreddits: int = 10,
@@ -195,7 +248,7 @@ def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, min_sub
             "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}"}
     notes = [f"  {Path(path).name}: {table.num_rows} submissions read (before the selection)"]
     return Dataset(unique, splits, [f"subreddits {i}" for i in range(n_splits)], Counter(dropped), len(rows), prov,
-                   notes)
+                   notes, ["subreddit"] * len(splits))
 
 
 def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset:
@@ -234,8 +287,9 @@ def build_custom(path, variant: str | None = None, seed: int = 42, text_column: 
         names = [f"random {i}" for i in range(n_splits)]
     unique, splits = assemble(texts, split_items)
     prov = {"origin": "custom", "source_files": [_file_entry(path, len(texts))]}
+    schemes = None if split_column is not None else [label_column] * len(splits)  # split_column: inferred
     return Dataset(unique, splits, names, Counter(), len(texts), prov,
-                   [f"  {Path(path).name}: {len(texts)} records read"])
+                   [f"  {Path(path).name}: {len(texts)} records read"], schemes)
 
 
 BUILDERS = {
@@ -337,14 +391,17 @@ def _single_path(path, builder: str) -> None:
 def paper_comparison(name: str, prov: dict) -> str:
     """Why dataset ``name`` with provenance ``prov`` cannot be set beside the paper's numbers ("" = it can).
 
-    Comparable: the paper's published splits of that dataset (repo and revision of design §6), or a build from
-    the full raw source by the paper's builder and text variant with the paper's split recipe (any seed).
+    Comparable: the paper's published splits of that dataset (repo and revision of design §6; a local copy only
+    when :func:`published_check` verified it), or a build from the full raw source by the paper's builder and
+    text variant with the paper's split recipe (any seed).
     """
     if name not in PAPER_SOURCES:
         return "not one of the paper's datasets"
     builder, variant, published_source = PAPER_SOURCES[name]
     origin = prov.get("origin")
     if origin == "published":
+        if prov.get("revision_unverified_because"):
+            return f"published splits other than the paper's: {prov['revision_unverified_because']}"
         pinned = published.PUBLISHED.get(published_source or "", (None, None))
         have = (prov.get("repo_id"), prov.get("revision"))
         return "" if have == pinned else f"published splits other than the paper's ({have[0]}@{have[1]})"
@@ -363,6 +420,41 @@ def paper_comparison(name: str, prov: dict) -> str:
     if recipe != PAPER_RECIPES[builder]:
         reasons.append(f"split recipe {recipe} differs from the paper's {PAPER_RECIPES[builder]}")
     return "; ".join(reasons)
+
+
+def published_check(name: str, dataset: Dataset, local: bool) -> dict:
+    """``revision_check`` (and ``revision: None`` when it fails) for published splits loaded as ``name``.
+
+    Downloaded from the hub at the pinned revision: the revision stands. A local copy (a `path` in the config):
+    its hub revision cannot be verified offline, so it counts as the paper's published splits only when its
+    statistics equal the paper's Table 1 row of that dataset (unique texts, number of splits, smallest and
+    largest split, fewest and most classes: :data:`tecb.sources.published.PAPER_TABLE1`); otherwise the revision
+    is recorded as unverified (``None``, with ``revision_unverified_because``): not comparable to the paper, and
+    MTEB result files get ``tecb-sha256:<content>`` as dataset revision.
+    """
+    if not local:
+        return {"revision_check": "downloaded from the hub at this revision"}
+    paper_source = PAPER_SOURCES.get(name, (None, None, None))[2]
+    stats = published.statistics(dataset.texts, dataset.splits)
+    if paper_source is None:
+        why = f"a local test.jsonl, and {name} is none of the paper's published datasets to check it against"
+    else:
+        diffs = published.table1_differences(paper_source, stats)
+        if not diffs:
+            return {"revision_check": "local test.jsonl whose statistics equal the paper's Table 1 "
+                                      f"({', '.join(f'{k} {v}' for k, v in stats.items())})"}
+        why = f"the local test.jsonl does not match the paper's Table 1 statistics: {diffs}"
+    return {"revision": None, "revision_check": f"unverified ({why})", "revision_unverified_because": why}
+
+
+def mark_local_published(spec: dict, dataset: dict, sources: dict) -> dict:
+    """A build's source spec (``{source: {...}}``, paths left out) with ``local: True`` added where the dataset
+    is published splits read from the config's local ``path`` (see :func:`published_check`)."""
+    name = dataset["source"]
+    source = sources.get(name) or {}
+    if builder_of(name, source, dataset) != "published" or not source.get("path"):
+        return spec
+    return {**spec, name: {**spec.get(name, {}), "local": True}}
 
 
 def builder_of(source_name: str, source: dict | None, dataset: dict) -> str:
@@ -407,6 +499,8 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int =
         default = published.PUBLISHED.get(source_name, (None, None))
         prov["repo_id"] = source.get("repo_id") or default[0]
         prov["revision"] = source.get("revision") or default[1]
+        prov.update(published_check(name, built, local=bool(source.get("path") or source.get("local"))))
+        built.notes.append(f"  revision: {prov['revision_check']}")
     elif builder == "custom":
         prov.update({k: options[k] for k in sorted(options)})
         if "split_column" not in options:
@@ -415,8 +509,10 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int =
         recipe = {**(PAPER_RECIPES.get(builder) or {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0}),
                   **{k: options[k] for k in recipe_keys(builder) if k in options}}
         prov.update(text=dataset.get("text"), rules="paper", seed=seed, recipe=recipe)
-    conflicts = label_conflicts(built.splits)
-    prov["texts_with_conflicting_labels"] = len(conflicts)
+    schemes = label_schemes(built.splits, built.label_schemes)
+    prov["label_schemes"] = sorted(set(schemes))
+    prov["texts_with_conflicting_labels"] = len(label_conflicts(built.splits, schemes))
+    prov["texts_with_conflicting_labels_in_a_split"] = len(split_label_conflicts(built.splits))
     why = paper_comparison(name, prov)
     prov["comparable_to_paper"] = not why
     prov["not_comparable_because"] = why
@@ -449,10 +545,14 @@ def describe(dataset: Dataset, name: str, show_texts: bool = True, max_examples:
             lines.append(f"  dropped ({reason}): {n}")
     prov = dataset.provenance
     show_texts = show_texts and prov.get("builder") != "reddit"  # raw Reddit text stays out of logs
-    conflicts = label_conflicts(dataset.splits)
+    schemes = label_schemes(dataset.splits, dataset.label_schemes)
+    conflicts = label_conflicts(dataset.splits, schemes)
     if conflicts:
-        lines.append(f"  {len(conflicts)} texts have conflicting labels within a split (kept: each item keeps its "
-                     "own label, as in the paper's published splits); examples:")
+        in_a_split = len(split_label_conflicts(dataset.splits))
+        lines.append(f"  {len(conflicts)} texts have conflicting labels within the dataset (one text, two or more "
+                     f"labels among the splits of one label scheme: {', '.join(sorted(set(schemes)))}; "
+                     f"{in_a_split} of them inside one split). Kept: each item keeps its own label, as in the "
+                     "paper's published splits; examples:")
         for tid, labels in list(conflicts.items())[:max_examples]:
             text = dataset.texts[tid]
             shown = (repr(text[:60] + ("..." if len(text) > 60 else "")) + " ") if show_texts else ""

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.io import atomic_path, embedding_batch, embedding_schema, update_vectors_hash, vectors_hasher
+from tecb.io import atomic_path, embedding_batch, embedding_schema, update_vectors_hash, vectors_hasher, write_json
 from tecb.model_spec import encoder_settings
 
 CHUNK_SIZE = 4096
@@ -303,14 +303,14 @@ def library_versions() -> dict[str, str]:
 
 
 def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]], n_texts: int, metadata: dict) -> dict:
-    """Stream ``batches`` to ``path`` atomically; add ``dim``, ``n_texts_encoded``, ``seconds`` to the metadata.
+    """Stream ``batches`` to ``path`` atomically; add ``dim``, ``n_texts_encoded``, ``vectors_sha256`` to the metadata.
 
     One pass: each batch becomes a row group as soon as it arrives; the provenance (only complete at
-    the end, e.g. the seconds) goes into the footer, written at close, as the Arrow schema with its
-    metadata. The file appears under its final name only once complete.
+    the end, e.g. the checksum) goes into the footer, written at close, as the Arrow schema with its
+    metadata. The file appears under its final name only once complete. Nothing in it records time: the
+    same vectors give the same bytes (durations: :func:`embed_dataset`'s ``timings_path``).
     """
     path = Path(path)
-    start_time = time.perf_counter()
     encoded, dim = 0, None
     hasher = vectors_hasher()  # vectors_sha256: verified by tecb.io.read_embeddings
     with atomic_path(path) as tmp:
@@ -333,8 +333,7 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
             if encoded != n_texts or writer is None:
                 raise ValueError(f"{path}: encoded {encoded} texts, expected {n_texts}")
             meta = dict(metadata, dim=int(dim), n_texts=n_texts, n_texts_encoded=encoded,
-                        vectors_sha256=hasher.hexdigest(),
-                        seconds=round(time.perf_counter() - start_time, 3), versions=dict(library_versions()))
+                        vectors_sha256=hasher.hexdigest(), versions=dict(library_versions()))
             final = embedding_schema(dim, meta)
             writer.add_key_value_metadata({
                 "ARROW:schema": base64.b64encode(final.serialize().to_pybytes()).decode("ascii"),
@@ -352,7 +351,7 @@ def read_texts(path: str | Path) -> list[str]:
 
 
 def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, seed: int = 42, log=print,
-                  dataset: str | None = None, model_digest: str | None = None) -> dict:
+                  dataset: str | None = None, model_digest: str | None = None, timings_path=None) -> dict:
     """Embed a dataset's unique texts with the model described by ``model_spec``.
 
     ``model_spec`` is a ``models.<key>`` config entry or its resolved settings
@@ -361,8 +360,10 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
     it runs. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
     The metadata records the settings, what was actually used (pooling, prompt text, dtype, device),
     the long-text statistics (``truncated_fraction``, ``token_coverage``) and ``model_digest`` (the
-    local model's content hash) when given.
+    local model's content hash) when given. How long it took goes to ``timings_path`` (JSON: ``seconds``
+    for loading and encoding, ``n_texts``, ``texts_per_second``), never into the embeddings file.
     """
+    started = time.perf_counter()
     texts = read_texts(texts_path)
     settings = encoder_settings(model_spec, embed_options, dataset)
     kind = settings["kind"]
@@ -406,6 +407,10 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
                                      encode_kwargs=encode_options(settings))
     meta = write_embeddings(out_path, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
+    if timings_path is not None:
+        seconds = time.perf_counter() - started
+        write_json({"seconds": round(seconds, 3), "n_texts": len(texts),
+                    "texts_per_second": round(len(texts) / max(seconds, 1e-9), 1)}, timings_path)
     return meta
 
 

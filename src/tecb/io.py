@@ -112,6 +112,7 @@ def atomic_dir(path: str | os.PathLike):
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual permissions
     try:
         yield tmp
         if path.exists():
@@ -120,6 +121,22 @@ def atomic_dir(path: str | os.PathLike):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@contextlib.contextmanager
+def scratch_dir(path: str | os.PathLike):
+    """Yield an empty temporary directory beside ``path``, removed when the block ends, however it ends.
+
+    Named like the temporaries of :func:`atomic_path` (:data:`TEMP_NAME`), so what a killed job leaves is
+    removed by :func:`remove_orphans` and by the next writer of ``path`` (:func:`remove_stale_temps`).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_table(table: pa.Table, path: str | os.PathLike) -> None:
@@ -346,11 +363,12 @@ def embedding_batch(schema: pa.Schema, start: int, vectors: np.ndarray) -> pa.Re
 # --- reduced coordinates --------------------------------------------------------------------
 
 
-def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dict) -> pa.Table:
+def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dict, path=None) -> pa.Table:
     """``parts`` = [(split, text_ids, coords)]; coords stored as list<float32> column ``x``.
 
     The metadata also records ``vectors_sha256`` (the coordinates' float32 bytes in row order);
-    NaN/inf coordinates are refused (a :class:`ContractError` naming split and text_id).
+    NaN/inf coordinates are refused (a :class:`ContractError` naming ``path``, the file the table is for,
+    and the split and text_id).
     """
     split = np.concatenate([np.full(len(ids), s, np.int16) for s, ids, _ in parts])
     ids = np.concatenate([np.asarray(ids, np.int32) for _, ids, _ in parts])
@@ -358,8 +376,10 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
     finite = np.isfinite(coords).all(axis=1)
     if not finite.all():
         bad = np.flatnonzero(~finite)
-        raise ContractError(f"{len(bad)} reduced coordinates are NaN or infinite, first at split {int(split[bad[0]])}, "
-                            f"text_id {int(ids[bad[0]])} (UMAP gives NaN to points disconnected from every other)")
+        where = f"{path}: " if path is not None else ""
+        raise ContractError(f"{where}{len(bad)} reduced coordinates are NaN or infinite, first at split "
+                            f"{int(split[bad[0]])}, text_id {int(ids[bad[0]])} (UMAP gives NaN to points "
+                            "disconnected from every other)")
     dim = coords.shape[1]
     x = pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), dim)
     metadata = {**metadata, VECTORS_SHA256: vectors_sha256(coords), IDS_SHA256: _ids_sha256(split, ids)}

@@ -157,11 +157,11 @@ def collect(files) -> pd.DataFrame:
                                        "n_texts", "n_bootstraps"])
 
 
-def render_table(files, model_names, datasets, stem, metric: str = "v_measure", log=print) -> pd.DataFrame:
-    """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") as ``stem.{md,csv,tex,html}``
-    beside a long ``stem_long.csv``; ``files`` as for :func:`collect`."""
-    from pathlib import Path
-
+def render_table(files, model_names, datasets, table_paths, long_path, metric: str = "v_measure",
+                 log=print) -> pd.DataFrame:
+    """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") to ``table_paths`` (format
+    -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
+    rule passes its declared outputs. ``files`` as for :func:`collect`."""
     from tecb import tables as T
     from tecb.io import write_text
 
@@ -181,9 +181,8 @@ def render_table(files, model_names, datasets, stem, metric: str = "v_measure", 
              "drawn down to MTEB's per-task size (2048 for Blurbs; all texts otherwise), then k-means on bootstrap "
              "samples drawn with replacement; mean ± SD over the bootstraps, as MTEB reports it. Comparable with MTEB's *.v2 "
              "tasks (not with Table 2), except BlurbsClusteringS2S.v2, whose pool MTEB builds differently."]
-    stem = Path(stem)
-    T.write_all_formats(table, stem, f"MTEB v2 clustering: {label} x 100 per model and dataset.", mark_best=True,
-                        footnotes=notes, suffix=suffix)
-    write_text(long.round(6).to_csv(index=False), stem.with_name(f"{stem.name}_long.csv"))
+    T.write_formats(table, table_paths, f"MTEB v2 clustering: {label} x 100 per model and dataset.", mark_best=True,
+                    footnotes=notes, suffix=suffix)
+    write_text(long.round(6).to_csv(index=False), long_path)
     log(T.to_markdown(table, mark_best=True, suffix=suffix))
     return table

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -128,14 +128,23 @@ def evaluate_checkpoint(path, texts: list[str], splits, algorithm: dict, device=
 # --- training -----------------------------------------------------------------------------
 
 
-def seed_everything(seed: int) -> None:
+@contextmanager
+def seeded_global_rngs(seed: int):
+    """Seed Python's, NumPy's and torch's global generators (dropout, TSDAE's noise) for the block, then put
+    back the states they had: the training is reproducible and the caller's process state is left as found."""
     import torch
 
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+    states = random.getstate(), np.random.get_state()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)  # all devices
+        try:
+            yield
+        finally:
+            random.setstate(states[0])
+            np.random.set_state(states[1])
 
 
 def resolve_device(device: str | None) -> str:
@@ -209,7 +218,7 @@ def _build(method: str, model_dir, params: dict, device: str):
 
 def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval_epochs: list[int],
              algorithm: dict, checkpoint_dir, seed: int = 42, device: str | None = None, eval_batch_size: int = 32,
-             log=print, eval_seed: int = 42, progress_every: float = 60.0) -> list[dict]:
+             log=print, eval_seed: int = 42, progress_every: float = 60.0, timings: list | None = None) -> list[dict]:
     """Continue pre-training ``model_dir`` on the dataset's unique texts; score it after each of ``eval_epochs``.
 
     ``seed`` seeds the training (one job per seed); ``eval_seed`` the clustering of each evaluation (the
@@ -218,8 +227,22 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
 
     ``params``: lr, batch_size, grad_accum, weight_decay, warmup_ratio, max_length and the method's own
     (mlm_probability / deletion_ratio). Writes the last checkpoint with ``provenance.json`` to
-    ``checkpoint_dir`` (atomically) and returns one row per (epoch, split).
+    ``checkpoint_dir`` (atomically) and returns one row per (epoch, split). Durations stay out of the rows (the
+    scores are identical across reruns): one entry per evaluated epoch (``epoch``, ``train_seconds`` of training
+    since the start, ``eval_seconds`` of this evaluation) is appended to ``timings`` when given. An evaluated
+    epoch before the last is saved to a scratch folder beside ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`,
+    named like every temporary, so a killed job's is cleaned up), removed after its scoring.
     """
+    with seeded_global_rngs(seed):
+        return _train(model_dir, texts_path, splits_path, method, params, eval_epochs, algorithm, checkpoint_dir,
+                      seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed,
+                      progress_every=progress_every, timings=timings)
+
+
+def _train(model_dir, texts_path, splits_path, method: str, params: dict, eval_epochs: list[int],
+           algorithm: dict, checkpoint_dir, seed: int = 42, device: str | None = None, eval_batch_size: int = 32,
+           log=print, eval_seed: int = 42, progress_every: float = 60.0, timings: list | None = None) -> list[dict]:
+    """The body of :func:`pretrain`, under its seeded global generators."""
     import torch
     from transformers import get_constant_schedule_with_warmup
 
@@ -234,7 +257,6 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
 
     splits = list(io.iter_splits(pq.read_table(splits_path)))
     params = dict(params, seed=seed)
-    seed_everything(seed)
     rng = np.random.default_rng(seed)
     module, step, save = _build(method, model_dir, params, device)
     trainable = [p for p in module.parameters() if p.requires_grad]
@@ -251,9 +273,8 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
     log(f"{method}: {len(texts)} texts, batch {batch_size} x {accum}, {steps_per_epoch} optimizer steps/epoch, "
         f"{eval_epochs[-1]} epochs, warmup {warmup} steps, device {device}, autocast {amp_dtype}")
 
-    rows, step_count, started = [], 0, time.perf_counter()
+    rows, step_count, started, evaluating = [], 0, time.perf_counter(), 0.0
     checkpoint_dir = Path(checkpoint_dir)
-    scratch = checkpoint_dir.with_name(f".{checkpoint_dir.name}.eval")
     for epoch in range(1, eval_epochs[-1] + 1):
         module.train()
         losses, micro = [], 0
@@ -283,35 +304,61 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {step_count} optimizer steps")
         if epoch in eval_epochs:
             module.eval()
-            target = checkpoint_dir if epoch == eval_epochs[-1] else scratch
-            with io.atomic_dir(target) as tmp:
-                save(tmp)
-                meta = {"base_model": str(model_dir), "method": method, "epoch": epoch, "seed": seed,
-                        "optimizer_steps": step_count, "params": params, "device": device, "autocast": amp_dtype,
-                        "texts": str(texts_path), "n_texts": len(texts), "versions": library_versions()}
-                io.write_json(meta, Path(tmp) / "provenance.json")
-            with torch.no_grad():
-                scored = evaluate_checkpoint(target, texts, splits, algorithm, device=device,
-                                             batch_size=eval_batch_size, max_seq_length=params["max_length"],
-                                             seed=eval_seed, log=log)
+            eval_started = time.perf_counter()
+            train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
+            meta = {"base_model": str(model_dir), "method": method, "epoch": epoch, "seed": seed,
+                    "optimizer_steps": step_count, "params": params, "device": device, "autocast": amp_dtype,
+                    "texts": str(texts_path), "n_texts": len(texts), "versions": library_versions()}
+            if epoch == eval_epochs[-1]:
+                with io.atomic_dir(checkpoint_dir) as tmp:
+                    _save_checkpoint(save, tmp, meta)
+                scored = _score(checkpoint_dir, texts, splits, algorithm, device, eval_batch_size, params,
+                                eval_seed, log)
+            else:
+                with io.scratch_dir(checkpoint_dir) as scratch:
+                    _save_checkpoint(save, scratch, meta)
+                    scored = _score(scratch, texts, splits, algorithm, device, eval_batch_size, params, eval_seed,
+                                    log)
             mean_v = float(np.mean([r["v_measure"] for r in scored]))
             log(f"epoch {epoch}: mean V-measure {mean_v:.4f}")
             for r in scored:
-                rows.append({"epoch": epoch, "optimizer_steps": step_count, "train_loss": train_loss,
-                             "train_seconds": round(time.perf_counter() - started, 3), **r})
-    shutil.rmtree(scratch, ignore_errors=True)
+                rows.append({"epoch": epoch, "optimizer_steps": step_count, "train_loss": train_loss, **r})
+            evaluating += time.perf_counter() - eval_started
+            if timings is not None:
+                timings.append({"epoch": epoch, "train_seconds": round(train_seconds, 3),
+                                "eval_seconds": round(time.perf_counter() - eval_started, 3)})
     return rows
+
+
+def _save_checkpoint(save, folder, meta: dict) -> None:
+    """A plain Hugging Face checkpoint with its ``provenance.json``."""
+    save(folder)
+    io.write_json(meta, Path(folder) / "provenance.json")
+
+
+def _score(folder, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log) -> list[dict]:
+    import torch
+
+    with torch.no_grad():
+        return evaluate_checkpoint(folder, texts, splits, algorithm, device=device, batch_size=eval_batch_size,
+                                   max_seq_length=params["max_length"], seed=eval_seed, log=log)
 
 
 def run(model_dir, texts_path, splits_path, out_path, checkpoint_dir, method: str, params: dict,
         eval_epochs, algorithm: dict, seed: int, device=None, eval_batch_size: int = 32, log=print,
-        eval_seed: int = 42) -> None:
-    """Workflow entry point: train, then write the per-(epoch, split) scores atomically."""
+        eval_seed: int = 42, timings_path=None) -> None:
+    """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go
+    to ``timings_path`` (JSON), when given, never into the scores."""
     import pyarrow as pa
 
+    started, timings = time.perf_counter(), []
     rows = pretrain(model_dir, texts_path, splits_path, method, params, eval_epochs, algorithm, checkpoint_dir,
-                    seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed)
+                    seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed,
+                    timings=timings)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata({"tecb": json.dumps({"method": method, "seed": seed,
                                                                "params": params, "model_dir": str(model_dir)})})
     io.write_table(table, out_path)
+    if timings_path is not None:
+        io.write_json({"method": method, "seed": seed, "epochs": timings,
+                       "total_seconds": round(time.perf_counter() - started, 3)}, timings_path)

@@ -81,6 +81,21 @@ def add_averages(wide: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def average_label(columns) -> str:
+    """The heading of the ``Average`` column: ``Average`` when it averages all six of the paper's datasets (or
+    none of them: then it averages the run's own), else ``Average (k of the paper's 6)``, so that it is not
+    read as the paper's average."""
+    k = len(set(columns) & set(PAPER_DATASETS))
+    return "Average" if k in (0, len(PAPER_DATASETS)) else f"Average ({k} of the paper's {len(PAPER_DATASETS)})"
+
+
+def label_average(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """``df`` with its ``Average`` column headed by :func:`average_label` (for rendering)."""
+    if df is None or "Average" not in df.columns:
+        return df
+    return df.rename(columns={"Average": average_label(df.columns)})
+
+
 def table2(summary: pd.DataFrame, model_names: dict[str, str] | None = None,
            algorithm: str = "kmeans", reduction: str = "none", datasets=None,
            metric: str = "v_measure") -> pd.DataFrame:
@@ -205,6 +220,20 @@ def comparability_notes(not_comparable: dict[str, str], columns) -> list[str]:
     return [f"{NOT_COMPARABLE.capitalize()} with the paper's dataset, so no Δ: {d}: {r}." for d, r in bad]
 
 
+def paper_average_not_comparable(datasets, not_comparable: dict[str, str] | None = None) -> str:
+    """Why this run's Table 2 average cannot be set beside the paper's ("" = it can): the paper averages its six
+    datasets, so all six must be in the run and comparable (:func:`comparability`)."""
+    missing = [d for d in PAPER_DATASETS if d not in set(datasets)]
+    if missing:
+        k = len(PAPER_DATASETS) - len(missing)
+        return f"this run has {k} of the paper's {len(PAPER_DATASETS)} datasets"
+    bad = [d for d in PAPER_DATASETS if (not_comparable or {}).get(d)]
+    if bad:
+        return f"{bad[0]}{f' (and {len(bad) - 1} more)' if len(bad) > 1 else ''} is not comparable " \
+               f"({short_reason(not_comparable[bad[0]])})"
+    return ""
+
+
 def compare(ours: pd.DataFrame, paper: pd.DataFrame, decimals: int = 2, row_label: str | None = None,
             column_label: str = "Dataset", not_comparable: dict[str, str] | None = None) -> pd.DataFrame:
     """Long table of every cell of ``ours``: this run, the paper, and delta = this run - paper (rounded values).
@@ -259,6 +288,12 @@ def table1(stats: list[dict]) -> pd.DataFrame:
         column_group(d)[1], "n/a") for d in df.index])
     df.index.name = "Dataset"
     return df
+
+
+# Table 1's columns as its rendered headers say them (one number each: the ranges' ends get "min"/"max").
+TABLE1_LABELS = {"unique_samples": "Unique samples", "splits": "Splits", "split_size_min": "Split size (min)",
+                 "split_size_max": "Split size (max)", "classes_min": "Classes (min)", "classes_max": "Classes (max)",
+                 "avg_chars": "Avg. chars"}
 
 
 def table1_display(t1: pd.DataFrame) -> pd.DataFrame:
@@ -439,16 +474,36 @@ def to_html(df: pd.DataFrame, decimals: int = 2, caption: str = "", mark_best: b
             + (f"<ul>{notes}</ul>\n" if notes else "") + "</body></html>\n")
 
 
+FORMATS = ("md", "csv", "tex", "html")
+
+
+def write_formats(df: pd.DataFrame, paths, caption: str = "", decimals: int = 2, mark_best: bool = False,
+                  footnotes=(), suffix: pd.DataFrame | None = None) -> list[Path]:
+    """Write ``df`` to each of ``paths``, a mapping format -> path (formats of :data:`FORMATS`); return the paths."""
+    unknown = sorted(set(paths) - set(FORMATS))
+    if unknown:
+        raise ValueError(f"a table is written as {', '.join(FORMATS)}, not {', '.join(unknown)}")
+    render = {"md": lambda: to_markdown(df, decimals, caption, mark_best, footnotes, suffix),
+              "csv": lambda: to_csv(df, decimals),
+              "tex": lambda: to_latex(df, decimals, caption, mark_best, footnotes, suffix),
+              "html": lambda: to_html(df, decimals, caption, mark_best, footnotes, suffix)}
+    written = []
+    for ext, path in paths.items():
+        write_text(render[ext](), path)
+        written.append(Path(path))
+    return written
+
+
+def stem_paths(stem: str | Path, formats=FORMATS) -> dict[str, Path]:
+    """``{format: stem.format}``: the paths of one table for callers without a workflow (the rules name theirs)."""
+    stem = Path(stem)
+    return {ext: stem.with_name(f"{stem.name}.{ext}") for ext in formats}
+
+
 def write_all_formats(df: pd.DataFrame, stem: str | Path, caption: str = "", decimals: int = 2,
                       mark_best: bool = False, footnotes=(), suffix: pd.DataFrame | None = None) -> list[Path]:
     """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths."""
-    stem = Path(stem)
-    paths = [stem.with_name(f"{stem.name}.{ext}") for ext in ("md", "csv", "tex", "html")]
-    write_text(to_markdown(df, decimals, caption, mark_best, footnotes, suffix), paths[0])
-    write_text(to_csv(df, decimals), paths[1])
-    write_text(to_latex(df, decimals, caption, mark_best, footnotes, suffix), paths[2])
-    write_text(to_html(df, decimals, caption, mark_best, footnotes, suffix), paths[3])
-    return paths
+    return write_formats(df, stem_paths(stem), caption, decimals, mark_best, footnotes, suffix)
 
 
 # --- workflow entry points ------------------------------------------------------------------
@@ -505,16 +560,53 @@ def table2_statistics(scores: pd.DataFrame, t2: pd.DataFrame, model_names, datas
     return suffix, [S.describe_test(opts["test"], opts["alpha"], opts["confidence"], opts["intervals"])], long
 
 
-def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names, configurations, table2_config,
-                  outdir, reference=None, reference_table1=None, log=print, statistics: dict | None = None,
-                  metrics=("v_measure",), seed: int = 42) -> None:
-    """Write Tables 1-3 and, with a reference, ``table{1,2,3}_vs_paper`` (Markdown, CSV, LaTeX) into ``outdir``.
+def table_keys(reference: bool, metrics=("v_measure",), statistics: bool = False) -> list[str]:
+    """The keys of the ``outputs`` :func:`render_tables` writes: ``table1``-``table3``, with a reference
+    ``table{1,2,3}_vs_paper``, ``table{2,3}_{metric}`` per further metric (each format -> path), and with
+    statistics ``table2_statistics`` and ``intervals`` (``{"csv": path}``)."""
+    keys = ["table1", "table2", "table3"]
+    keys += ["table1_vs_paper", "table2_vs_paper", "table3_vs_paper"] if reference else []
+    keys += [f"table{n}_{m}" for m in metrics if m != "v_measure" for n in (2, 3)]
+    keys += ["table2_statistics", "intervals"] if statistics else []
+    return keys
 
-    ``statistics`` (keys of :data:`STATISTICS_DEFAULTS`; None = off) adds bootstrap intervals and significance marks
-    to Table 2 and writes ``table2_statistics.csv`` and ``intervals.csv``; each further metric of ``metrics``
-    (``ami``, ...) adds ``table2_{metric}`` and ``table3_{metric}``.
+
+def outputs_in(directory, keys) -> dict[str, dict[str, Path]]:
+    """``{key: {format: directory/key.format}}`` for :func:`render_tables` called outside the workflow (the
+    tables rule passes its declared outputs); the statistics files are CSV only."""
+    csv_only = {"table2_statistics", "intervals"}
+    return {k: stem_paths(Path(directory) / k, ("csv",) if k in csv_only else FORMATS) for k in keys}
+
+
+def _check_outputs(outputs, keys) -> None:
+    missing, extra = [k for k in keys if k not in outputs], sorted(set(outputs) - set(keys))
+    if missing or extra:
+        raise ValueError("tables: the outputs given do not match the tables to write: "
+                         + "; ".join(p for p in (f"missing {missing}" if missing else "",
+                                                 f"not written {extra}" if extra else "") if p))
+    for key in ("table2_statistics", "intervals"):
+        if key in outputs and set(outputs[key]) != {"csv"}:
+            raise ValueError(f"tables: {key} is written as CSV only, not {sorted(outputs[key])}")
+
+
+def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names, configurations, table2_config,
+                  outputs, reference=None, reference_table1=None, log=print, statistics: dict | None = None,
+                  metrics=("v_measure",), seed: int = 42) -> None:
+    """Write Tables 1-3 and, with a reference, ``table{1,2,3}_vs_paper`` to exactly the files of ``outputs``.
+
+    ``outputs`` maps each key of :func:`table_keys` to ``{format: path}`` (formats of :data:`FORMATS`; the tables
+    rule passes its declared outputs; :func:`outputs_in` names them in a folder); a directory is accepted as
+    ``outputs_in(directory, table_keys(...))``. ``statistics`` (keys of :data:`STATISTICS_DEFAULTS`; None = off)
+    adds bootstrap intervals and significance marks to Table 2 and writes ``table2_statistics`` and
+    ``intervals``; each further metric of ``metrics`` (``ami``, ...) adds ``table2_{metric}`` and
+    ``table3_{metric}``. An ``Average`` over fewer than the paper's six datasets is headed
+    ``Average (k of the paper's 6)``.
     """
-    outdir = Path(outdir)
+    statistics_on = statistics is not None and {**STATISTICS_DEFAULTS, **statistics}["enabled"]
+    keys = table_keys(reference is not None, metrics, statistics_on)
+    if isinstance(outputs, (str, Path)):
+        outputs = outputs_in(outputs, keys)
+    _check_outputs(outputs, keys)
     stats = [dataset_stats(name, pd.read_parquet(t), pd.read_parquet(s))
              for name, t, s in zip(datasets, texts_paths, splits_paths)]
     not_comparable = comparability(datasets, splits_paths)
@@ -522,63 +614,64 @@ def render_tables(scores_path, datasets, texts_paths, splits_paths, model_names,
     nc_plain = [n.replace(", so no Δ", "") for n in nc_notes]
     t1 = table1(stats)
     # Markdown / LaTeX / HTML read like the paper's Table 1; the CSV keeps one number per column
-    write_all_formats(table1_display(t1), outdir / "table1", "Table 1: dataset statistics (split size and classes: "
-                      "min–max over the splits; avg. chars: mean text length).", decimals=0, footnotes=nc_plain)
-    write_text(to_csv(t1, 0), outdir / "table1.csv")
+    write_formats(table1_display(t1), {k: v for k, v in outputs["table1"].items() if k != "csv"},
+                  "Table 1: dataset statistics (split size and classes: min–max over the splits; avg. chars: mean "
+                  "text length).", decimals=0, footnotes=nc_plain)
+    if "csv" in outputs["table1"]:
+        write_text(to_csv(t1, 0), outputs["table1"]["csv"])
     scores = pd.read_parquet(scores_path)
     summary = summarize(scores)
     t2 = table2(summary, model_names, datasets=datasets, **table2_config)
     red = table2_config["reduction"]
     cfg = f"{table2_config['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
     marks, notes2, long = table2_statistics(scores, t2, model_names, datasets, table2_config, statistics, seed)
-    write_all_formats(t2, outdir / "table2", f"Table 2: V-measure x 100, {cfg}, mean over splits.", mark_best=True,
-                      footnotes=notes2 + nc_plain, suffix=marks)
+    write_formats(label_average(t2), outputs["table2"], f"Table 2: V-measure x 100, {cfg}, mean over splits.",
+                  mark_best=True, footnotes=notes2 + nc_plain, suffix=label_average(marks))
     configurations = [tuple(c) for c in configurations]
     present = summary[summary.model.isin(list(model_names))] if model_names else summary
     t3, n_models = table3(present, configurations, datasets=datasets)
     per_cell = present.groupby(["algorithm", "reduction", "dataset"]).model.nunique()
     notes = [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."] \
         if len(per_cell) and per_cell.min() < n_models else []
-    write_all_formats(t3, outdir / "table3", f"Table 3: V-measure x 100 per (algorithm, reduction), "
-                      f"mean over the {n_models} model(s) present.", mark_best=True, footnotes=notes + nc_plain)
-    log(to_markdown(t2, mark_best=True, suffix=marks))
-    log(to_markdown(t3, mark_best=True))
+    write_formats(label_average(t3), outputs["table3"], f"Table 3: V-measure x 100 per (algorithm, reduction), "
+                  f"mean over the {n_models} model(s) present.", mark_best=True, footnotes=notes + nc_plain)
+    log(to_markdown(label_average(t2), mark_best=True, suffix=label_average(marks)))
+    log(to_markdown(label_average(t3), mark_best=True))
     _extra_tables(scores, long, model_names, datasets, configurations, table2_config, statistics, seed, metrics, cfg,
-                  outdir, log)
+                  outputs, log)
     if reference is None:
         return
     p1 = paper_table1(reference_table1) if reference_table1 and Path(reference_table1).exists() else \
         pd.DataFrame(index=t1.index)
-    write_all_formats(compare(t1.select_dtypes("number"), p1, decimals=0, column_label="Statistic",
-                              not_comparable=not_comparable),
-                      outdir / "table1_vs_paper", "Table 1 beside the paper's: this run, paper, delta.", decimals=0,
-                      footnotes=nc_notes)
-    write_all_formats(compare(t2, paper_table2(reference), not_comparable=not_comparable), outdir / "table2_vs_paper",
-                      f"Table 2 ({cfg}) beside the paper's per-model results: V-measure x 100, delta = this run - "
-                      "paper. Models are matched by their config `name`.", footnotes=nc_notes)
+    ours1 = t1.select_dtypes("number")
+    t1_vs = compare(ours1.rename(columns=TABLE1_LABELS), p1.rename(columns=TABLE1_LABELS), decimals=0,
+                    column_label="Statistic", not_comparable=not_comparable)
+    write_formats(t1_vs, outputs["table1_vs_paper"], "Table 1 beside the paper's: this run, paper, delta.",
+                  decimals=0, footnotes=nc_notes)
+    write_formats(compare(label_average(t2), paper_table2(reference), not_comparable=not_comparable),
+                  outputs["table2_vs_paper"], f"Table 2 ({cfg}) beside the paper's per-model results: V-measure x "
+                  "100, delta = this run - paper. Models are matched by their config `name`.", footnotes=nc_notes)
     p3, n_paper = paper_table3(reference)
-    write_all_formats(compare(t3, p3, not_comparable=not_comparable), outdir / "table3_vs_paper",
-                      f"Table 3 beside the paper's printed Table 3 (mean over its {n_paper} models); this run "
-                      f"averages {n_models} model(s).",
-                      footnotes=["The paper prints k-means / umap on BlurbsClusteringP2P as 29.58 (average 28.93); "
-                                 "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."]
-                      + nc_notes)
+    write_formats(compare(label_average(t3), p3, not_comparable=not_comparable), outputs["table3_vs_paper"],
+                  f"Table 3 beside the paper's printed Table 3 (mean over its {n_paper} models); this run "
+                  f"averages {n_models} model(s).",
+                  footnotes=["The paper prints k-means / umap on BlurbsClusteringP2P as 29.58 (average 28.93); "
+                             "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."]
+                  + nc_notes)
 
 
 def _extra_tables(scores, long, model_names, datasets, configurations, table2_config, statistics, seed, metrics, cfg,
-                  outdir, log) -> None:
+                  outputs, log) -> None:
     """The statistics files and Tables 2 and 3 for each metric of ``metrics`` other than the V-measure."""
     from tecb import stats as S
-
-    from tecb.io import write_text
 
     keep = scores[scores.model.isin(list(model_names))] if model_names else scores
     if long is not None:
         opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
-        write_text(long.round(6).to_csv(index=False), outdir / "table2_statistics.csv")
+        write_text(long.round(6).to_csv(index=False), outputs["table2_statistics"]["csv"])
         frames = [S.intervals(keep, m, confidence=opts["confidence"], n_resamples=opts["n_resamples"], seed=seed)
                   for m in dict.fromkeys(["v_measure", *metrics])]
-        write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), outdir / "intervals.csv")
+        write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), outputs["intervals"]["csv"])
     for metric in metrics:
         if metric == "v_measure":
             continue
@@ -588,9 +681,9 @@ def _extra_tables(scores, long, model_names, datasets, configurations, table2_co
         summary = summarize(keep, metric)
         t2 = table2(summary, model_names, datasets=datasets, metric=metric, **table2_config)
         marks, notes, _ = table2_statistics(keep, t2, model_names, datasets, table2_config, statistics, seed, metric)
-        write_all_formats(t2, outdir / f"table2_{metric}", f"Table 2: {label} x 100, {cfg}, mean over splits.",
-                          mark_best=True, footnotes=notes, suffix=marks)
+        write_formats(label_average(t2), outputs[f"table2_{metric}"], f"Table 2: {label} x 100, {cfg}, mean over "
+                      "splits.", mark_best=True, footnotes=notes, suffix=label_average(marks))
         t3, n_models = table3(summary, [tuple(c) for c in configurations], datasets=datasets, metric=metric)
-        write_all_formats(t3, outdir / f"table3_{metric}", f"Table 3: {label} x 100 per (algorithm, reduction), "
-                          f"mean over the {n_models} model(s) present.", mark_best=True)
-        log(to_markdown(t2, mark_best=True, suffix=marks))
+        write_formats(label_average(t3), outputs[f"table3_{metric}"], f"Table 3: {label} x 100 per (algorithm, "
+                      f"reduction), mean over the {n_models} model(s) present.", mark_best=True)
+        log(to_markdown(label_average(t2), mark_best=True, suffix=label_average(marks)))

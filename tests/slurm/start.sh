@@ -8,10 +8,14 @@
 # Every daemon it starts is recorded as "comm pid" in STATE_DIR/started.pids; tests/slurm/stop.sh stops
 # exactly those. Idempotent: a daemon already running from STATE_DIR is reused, not started twice.
 # Clients need:  export SLURM_CONF=STATE_DIR/etc/slurm.conf
+# TECB_SLURM_WAIT: how long (seconds, default 300) to wait for each daemon, the database and the node to come
+# up before giving up; a slow or busy machine (a CI runner) may need minutes, a healthy one seconds.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (installs packages, starts daemons)"; exit 3; }
 
 STATE=${1:-/tmp/tecb-slurm}
+WAIT=${TECB_SLURM_WAIT:-300}
+[[ $WAIT =~ ^[0-9]+$ ]] || { echo "TECB_SLURM_WAIT must be a number of seconds, not '$WAIT'"; exit 2; }
 ETC=$STATE/etc
 mkdir -p "$STATE" "$ETC" "$STATE/log" "$STATE/spool/ctld" "$STATE/spool/d" "$STATE/run"
 touch "$STATE/started.pids"
@@ -43,14 +47,22 @@ alive() {
     pid=$(tr -dc 0-9 <"$2")
     [ -n "$pid" ] && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$1" ] && echo "$pid"
 }
-# wait_for COMM PIDFILE: wait (10 s at most) for the daemon's pidfile, record it as started by us
+# until_ok COMMAND...: run COMMAND every 0.2 s until it succeeds (0) or $WAIT seconds have passed (1)
+until_ok() {
+    local end=$((SECONDS + WAIT))
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.2
+    done
+}
+# wait_for COMM PIDFILE: wait (TECB_SLURM_WAIT s at most) for the daemon's pidfile, record it as started by us
 wait_for() {
     local pid
-    for _ in $(seq 100); do
-        if pid=$(alive "$1" "$2"); then echo "$1 $pid" >>"$STATE/started.pids"; say "$1 started (pid $pid)"; return 0; fi
-        sleep 0.1
-    done
-    echo "$1 did not start; its log is in $STATE/log/"; return 1
+    if until_ok alive "$1" "$2" >/dev/null; then
+        pid=$(alive "$1" "$2")
+        echo "$1 $pid" >>"$STATE/started.pids"; say "$1 started (pid $pid)"; return 0
+    fi
+    echo "$1 did not start within ${WAIT} s (TECB_SLURM_WAIT); its log is in $STATE/log/"; return 1
 }
 
 # --- 2. munge ---------------------------------------------------------------------------------------
@@ -75,7 +87,8 @@ if ! alive mariadbd "$STATE/run/mysqld.pid" >/dev/null; then
         --log-error="$STATE/log/mariadb.log" >/dev/null 2>&1 &
     wait_for mariadbd "$STATE/run/mysqld.pid"
 fi
-for _ in $(seq 100); do mariadb --socket="$STATE/run/mysqld.sock" -e "select 1" >/dev/null 2>&1 && break; sleep 0.1; done
+db_up() { mariadb --socket="$STATE/run/mysqld.sock" -e "select 1" >/dev/null 2>&1; }
+until_ok db_up || { echo "mariadb does not answer within ${WAIT} s (TECB_SLURM_WAIT); see $STATE/log/"; exit 1; }
 mariadb --socket="$STATE/run/mysqld.sock" -e "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'tecb-test';
   CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'tecb-test';
   GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
@@ -154,7 +167,8 @@ done
 if ! alive slurmdbd "$STATE/run/slurmdbd.pid" >/dev/null; then
     slurmdbd && wait_for slurmdbd "$STATE/run/slurmdbd.pid"
 fi
-for _ in $(seq 100); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.2; done
+dbd_up() { sacctmgr -n list cluster >/dev/null 2>&1; }
+until_ok dbd_up || { echo "slurmdbd does not answer within ${WAIT} s (TECB_SLURM_WAIT); see $STATE/log/"; exit 1; }
 sacctmgr -n list cluster format=cluster -P | grep -qx tecb || sacctmgr -i add cluster tecb >/dev/null
 sacctmgr -n list account format=account -P | grep -qx tecb || sacctmgr -i add account tecb cluster=tecb >/dev/null
 sacctmgr -n list user format=user -P | grep -qx root || sacctmgr -i add user root account=tecb >/dev/null
@@ -164,10 +178,11 @@ fi
 if ! alive slurmd "$STATE/run/slurmd.pid" >/dev/null; then
     slurmd -N localhost && wait_for slurmd "$STATE/run/slurmd.pid"
 fi
-for _ in $(seq 100); do
+st=
+node_ready() {
     st=$(sinfo -h -n localhost -o %T 2>/dev/null | head -1)
-    case $st in idle | mixed | allocated) say "node localhost is $st"; exit 0 ;; esac
-    sleep 0.2
-done
-echo "node localhost is not ready (state: ${st:-unknown}); see $STATE/log/"
+    case $st in idle | mixed | allocated) return 0 ;; *) return 1 ;; esac
+}
+if until_ok node_ready; then say "node localhost is $st"; exit 0; fi
+echo "node localhost is not ready within ${WAIT} s (TECB_SLURM_WAIT; state: ${st:-unknown}); see $STATE/log/"
 exit 1

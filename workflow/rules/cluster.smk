@@ -11,12 +11,12 @@ rule reduce:
         splits=splits_path("{dataset}"),
     output:
         reduced_path("{model}", "{dataset}", "{reduction}"),
-    wildcard_constraints:
-        reduction=alternatives(REDUCTIONS),
     log:
         log_path("reduce", "{model}", "{dataset}", "{reduction}.log"),
     benchmark:
         benchmark_path("reduce", "{model}", "{dataset}", "{reduction}.tsv")
+    wildcard_constraints:
+        reduction=alternatives(REDUCTIONS),
     conda:
         "../../envs/cluster.yaml"
     threads: 1
@@ -36,13 +36,15 @@ rule cluster:
         scores=score_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
         timings=timing_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
         labels=labels_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
-    wildcard_constraints:
-        reduction=alternatives(["none"] + REDUCTIONS),
-        algorithm=alternatives(list(config["algorithms"])),
     log:
         log_path("cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.log"),
     benchmark:
-        benchmark_path("cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.tsv")
+        benchmark_path(
+            "cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.tsv"
+        )
+    wildcard_constraints:
+        reduction=alternatives(["none"] + REDUCTIONS),
+        algorithm=alternatives(list(config["algorithms"])),
     conda:
         "../../envs/cluster.yaml"
     threads: cluster_threads

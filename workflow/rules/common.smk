@@ -135,6 +135,11 @@ def pretrain_checkpoint_dir(model, method, dataset, seed):
     return result("checkpoints", model, method, dataset, f"seed{seed}")
 
 
+def job_timing_path(step, *keys):
+    """Durations of an embed or pretrain job (JSON): results/{run}/timings/{step}/{key}/.../{last key}.json."""
+    return result("timings", step, *keys[:-1], f"{keys[-1]}.json")
+
+
 # Shared resources (downloads, hub models, Reddit rehydration, demo inputs): not under a run.
 DOWNLOADS = {
     "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
@@ -179,7 +184,7 @@ def check_config():
     for name, ds in config["datasets"].items():
         if ds["source"] not in config["sources"]:
             raise ValueError(
-                f"config: datasets.{name}.source = {ds['source']!r} is not a key of `sources`"
+                f"config: datasets.{name}.source names no key of `sources` (known: {', '.join(config['sources'])})"
             )
         source = config["sources"][ds["source"]]
         builder = builder_of(ds["source"], source, ds)

@@ -1,3 +1,5 @@
+from tecb.datasets import mark_local_published
+
 # Raw sources -> datasets (texts.parquet + splits.parquet). Downloads are local rules under resources/.
 
 
@@ -78,7 +80,12 @@ rule build_dataset:
         "../../envs/datasets.yaml"
     params:
         spec=lambda wildcards: config["datasets"][wildcards.dataset],
-        source=dataset_source_spec,
+        # how it is built, and whether published splits come from a local copy (checked against Table 1)
+        source=lambda wildcards: mark_local_published(
+            dataset_source_spec(wildcards),
+            config["datasets"][wildcards.dataset],
+            config["sources"],
+        ),
         seed=SEED,
     script:
         "../scripts/build_dataset.py"

@@ -74,7 +74,8 @@ rule embed:
         model=model_input,
         digest=model_digest_input,
     output:
-        embedding_path("{model}", "{dataset}"),
+        embeddings=embedding_path("{model}", "{dataset}"),
+        timings=job_timing_path("embed", "{model}", "{dataset}"),
     log:
         log_path("embed", "{model}", "{dataset}.log"),
     benchmark:

@@ -13,6 +13,9 @@ rule pretrain:
         checkpoint=directory(
             pretrain_checkpoint_dir("{model}", "{method}", "{dataset}", "{seed}")
         ),
+        timings=job_timing_path(
+            "pretrain", "{model}", "{method}", "{dataset}", "seed{seed}"
+        ),
     log:
         log_path("pretrain", "{model}", "{method}", "{dataset}", "seed{seed}.log"),
     benchmark:
@@ -96,7 +99,11 @@ rule pretrain_report:
             m: s["table_epochs"] for m, s in PRETRAIN.get("methods", {}).items()
         },
         budgets={m: s["budget"] for m, s in PRETRAIN.get("methods", {}).items()},
-        model_names={m: s.get("name", m) for m, s in config["models"].items()},
+        model_names={
+            m: config["models"][m].get("name", m)
+            for m in PT_MODELS
+            if m in config["models"]  # pre-training off: its models may be gone
+        },
         datasets=PT_DATASETS,
     script:
         "../scripts/pretrain_report.py"

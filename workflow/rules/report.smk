@@ -40,6 +40,8 @@ rule figures:
         scores=SCORES,
         reduced=[reduced_path(m, d, "umap") for m, d in UMAP_PAIRS],
         splits=[splits_path(d) for _, d in UMAP_PAIRS],
+        # every dataset's provenance: are the averages comparable with the paper's?
+        dataset_splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE] if REFERENCE else [],
     output:
         umap_png=[
@@ -97,7 +99,18 @@ rule mteb_results:
     conda:
         "../../envs/tables.yaml"
     params:
-        models=config["models"],
+        # what the MTEB files record of each model they are written for (not the whole `models` section)
+        models={
+            m: {
+                "kind": config["models"][m].get("kind", "huggingface"),
+                **{
+                    k: config["models"][m][k]
+                    for k in ("name", "id", "revision", "path")
+                    if config["models"][m].get(k) is not None
+                },
+            }
+            for m in MTEB_MODELS
+        },
         pairs=MTEB_KEYS,
         meta_models=MTEB_MODELS,
         datasets=DATASETS,

@@ -4,13 +4,11 @@
 MTEB_V2 = "mteb_v2" in config["scoring"]["protocols"]
 
 
-MTEB_V2_STEM = table_path("table_mteb_v2", "md")[: -len(".md")]
-SCORING_OUTPUTS = (
-    [f"{MTEB_V2_STEM}.{ext}" for ext in ["md", "csv", "tex", "html"]]
-    + [f"{MTEB_V2_STEM}_long.csv"]
-    if MTEB_V2
-    else []
-)
+MTEB_V2_FORMATS = ["md", "csv", "tex"]  # and html, a report item
+MTEB_V2_TABLE = [table_path("table_mteb_v2", ext) for ext in MTEB_V2_FORMATS]
+MTEB_V2_HTML = table_path("table_mteb_v2", "html")
+MTEB_V2_LONG = table_path("table_mteb_v2_long", "csv")
+SCORING_OUTPUTS = MTEB_V2_TABLE + [MTEB_V2_HTML, MTEB_V2_LONG] if MTEB_V2 else []
 
 
 rule mteb_v2:
@@ -43,10 +41,10 @@ rule mteb_v2_table:
     input:
         [mteb_v2_path(m, d) for m in MODELS for d in DATASETS],
     output:
-        [f"{MTEB_V2_STEM}.{ext}" for ext in ["md", "csv", "tex"]],
-        f"{MTEB_V2_STEM}_long.csv",
+        table=MTEB_V2_TABLE,
+        long=MTEB_V2_LONG,
         html=report(
-            f"{MTEB_V2_STEM}.html",
+            MTEB_V2_HTML,
             caption="../report/table_mteb_v2.rst",
             category="Tables",
             subcategory="MTEB v2 protocol",
@@ -60,5 +58,6 @@ rule mteb_v2_table:
         pairs=[(m, d) for m in MODELS for d in DATASETS],
         model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
         datasets=DATASETS,
+        formats=MTEB_V2_FORMATS,
     script:
         "../scripts/mteb_v2_table.py"

@@ -1,4 +1,5 @@
 # Scores and datasets -> the paper's tables (Markdown, CSV, LaTeX, HTML), each also beside the paper's numbers.
+# The rule names every file (table_path, common.smk); tecb.tables.render_tables writes exactly those, by key.
 
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
 REFERENCE = config["tables"]["reference"] or None
@@ -15,17 +16,18 @@ EXTRA_TABLE_STEMS = [
     if metric != "v_measure"
     for n in (2, 3)
 ]
-# tables.statistics: Table 2's intervals and significance marks, and these files.
-STATISTICS_FILES = (
-    [table_path("table2_statistics", "csv"), table_path("intervals", "csv")]
+# tables.statistics: Table 2's intervals and significance marks, and these CSV files.
+STATISTICS_STEMS = (
+    ["table2_statistics", "intervals"]
     if config["tables"]["statistics"]["enabled"]
     else []
 )
+TABLE_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 TABLE_FILES = [
     table_path(stem, ext)
     for stem in TABLE_STEMS + EXTRA_TABLE_STEMS
-    for ext in ["md", "csv", "tex"]
-] + STATISTICS_FILES
+    for ext in TABLE_FORMATS
+] + [table_path(stem, "csv") for stem in STATISTICS_STEMS]
 
 
 rule tables:
@@ -35,10 +37,14 @@ rule tables:
         splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE, REFERENCE_TABLE1] if REFERENCE else [],
     output:
-        TABLE_FILES,
-        html=[table_report(stem) for stem in TABLE_STEMS],
-        extra_html=[
-            report(
+        # one named output per table: its formats, its html (a report item) and the CSV-only statistics
+        **{
+            stem: [table_path(stem, ext) for ext in TABLE_FORMATS]
+            for stem in TABLE_STEMS + EXTRA_TABLE_STEMS
+        },
+        **{f"{stem}_html": table_report(stem) for stem in TABLE_STEMS},
+        **{
+            f"{stem}_html": report(
                 table_path(stem, "html"),
                 caption=f"../report/{stem.split('_')[0]}.rst",
                 category="Tables",
@@ -46,12 +52,16 @@ rule tables:
                 labels={"table": stem},
             )
             for stem in EXTRA_TABLE_STEMS
-        ],
+        },
+        **{stem: table_path(stem, "csv") for stem in STATISTICS_STEMS},
     log:
         log_path("tables.log"),
     conda:
         "../../envs/tables.yaml"
     params:
+        tables=TABLE_STEMS + EXTRA_TABLE_STEMS,
+        formats=TABLE_FORMATS,
+        csv_tables=STATISTICS_STEMS,
         datasets=DATASETS,
         model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
         configurations=CONFIGURATIONS,

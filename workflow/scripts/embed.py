@@ -1,4 +1,5 @@
-"""Embed a dataset's unique texts with one model into results/{run}/embeddings/{model}/{dataset}.parquet.
+"""Embed a dataset's unique texts with one model into results/{run}/embeddings/{model}/{dataset}.parquet
+(its duration into results/{run}/timings/embed/{model}/{dataset}.json).
 
 params.settings are the resolved settings that decide the vectors (tecb.model_spec.encoder_settings);
 how the job runs (batch size, device) comes from the config here, so changing it does not re-embed.
@@ -25,6 +26,6 @@ digest = None
 if snakemake.input.get("digest"):
     with open(snakemake.input.digest[0]) as f:
         digest = json.load(f)["sha256"]
-embed_dataset(snakemake.input.texts, snakemake.output[0], snakemake.params.settings, embed_options,
+embed_dataset(snakemake.input.texts, snakemake.output.embeddings, snakemake.params.settings, embed_options,
               seed=snakemake.params.seed if snakemake.params.seed is not None else 42, log=log,
-              dataset=snakemake.wildcards.dataset, model_digest=digest)
+              dataset=snakemake.wildcards.dataset, model_digest=digest, timings_path=snakemake.output.timings)

@@ -13,7 +13,9 @@ summary = tables.summarize(pd.read_parquet(inp.scores))
 t3, n_models = tables.table3(summary, [tuple(c) for c in p.configurations], datasets=p.datasets)
 figures.heatmap_figure(t3, [out.heatmap, out.heatmap_svg], f"Table 3: V-measure x 100, mean over {n_models} model(s)")
 t2 = tables.table2(summary, p.model_names, datasets=p.datasets, **p.table2)
-paper = tables.paper_table2(inp.reference[0])["Average"] if inp.reference else None
-figures.bar_figure(t2["Average"], [out.bars, out.bars_svg], "Table 2: average V-measure x 100 over datasets",
-                   reference=paper)
+# the paper's averages only beside averages over the same six datasets, built comparably (their provenance)
+why_not = tables.paper_average_not_comparable(p.datasets, tables.comparability(p.datasets, inp.dataset_splits))
+paper = tables.paper_table2(inp.reference[0])["Average"] if inp.reference and not why_not else None
+figures.bar_figure(t2["Average"], [out.bars, out.bars_svg], figures.averages_title(p.datasets), reference=paper,
+                   no_reference_because=why_not if inp.reference else "")
 log(f"{len(p.pairs)} UMAP figures, heatmap, bar chart")

@@ -11,4 +11,4 @@ run(snakemake.input.model, snakemake.input.texts, snakemake.input.splits, snakem
     snakemake.output.checkpoint, snakemake.wildcards.method, snakemake.params.method_params,
     snakemake.params.epochs, snakemake.params.algorithm, int(snakemake.wildcards.seed),
     device=snakemake.params.device, eval_batch_size=snakemake.params.eval_batch_size, log=log,
-    eval_seed=snakemake.params.eval_seed)
+    eval_seed=snakemake.params.eval_seed, timings_path=snakemake.output.timings)

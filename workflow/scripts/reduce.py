@@ -23,5 +23,5 @@ embeddings, meta = io.read_embeddings(snakemake.input.embeddings, text_ids=[i fo
 log(f"== {snakemake.wildcards.reduction}: {spec}")
 with threadpool_limits(snakemake.threads):
     parts = list(reduce.reduce_splits(embeddings, splits, spec, seed=seed, log=log))
-io.write_table(io.reduced_table(parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed}),
-               snakemake.output[0])
+io.write_table(io.reduced_table(parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed},
+                               path=snakemake.output[0]), snakemake.output[0])

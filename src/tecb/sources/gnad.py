@@ -133,22 +133,74 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
     return articles
 
 
-def csv_files(paths) -> list[Path]:
-    """The 10kGNAD csv files named by ``paths``: one file, a list of files, or a folder (its ``*.csv``, or
-    ``*.csv.gz``, in name order: ``test.csv`` and ``train.csv`` for the whole corpus)."""
+#: The 10kGNAD release's two files, read in this order (a folder and a list of them give the same dataset).
+CSV_PARTS = ("train", "test")
+
+
+def _csv_name(path: Path) -> str:
+    """``train``, ``test``, ``articles``, ... for a ``.csv`` or ``.csv.gz`` file; "" for anything else."""
+    name = path.name.lower().removesuffix(".gz")
+    return name.removesuffix(".csv") if name.endswith(".csv") else ""
+
+
+def _order(path: Path) -> int:
+    name = _csv_name(path)
+    return CSV_PARTS.index(name) if name in CSV_PARTS else len(CSV_PARTS)
+
+
+def _folder_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """A folder's ``train.csv`` then ``test.csv`` (or ``.csv.gz``); other csv files are left out, with a note."""
+    found = sorted(p for p in folder.iterdir() if p.is_file() and _csv_name(p))
+    parts = [p for p in found if _csv_name(p) in CSV_PARTS]
+    for part in CSV_PARTS:
+        same = [p.name for p in parts if _csv_name(p) == part]
+        if len(same) > 1:
+            raise SourceFileError(f"{folder}: both {' and '.join(same)}: the same file twice? keep one of them")
+    others = [p.name for p in found if p not in parts]
+    if not parts:
+        hint = f"; found {', '.join(others)}: name that file in `path` to read it" if others else ""
+        raise SourceFileError(f"no 10kGNAD csv file found in {folder} (expected train.csv and test.csv{hint})")
+    notes = []
+    for name in others:
+        why = ("it holds the articles of train.csv and test.csv together: reading it too would count each "
+               "article twice" if _csv_name(Path(name)) == "articles" else "a folder is read as train.csv + test.csv")
+        notes.append(f"  {folder / name}: ignored ({why}; name it in `path` to read it instead)")
+    missing = [f"{part}.csv" for part in CSV_PARTS if part not in {_csv_name(p) for p in parts}]
+    if missing:
+        notes.append(f"  {folder}: no {' or '.join(missing)} (the whole corpus is train.csv + test.csv)")
+    return sorted(parts, key=_order), notes
+
+
+def csv_files(paths) -> tuple[list[Path], list[str]]:
+    """The 10kGNAD csv files named by ``paths``, in reading order, and notes for the build log.
+
+    ``paths``: one file (read as it is), a list of files or a folder. A folder gives its ``train.csv`` and
+    ``test.csv`` (or ``.csv.gz``); any other csv in it is ignored with a note (``articles.csv``, the two
+    together, would double the corpus). Files are read in the order train, test, then others as given: the
+    folder and the list of its two files give identical texts, splits and ``content_sha256``. A list that
+    names ``articles.csv`` beside ``train.csv`` or ``test.csv``, or a file twice, is refused.
+    """
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files: list[Path] = []
+    notes: list[str] = []
     for item in map(Path, items):
         if item.is_dir():
-            found = sorted(p for p in item.iterdir() if p.is_file() and p.name.lower().endswith((".csv", ".csv.gz")))
-            if not found:
-                raise SourceFileError(f"no 10kGNAD csv file found in {item} (expected train.csv and test.csv)")
+            found, more = _folder_files(item)
             files += found
+            notes += more
         else:
             files.append(item)
     if not files:
         raise SourceFileError("10kgnad_csv: no files given (a path, a list of paths or a folder)")
-    return files
+    twice = sorted({str(p) for p in files if sum(q.resolve() == p.resolve() for q in files) > 1})
+    if twice:
+        raise SourceFileError(f"10kgnad_csv: {', '.join(twice)} named more than once: its articles would count twice")
+    names = {_csv_name(p) for p in files}
+    if "articles" in names and names & set(CSV_PARTS):
+        raise SourceFileError("10kgnad_csv: articles.csv holds the articles of train.csv and test.csv together: "
+                              "reading it with them counts each article twice; name either articles.csv alone or "
+                              "train.csv and test.csv")
+    return sorted(files, key=_order), notes
 
 
 def read_10kgnad_csv(path: str | Path) -> list[tuple[str, str]]:
