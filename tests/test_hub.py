@@ -66,7 +66,8 @@ def test_bad_ids_rejected(tmp_path, bad):
 
 CODE_COMMIT = "c" * 40
 TOK_COMMIT = "d" * 40
-CONFIG_PY = "from transformers import PretrainedConfig\n\n\nclass FakeConfig(PretrainedConfig):\n    model_type = 'fake'\n"
+CONFIG_PY = ("from transformers import PretrainedConfig\n\n\n"
+             "class FakeConfig(PretrainedConfig):\n    model_type = 'fake'\n")
 MODELING_PY = ("from transformers import PreTrainedModel\n\nfrom .configuration_fake import FakeConfig\n\n\n"
                "class FakeModel(PreTrainedModel):\n    config_class = FakeConfig\n")
 
@@ -91,7 +92,8 @@ def remote_code_model(folder):
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
         {"idx": 2, "name": "2", "path": "2_Dense", "type": "org/st-code--dense_fake.Dense"}])
     _write_json(folder / "1_Pooling" / "config.json", {"pooling_mode_mean_tokens": True})
-    _write_json(folder / "2_Dense" / "config.json", {"auto_map": {"AutoConfig": "org/code--configuration_fake.FakeConfig"}})
+    _write_json(folder / "2_Dense" / "config.json",
+                {"auto_map": {"AutoConfig": "org/code--configuration_fake.FakeConfig"}})
     (folder / "custom_st.py").write_text("# the model's own module\n")
     return folder
 
@@ -193,7 +195,8 @@ def test_offline_prefetch_vendors_remote_code_and_transformers_loads_it_without_
     code = ("import sys; from transformers import AutoConfig; "
             "from transformers.dynamic_module_utils import get_class_from_dynamic_module as get; "
             "c = AutoConfig.from_pretrained(sys.argv[1], trust_remote_code=True); "
-            "m = get(c.auto_map['AutoModel'], sys.argv[1]); print(type(c).__name__, m.__name__, m.config_class.__name__)")
+            "m = get(c.auto_map['AutoModel'], sys.argv[1]); "
+            "print(type(c).__name__, m.__name__, m.config_class.__name__)")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty-hf-home")}
     run = subprocess.run([sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]

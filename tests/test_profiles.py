@@ -29,3 +29,13 @@ def test_slurm_profile_maps_every_gpu_rule_to_the_gpu_partition():
         assert spec, f"profiles/slurm: no set-resources for the GPU rule {rule!r}"
         assert spec.get("slurm_partition") == "gpu", (rule, spec)
         assert spec.get("runtime") and spec.get("mem_mb"), (rule, spec)
+
+
+def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs():
+    """reduce and cluster declare mem_mb from the memory guard's estimate (x attempt): the profile must not
+    replace it by a fixed number (too little for Ward on a 26k-text split, far too much for k-means on 2-D)."""
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    cluster_smk = (ROOT / "workflow" / "rules" / "cluster.smk").read_text()
+    assert "mem_mb=cluster_mem_mb" in cluster_smk and "mem_mb=reduce_mem_mb" in cluster_smk
+    for rule in ("reduce", "cluster"):
+        assert "mem_mb" not in (profile["set-resources"].get(rule) or {}), rule

@@ -338,19 +338,23 @@ def cluster_threads(wildcards):
     return threads_used(method, config["cluster"]["threads"])
 
 
-def cluster_mem_mb(wildcards, input):
-    """The memory guard's estimate at the largest split (+ Python and the input); re-evaluated once inputs exist."""
+def cluster_mem_mb(wildcards, input, attempt):
+    """The memory guard's estimate at the largest split (+ Python and the input), x attempt (a retry gets more);
+    re-evaluated once the inputs exist."""
     from tecb.cluster import job_memory_mb
 
     spec = config["algorithms"][wildcards.algorithm]
     points = input.reduced if wildcards.reduction != "none" else input.embeddings
-    return job_memory_mb(spec["method"], spec.get("params") or {}, input.splits, points)
+    return attempt * job_memory_mb(
+        spec["method"], spec.get("params") or {}, input.splits, points
+    )
 
 
-def reduce_mem_mb(wildcards, input):
+def reduce_mem_mb(wildcards, input, attempt):
+    """The reduction's memory estimate at the largest split, x attempt."""
     from tecb.reduce import job_memory_mb
 
-    return job_memory_mb(
+    return attempt * job_memory_mb(
         config["reductions"][wildcards.reduction], input.splits, input.embeddings
     )
 
