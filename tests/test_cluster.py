@@ -273,11 +273,12 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     io.write_table(io.reduced_table([(s, i, x[i]) for s, i in enumerate(ids)], {"reduction": "pca"}),
                    tmp_path / "pca.parquet")
     out = {k: tmp_path / f"{k}.parquet" for k in ("scores", "timings", "labels")}
+    runs = []
     for _ in range(2):
         cluster.run_configuration(tmp_path / "splits.parquet", SPECS["hdbscan"], out["scores"], out["timings"],
                                   out["labels"], reduced_path=tmp_path / "pca.parquet", threads=1, log=lambda m: None)
-        first = out["scores"].read_bytes() if _ == 0 else first
-    assert out["scores"].read_bytes() == first  # no durations in the score file: identical across reruns
+        runs.append(out["scores"].read_bytes())
+    assert runs[0] == runs[1]  # no durations in the score file: identical across reruns
     scores, timings, labels = (pq.read_table(out[k]) for k in ("scores", "timings", "labels"))
     assert "seconds" not in scores.column_names and scores.column("split").to_pylist() == [0, 1]
     assert timings.schema.names == ["split", "seconds"] and min(timings.column("seconds").to_pylist()) >= 0

@@ -140,6 +140,8 @@ def test_the_demo_writes_under_results_demo(proj):
     ({"run": "scores"}, "run"),
     ({"run": "../elsewhere"}, "run"),
     ({"reductions": {"pca/2": {"method": "pca"}}}, "pca/2"),
+    # a revision is a folder of the MTEB results: "<commit>" copied from an example is refused, not a crash
+    ({"models": {"m": {"name": "M", "id": "org/m", "revision": "<commit>"}}}, "models.m.revision"),
 ])
 @pytest.mark.workflow
 def test_names_that_break_paths_are_refused(proj, change, needle):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import os
 import platform
 import time
 from collections.abc import Iterable, Iterator

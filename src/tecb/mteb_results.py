@@ -53,7 +53,7 @@ def model_identity(model: str, spec: dict) -> tuple[str, str]:
 def model_folder(model: str, spec: dict) -> str:
     """``{model_dir}/{revision}``: where MTEB looks for the model's results, relative to ``{cache}/results``."""
     name, revision = model_identity(model, spec)
-    return f"{name.replace('/', '__').replace(' ', '_')}/{revision}"
+    return f"{name.replace('/', '__').replace(' ', '_')}/{revision.replace('/', '__')}"
 
 
 def result_relpath(model: str, spec: dict, dataset: str) -> str:

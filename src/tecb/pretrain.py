@@ -176,8 +176,6 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator):
 
 def _build(method: str, model_dir, params: dict, device: str):
     """Return ``(trainable module, step(texts, rng) -> loss, save(dir))`` for a method."""
-    import torch
-
     if method == "wwm":
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 

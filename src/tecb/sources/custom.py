@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from pathlib import Path
 
@@ -90,19 +89,10 @@ def _delimited(path, text: str, sep: str, quoting: str) -> tuple[list[str], list
 
 
 def _jsonl(path, text: str) -> tuple[list[dict], list[int]]:
-    records, lines = [], []
-    for line_no, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a string
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise CustomFormatError(f"{path}, line {line_no}: not valid JSON ({err.msg})") from None
-        if not isinstance(obj, dict):
-            raise CustomFormatError(f"{path}, line {line_no}: expected a JSON object")
-        records.append(obj)
-        lines.append(line_no)
-    return records, lines
+    from tecb.sources.files import json_lines
+
+    pairs = list(json_lines(path, text, CustomFormatError))
+    return [obj for _, obj in pairs], [line_no for line_no, _ in pairs]
 
 
 def read_records(path, fmt: str | None = None, sep: str | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import zlib
 from pathlib import Path
 
@@ -67,3 +68,18 @@ def decode(data: bytes, where: str) -> str:
 def read_text(path: str | Path) -> str:
     """UTF-8 text of ``path`` (``.gz`` decompressed), errors naming the file."""
     return decode(read_bytes(path), str(path))
+
+
+def json_lines(path, text: str, error: type[Exception]):
+    """Yield ``(line_no, object)`` for each non-blank line of a JSON Lines text; a line that is not a JSON
+    object raises ``error`` naming the file and line."""
+    for line_no, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a string
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise error(f"{path}, line {line_no}: not valid JSON ({err.msg})") from None
+        if not isinstance(obj, dict):
+            raise error(f"{path}, line {line_no}: expected a JSON object")
+        yield line_no, obj

@@ -6,7 +6,6 @@ gives exactly the splits the paper scored; texts are deduplicated across splits 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 # The four datasets of the paper at the revisions it used (design §6).
@@ -58,20 +57,12 @@ class PublishedFormatError(ValueError):
 def read_splits(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """Read ``test.jsonl``: one ``(sentences, labels)`` pair per non-empty line."""
     from tecb.sources.custom import CustomFormatError, _numeric_collisions, _value
-    from tecb.sources.files import read_text
+    from tecb.sources.files import json_lines, read_text
 
     splits = []
     all_labels, where_labels = [], []
-    for line_no, line in enumerate(read_text(path).split("\n"), 1):  # not splitlines(): U+2028 in strings
-        if not line.strip():
-            continue
+    for line_no, obj in json_lines(path, read_text(path), PublishedFormatError):
         where = f"{path}, line {line_no}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise PublishedFormatError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(obj, dict):
-            raise PublishedFormatError(f"{where}: expected a JSON object")
         for name in ("sentences", "labels"):
             value = obj.get(name)
             if not isinstance(value, list):
