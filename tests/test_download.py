@@ -95,8 +95,11 @@ def test_fetch_extracts_member_from_tar_bz2(server, tmp_path):
         tf.addfile(info, io.BytesIO(b"hello"))
     handler.files["/million_post_corpus.tar.bz2"] = buf.getvalue()
     out = download.fetch(f"{base}/million_post_corpus.tar.bz2", tmp_path / "mpc" / "corpus.sqlite3",
-                         member="corpus.sqlite3", log=lambda m: None)
+                         member="corpus.sqlite3", archive=tmp_path / "mpc" / "archive.tar.bz2", log=lambda m: None)
     assert Path(out).read_bytes() == b"hello"
+    assert sorted(p.name for p in (tmp_path / "mpc").iterdir()) == ["archive.tar.bz2", "corpus.sqlite3"]  # declared
+    with pytest.raises(ValueError, match="needs the path the archive is downloaded to"):
+        download.fetch(f"{base}/million_post_corpus.tar.bz2", tmp_path / "x.sqlite3", member="corpus.sqlite3")
 
 
 def test_fetch_without_url_asks_for_a_path(tmp_path):

@@ -192,8 +192,13 @@ def test_adding_a_model_runs_only_that_model(work):
 
 
 def test_the_seed_reruns_the_seeded_steps(work):
-    got = planned(work, BASE, "--config", "seed=1")
-    assert ("build_dataset", None, DATASET, None, None) in expensive(got)
+    """The seed draws the splits, TF-IDF's SVD, PCA and k-means: each of those jobs reruns, for every model."""
+    got = expensive(planned(work, BASE, "--config", "seed=1"))
+    seeded = {("build_dataset", None, DATASET, None, None), ("embed", "tfidf", DATASET, None, None)}
+    seeded |= {("reduce", m, DATASET, "pca", None) for m in MODELS}
+    seeded |= {("cluster", m, DATASET, r, "kmeans") for m in MODELS for r in ("none", "pca")}
+    assert seeded <= got, seeded - got
+    assert not {job for job in got if job[0] in ("tiny_bert", "model_digest")}  # the local model is not seeded
 
 
 def test_a_second_run_writes_beside_the_first(work):
@@ -207,16 +212,18 @@ def test_a_second_run_writes_beside_the_first(work):
 
 
 def test_every_file_a_run_writes_is_declared(work):
-    """Files under results/{run}/ and logs/{run}/ = the declared outputs, logs and benchmarks of the DAG."""
+    """Files under results/{run}/, logs/ and resources/ = the declared outputs, logs and benchmarks of the DAG
+    (the user's own model folder, models/tiny, is an input, not written by the run)."""
     proc = run_snakemake(work, "--summary", "--configfile", write_config(work, BASE, "same.yaml"), "--cores", "1")
     declared = set()
     for line in proc.stdout.splitlines():
         parts = line.split("\t")
-        if len(parts) >= 4 and parts[0].startswith(("results/", "logs/")):
+        if len(parts) >= 4 and parts[0].startswith(("results/", "logs/", "resources/")):
             declared.add(parts[0])
             declared |= {p.strip() for p in parts[3].split(",") if p.strip()}
-    on_disk = {p.relative_to(work).as_posix() for root in (RESULTS, f"logs/{RUN}")
+    on_disk = {p.relative_to(work).as_posix() for root in (RESULTS, "logs", "resources")
                for p in (work / root).rglob("*") if p.is_file()}
+    assert any(p.startswith("resources/") for p in on_disk)  # the demo inputs this run reads are built by it
     benchmarks = {p for p in on_disk if p.startswith(f"{RESULTS}/benchmarks/")}  # declared by `benchmark:`
     directories = [d for d in declared if (work / d).is_dir()]
     inside_dirs = {p for p in on_disk if any(p.startswith(d + "/") for d in directories)}

@@ -85,12 +85,14 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
                 shutil.copyfileobj(tf.extractfile(infos[0]), out, CHUNK)
 
 
-def fetch(url: str, dest: str | Path, sha256: str | None = None, member: str | None = None, log=print) -> Path:
-    """Download ``url`` to ``dest``; with ``member``, download the archive beside it and extract that member."""
+def fetch(url: str, dest: str | Path, sha256: str | None = None, member: str | None = None,
+          archive: str | Path | None = None, log=print) -> Path:
+    """Download ``url`` to ``dest``; with ``member``, download the archive to ``archive`` (``sha256`` is the
+    archive's) and extract that member to ``dest``."""
     if not url:
         raise ValueError(f"{dest}: no download address configured; set the source's `url` or a local `path`")
     if member is None:
         return download(url, dest, sha256, log)
-    dest = Path(dest)
-    archive = download(url, dest.parent / Path(url).name, sha256, log)
-    return extract_member(archive, member, dest)
+    if archive is None:
+        raise ValueError(f"{dest}: extracting {member!r} needs the path the archive is downloaded to")
+    return extract_member(download(url, archive, sha256, log), member, Path(dest))

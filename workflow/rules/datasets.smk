@@ -40,7 +40,8 @@ rule download_germeval2019:
 
 rule download_million_posts:
     output:
-        DOWNLOADS["million_posts"],
+        corpus=DOWNLOADS["million_posts"],
+        archive=temp(MILLION_POSTS_ARCHIVE),  # the corpus is extracted from it, then it goes
     log:
         shared_log("download", "million_posts.log"),
     conda:

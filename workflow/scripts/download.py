@@ -5,5 +5,6 @@ from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 params = snakemake.params
-download.fetch(params.url, snakemake.output[0], sha256=params.sha256,
-               member=getattr(params, "member", None), log=log)
+output = snakemake.output
+download.fetch(params.url, output[0], sha256=params.sha256, member=getattr(params, "member", None),
+               archive=output.get("archive"), log=log)
