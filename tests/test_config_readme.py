@@ -63,3 +63,21 @@ def test_first_own_config_runs_as_written(tmp_path):
     assert {"BlurbsClusteringS2S", "TenKGnadClusteringP2P"} <= set(t2.columns)
     assert (work / "results" / "mine" / "scores" / "tfidf" / "BlurbsClusteringS2S" / "umap" / "kmeans.parquet").is_file()
     assert not (work / "results" / "scores.parquet").exists()  # nothing in the paper's folder
+
+
+def test_config_examples_in_the_readme_and_docs_are_valid_configs():
+    """Every YAML example in README.md and docs/ whose keys are config keys passes the workflow's own validation
+    (schema, method parameters, credential-like keys) over the defaults."""
+    from tecb.configcheck import validated_config
+
+    defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    checked = 0
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```yaml\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S):
+            cfg = yaml.safe_load(block)
+            if not isinstance(cfg, dict) or not set(cfg) <= set(SCHEMA["properties"]):
+                continue  # a profile or another file's example
+            validated_config(overlay_config(defaults, cfg), str(schema))
+            checked += 1
+    assert checked >= 6
