@@ -145,7 +145,9 @@ DOWNLOADS = {
     "germeval2019": "resources/downloads/germeval2019t1-public-data-final.zip",
     "million_posts": "resources/downloads/million_post_corpus/corpus.sqlite3",
 }
-MILLION_POSTS_ARCHIVE = "resources/downloads/million_post_corpus/million_post_corpus.tar.bz2"
+MILLION_POSTS_ARCHIVE = (
+    "resources/downloads/million_post_corpus/million_post_corpus.tar.bz2"
+)
 REDDIT_IDS = "resources/reddit/submission_ids.txt"
 REDDIT_SUBMISSIONS = "resources/reddit/submissions.parquet"
 REDDIT_SUMMARY = "resources/reddit/rehydrate_summary.json"
