@@ -65,6 +65,7 @@ def test_seeded_init_equals_stock_umap_where_stock_is_deterministic():
     assert np.array_equal(reduce.reduce(x, "umap", seed=42), stock.astype(np.float32))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_groups", [3, 6])  # <= 2*dim components: fixed meta layout; more: spectral meta layout
 def test_multi_component_layout_is_seeded(n_groups):
     from tecb.spectral import seeded_umap_class

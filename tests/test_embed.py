@@ -69,6 +69,7 @@ class OOMAbove:
         self.auto.forward = self.inner
 
 
+@pytest.mark.slow
 def test_oom_halves_batch_size_and_encodes_each_text_once(model):
     state, logs = {}, []
     with OOMAbove(model, limit=5) as fake:

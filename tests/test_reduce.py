@@ -22,6 +22,7 @@ def test_pca_is_seeded_and_2d(x):
     assert np.array_equal(a, b)
 
 
+@pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 @pytest.mark.parametrize("method", ["umap", "pca_umap"])
 def test_umap_reductions_are_bit_identical_across_runs(x, method):
     a = reduce.reduce(x, method, seed=42)
@@ -30,12 +31,14 @@ def test_umap_reductions_are_bit_identical_across_runs(x, method):
     assert np.array_equal(a, b)
 
 
+@pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_config_params_reach_umap(x):
     five = reduce.reduce(x, "umap", n_components=5, n_neighbors=10)
     assert five.shape == (200, 5)
     assert not np.array_equal(reduce.reduce(x, "umap", n_neighbors=10), reduce.reduce(x, "umap"))
 
 
+@pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_pca_umap_is_pca_then_umap(x):
     assert np.array_equal(reduce.reduce(x, "pca_umap", pca_components=50),
                           reduce.umap(reduce.pca(x, 50), seed=42))
@@ -79,6 +82,7 @@ def _stock_umap(x, metric="cosine"):
     return reducer.fit_transform(x).astype(np.float32)
 
 
+@pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
 def test_small_split_neighbours_give_umaps_own_coordinates(x, metric):
     """The compiled small-data neighbour search changes nothing: same bytes as umap's pairwise route,
