@@ -296,17 +296,21 @@ def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_co
                             f"expected; columns: {', '.join(f'{k} {v}' for k, v in fields.items())})")
 
 
+def nonfinite_rows(matrix: np.ndarray) -> np.ndarray:
+    """Indices of the rows holding a NaN or an infinity."""
+    return np.flatnonzero(~np.isfinite(matrix).all(axis=1))
+
+
 def _check_vectors(path, matrix: np.ndarray, ids: np.ndarray, meta: dict, what: str, split=None) -> None:
     """Checksum (when recorded), then finiteness: errors name the file and the first bad text_id."""
     expected = meta.get(VECTORS_SHA256)
     if expected is not None and vectors_sha256(matrix) != expected:
         raise ContractError(f"{path}: the {what} do not match the checksum recorded in the file "
                             f"({VECTORS_SHA256}); the file is corrupt: delete it and re-run the workflow")
-    finite = np.isfinite(matrix).all(axis=1)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
+    bad = nonfinite_rows(matrix)
+    if len(bad):
         where = f"split {int(split[bad[0]])}, " if split is not None else ""
-        raise ContractError(f"{path}: {len(bad)} of {len(finite)} {what} contain NaN or infinity, first at "
+        raise ContractError(f"{path}: {len(bad)} of {len(matrix)} {what} contain NaN or infinity, first at "
                             f"{where}text_id {int(ids[bad[0]])}; recompute them (for embeddings: check the model, "
                             "e.g. fp16 overflow; for reductions: the input embeddings)")
 
@@ -373,9 +377,8 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
     split = np.concatenate([np.full(len(ids), s, np.int16) for s, ids, _ in parts])
     ids = np.concatenate([np.asarray(ids, np.int32) for _, ids, _ in parts])
     coords = np.concatenate([np.asarray(c, np.float32) for _, _, c in parts])
-    finite = np.isfinite(coords).all(axis=1)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
+    bad = nonfinite_rows(coords)
+    if len(bad):
         where = f"{path}: " if path is not None else ""
         raise ContractError(f"{where}{len(bad)} reduced coordinates are NaN or infinite, first at split "
                             f"{int(split[bad[0]])}, text_id {int(ids[bad[0]])} (UMAP gives NaN to points "
