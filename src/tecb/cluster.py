@@ -519,29 +519,6 @@ def run_configuration(splits_path, spec: dict, scores_out, timings_out, labels_o
     io.write_table(labels_table(predictions, text_ids), labels_out)
 
 
-def run_configurations(embeddings_path, splits_path, reduced_paths: dict, configurations, algorithms: dict,
-                       outputs, seed: int = 42, log=print, max_memory_gb: float | None = None) -> None:
-    """Score every ``(algorithm, reduction)`` of ``configurations`` on one (model, dataset) (scores only)."""
-    import pyarrow as pa
-
-    from tecb import io
-
-    for algorithm, reduction in configurations:
-        spec = algorithms[algorithm]
-        data = load_points(splits_path, **({"embeddings_path": embeddings_path} if reduction == "none"
-                                           else {"reduced_path": reduced_paths[reduction]}))
-        n = max(len(ids) for _, ids, _, _ in data)
-        check_memory(spec["method"], n, data[0][2].shape[1], max_memory_gb, params=spec.get("params") or {},
-                     where=f"{embeddings_path}: configuration ({algorithm}, {reduction}), largest split: ")
-    for (algorithm, reduction), out in zip(configurations, outputs):
-        log(f"== {algorithm} on {reduction}")
-        data = load_points(splits_path, **({"embeddings_path": embeddings_path} if reduction == "none"
-                                           else {"reduced_path": reduced_paths[reduction]}))
-        rows = score_splits(((s, x, labels) for s, _, x, labels in data), algorithms[algorithm], seed=seed, log=log,
-                            max_memory_gb=max_memory_gb)
-        io.write_table(pa.Table.from_pylist(rows), out)
-
-
 def _aligned(reduced: dict, split: int, ids, path="reduced coordinates") -> np.ndarray:
     """Coordinates of one split, checked to be in the split's row order."""
     red_ids, coords = reduced[split]
