@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.io import atomic_path, embedding_batch, embedding_schema, update_vectors_hash, vectors_hasher, write_json
+from tecb.io import (atomic_path, embedding_batch, embedding_schema, nonfinite_rows, update_vectors_hash,
+                     vectors_hasher, write_json)
 from tecb.model_spec import encoder_settings
 
 CHUNK_SIZE = 4096
@@ -321,11 +322,10 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
                 if writer is None:
                     dim = vectors.shape[1]
                     writer = pq.ParquetWriter(tmp, embedding_schema(dim, {}), store_schema=False)
-                finite = np.isfinite(vectors).all(axis=1)
-                if not finite.all():
-                    raise ValueError(f"{path}: the model gave NaN/inf vectors for {int((~finite).sum())} text(s), "
-                                     f"first text_id {start + int(np.flatnonzero(~finite)[0])} (fp16 overflow? "
-                                     "try dtype float32)")
+                bad = nonfinite_rows(vectors)
+                if len(bad):
+                    raise ValueError(f"{path}: the model gave NaN/inf vectors for {len(bad)} text(s), "
+                                     f"first text_id {start + int(bad[0])} (fp16 overflow? try dtype float32)")
                 writer.write_batch(embedding_batch(writer.schema, start, vectors))
                 update_vectors_hash(hasher, vectors)
                 encoded += len(vectors)

@@ -27,13 +27,6 @@ from pathlib import Path
 
 TASK_PREFIX = "tecb."
 NO_REVISION = "no_revision_available"
-# The revisions of the paper's published datasets on the Hugging Face hub (design §6).
-DATASET_REVISIONS = {
-    "BlurbsClusteringS2S": "22793b6a6465bf00120ad525e38c51210858132c",
-    "BlurbsClusteringP2P": "a2dd5b02a77de3466a3eaa98ae586b5610314496",
-    "TenKGnadClusteringS2S": "6cddbe003f12b9b140aec477b583ac4191f01786",
-    "TenKGnadClusteringP2P": "5c59e41555244b7e45c9a6be2d720ab4bafae558",
-}
 
 
 def task_name(dataset: str) -> str:

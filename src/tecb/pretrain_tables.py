@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tecb.io import atomic_path, write_table, write_text
-from tecb.tables import dataset_order, to_csv, to_html, to_latex, to_markdown
+from tecb.io import atomic_path, write_table
+from tecb.tables import dataset_order, to_markdown, write_formats
 
 
 def collect(paths, keys) -> pd.DataFrame:
@@ -181,16 +181,6 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
         ext = Path(out_path).suffix.lstrip(".") or "png"
         fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
                     metadata={"Date": None} if ext == "svg" else {"Software": None})
-
-
-FORMATS = {"md": to_markdown, "csv": lambda df, decimals=2, *args, **kwargs: to_csv(df, decimals), "tex": to_latex,
-           "html": to_html}
-
-
-def write_formats(df: pd.DataFrame, paths: dict, caption: str = "") -> None:
-    """``df`` rendered into each of ``paths`` (``{"md": path, "csv": path, "tex": path, "html": path}``)."""
-    for ext, path in paths.items():
-        write_text(FORMATS[ext](df, 2, caption), path)
 
 
 def render(seed_paths, seed_keys, baseline_paths: dict, reference_path, table_epochs: dict, budgets: dict,

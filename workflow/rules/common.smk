@@ -17,14 +17,8 @@ put_library_on_pythonpath()
 # A run writes under results/{run}/ and logs/{run}/ (`run: null`: results/ and logs/). Jobs that write
 # under resources/ (downloads, hub models, Reddit) are shared by all runs and log under logs/ itself.
 
+# The schema refuses run names that are folders inside results/ (its `run` entry lists them).
 RUN = config.get("run") or ""
-# Folders inside results/ (the schema refuses them as run names too): results/{run}/ must not be one.
-RESERVED = (
-    "benchmarks checkpoints datasets embeddings figures labels models mteb mteb_v2 pretrain"
-    " reduced report scores tables timings"
-).split()
-if RUN in RESERVED:
-    raise ValueError(f"config: run = {RUN!r} is the name of a folder inside results/")
 RESULTS = f"results/{RUN}" if RUN else "results"
 LOGS = f"logs/{RUN}" if RUN else "logs"
 

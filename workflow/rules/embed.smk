@@ -24,7 +24,8 @@ rule prefetch_model:
     params:
         # what is downloaded (not the display name or the embedding settings)
         spec=lambda wildcards: {
-            k: config["models"][wildcards.model].get(k) for k in ("id", "revision")
+            k: config["models"][wildcards.model].get(k)
+            for k in ("id", "revision", "code_revisions")
         },
     script:
         "../scripts/prefetch_model.py"
