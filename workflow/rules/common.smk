@@ -170,6 +170,8 @@ def built_model_dir(model):
 SEED = config["seed"]
 DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
+# display names (tables, figures, report): not an input of any expensive job
+MODEL_NAMES = {m: spec.get("name", m) for m, spec in config["models"].items()}
 CONFIGURATIONS = [(c["algorithm"], c["reduction"]) for c in config["configurations"]]
 REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
 

@@ -60,7 +60,7 @@ rule truncation:
         "../../envs/tables.yaml"
     params:
         pairs=[(m, d) for m in MODELS for d in DATASETS],
-        model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
+        model_names=MODEL_NAMES,
         datasets=DATASETS,
     script:
         "../scripts/truncation.py"

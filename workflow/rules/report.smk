@@ -4,7 +4,6 @@
 report: "../report/workflow.rst"
 
 
-MODEL_NAMES = {m: spec.get("name", m) for m, spec in config["models"].items()}
 UMAP_PAIRS = [(m, d) for m in MODELS for d in DATASETS] if "umap" in REDUCTIONS else []
 UMAP_STEMS = [figure_path("umap", m, d) for m, d in UMAP_PAIRS]
 SUMMARY_FIGURES = [figure_path("table3_heatmap"), figure_path("table2_averages")]

@@ -56,7 +56,7 @@ rule mteb_v2_table:
         "../../envs/tables.yaml"
     params:
         pairs=[(m, d) for m in MODELS for d in DATASETS],
-        model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
+        model_names=MODEL_NAMES,
         datasets=DATASETS,
         formats=MTEB_V2_FORMATS,
     script:

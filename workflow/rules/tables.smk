@@ -63,7 +63,7 @@ rule tables:
         formats=TABLE_FORMATS,
         csv_tables=STATISTICS_STEMS,
         datasets=DATASETS,
-        model_names={m: spec.get("name", m) for m, spec in config["models"].items()},
+        model_names=MODEL_NAMES,
         configurations=CONFIGURATIONS,
         table2=config["tables"]["table2"],
         metrics=config["tables"]["metrics"],
