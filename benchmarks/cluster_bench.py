@@ -17,16 +17,33 @@ import tempfile
 import time
 from pathlib import Path
 
-CONFIGURATIONS = [("none", "kmeans"), ("none", "agglomerative"), ("pca", "kmeans"), ("pca", "agglomerative"),
-                  ("pca", "hdbscan"), ("pca", "dbstream"), ("umap", "kmeans"), ("umap", "agglomerative"),
-                  ("umap", "hdbscan"), ("umap", "dbstream"), ("pca_umap", "kmeans"), ("pca_umap", "agglomerative"),
-                  ("pca_umap", "hdbscan"), ("pca_umap", "dbstream")]
-REDUCTIONS = {"pca": {"method": "pca", "n_components": 2},
-              "umap": {"method": "umap", "n_components": 2, "metric": "cosine"},
-              "pca_umap": {"method": "pca_umap", "pca_components": 50, "n_components": 2, "metric": "cosine"}}
-ALGORITHMS = {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
-              "agglomerative": {"method": "agglomerative"}, "hdbscan": {"method": "hdbscan"},
-              "dbstream": {"method": "dbstream"}}
+CONFIGURATIONS = [
+    ("none", "kmeans"),
+    ("none", "agglomerative"),
+    ("pca", "kmeans"),
+    ("pca", "agglomerative"),
+    ("pca", "hdbscan"),
+    ("pca", "dbstream"),
+    ("umap", "kmeans"),
+    ("umap", "agglomerative"),
+    ("umap", "hdbscan"),
+    ("umap", "dbstream"),
+    ("pca_umap", "kmeans"),
+    ("pca_umap", "agglomerative"),
+    ("pca_umap", "hdbscan"),
+    ("pca_umap", "dbstream"),
+]
+REDUCTIONS = {
+    "pca": {"method": "pca", "n_components": 2},
+    "umap": {"method": "umap", "n_components": 2, "metric": "cosine"},
+    "pca_umap": {"method": "pca_umap", "pca_components": 50, "n_components": 2, "metric": "cosine"},
+}
+ALGORITHMS = {
+    "kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
+    "agglomerative": {"method": "agglomerative"},
+    "hdbscan": {"method": "hdbscan"},
+    "dbstream": {"method": "dbstream"},
+}
 
 
 def data(n, dim, labels, seed=42):
@@ -43,8 +60,9 @@ def child(args):
     """Run one step in this process; print seconds and V-measure."""
     import numpy as np
 
-    from tecb import cluster, reduce
-    from tecb.metrics import score
+    from tecb.cluster import algorithms as cluster
+    from tecb.cluster import reduce
+    from tecb.cluster.metrics import score
 
     work = Path(args.work)
     x, y = data(args.n, args.dim, args.labels)
@@ -65,11 +83,15 @@ def child(args):
 
 
 def run_child(argv):
-    proc = subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, text=True,
-                            env=dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1"))
+    proc = subprocess.Popen(
+        [sys.executable, __file__, *argv],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1"),
+    )
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    line = [l for l in out.splitlines() if l.startswith("RESULT")]
+    line = [row for row in out.splitlines() if row.startswith("RESULT")]
     if status != 0 or not line:
         return None, usage.ru_maxrss / 1024, out[-300:]
     return line[0].split()[1:], usage.ru_maxrss / 1024, ""
@@ -89,20 +111,26 @@ def main():
     if args.step:
         return child(args)
     common = ["--n", str(args.n), "--dim", str(args.dim), "--labels", str(args.labels)]
-    lines = [f"# Clustering benchmark: one synthetic split of {args.n} x {args.dim}, {args.labels} labels",
-             "", f"Command: `nice .venv/bin/python benchmarks/cluster_bench.py --n {args.n} --dim {args.dim} "
-             f"--labels {args.labels}` (one child process per step, 1 BLAS thread, {os.cpu_count()} CPUs, "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Peak memory = child's max RSS "
-             "(includes ~250 MB of Python + imports + the synthetic data).", "",
-             "| step | reduction | algorithm | seconds | peak RSS (MB) | V-measure | clusters |", "|---|---|---|---:|---:|---:|---:|"]
+    lines = [
+        f"# Clustering benchmark: one synthetic split of {args.n} x {args.dim}, {args.labels} labels",
+        "",
+        f"Command: `nice .venv/bin/python benchmarks/cluster_bench.py --n {args.n} --dim {args.dim} "
+        f"--labels {args.labels}` (one child process per step, 1 BLAS thread, {os.cpu_count()} CPUs, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Peak memory = child's max RSS "
+        "(includes ~250 MB of Python + imports + the synthetic data).",
+        "",
+        "| step | reduction | algorithm | seconds | peak RSS (MB) | V-measure | clusters |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     with tempfile.TemporaryDirectory() as work:
         for reduction in REDUCTIONS:
             res, rss, err = run_child(["--step", "reduce", "--reduction", reduction, "--work", work, *common])
             lines.append(f"| reduce | {reduction} | — | {res[0] if res else 'FAILED ' + repr(err)} | {rss:.0f} | | |")
             print(lines[-1], flush=True)
         for reduction, algorithm in CONFIGURATIONS:
-            res, rss, err = run_child(["--step", "cluster", "--reduction", reduction, "--algorithm", algorithm,
-                                       "--work", work, *common])
+            res, rss, err = run_child(
+                ["--step", "cluster", "--reduction", reduction, "--algorithm", algorithm, "--work", work, *common]
+            )
             cells = res if res else [f"FAILED {err!r}", "", ""]
             lines.append(f"| cluster | {reduction} | {algorithm} | {cells[0]} | {rss:.0f} | {cells[1]} | {cells[2]} |")
             print(lines[-1], flush=True)

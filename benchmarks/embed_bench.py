@@ -17,7 +17,7 @@
    shaped model built from a config), per dtype, and on a GPU the share of the FLOP roofline
    (achieved FLOP/s over the device's dense peak for that dtype; FLOPs counted from the padded batches
    the model really ran: 2 x non-embedding parameters per token + 4 x layers x hidden x length^2 per
-   sequence for attention); plus the bf16/fp16 vs fp32 parity check (:func:`tecb.embed.dtype_parity`,
+   sequence for attention); plus the bf16/fp16 vs fp32 parity check (:func:`tecb.embed.encode.dtype_parity`,
    k-means V-measure on the same texts). Texts: the demo's Reddit P2P posts (labelled by subreddit),
    generated here, or ``--datasets-dir`` when it holds built datasets.
 
@@ -41,8 +41,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-DATASETS = ["BlurbsClusteringS2S", "BlurbsClusteringP2P", "TenKGnadClusteringS2S", "TenKGnadClusteringP2P",
-            "RedditClusteringS2S", "RedditClusteringP2P"]
+DATASETS = [
+    "BlurbsClusteringS2S",
+    "BlurbsClusteringP2P",
+    "TenKGnadClusteringS2S",
+    "TenKGnadClusteringP2P",
+    "RedditClusteringS2S",
+    "RedditClusteringP2P",
+]
 # Paper's Table 1 (reference/paper_table1.csv): unique texts, splits, smallest and largest split.
 # Implied items per split: Blurbs 20 random splits of 10-100% (mean 55%) + 8 genre splits covering each
 # book once; TenKGnad 10 random splits of 10-100%; Reddit 10 splits, mean of smallest and largest size.
@@ -88,8 +94,8 @@ class Counter:
 
 
 def speed(datasets_dir: Path, batch_size: int, repeats: int, tmp: Path) -> list[dict]:
-    from tecb.embed import encode_transformer, load_sentence_transformer, write_embeddings
-    from tecb.models import create_tiny_bert
+    from tecb.embed.encode import encode_transformer, load_sentence_transformer, write_embeddings
+    from tecb.embed.tiny_bert import create_tiny_bert
 
     data = {}
     for name in DATASETS:
@@ -103,8 +109,12 @@ def speed(datasets_dir: Path, batch_size: int, repeats: int, tmp: Path) -> list[
     model.encode(corpus[:64], batch_size=batch_size)  # warm-up
     rows = []
     for name, (texts, splits) in data.items():
-        result = {"dataset": name, "unique": len(texts), "items": int(sum(len(s) for s in splits)),
-                  "splits": len(splits)}
+        result = {
+            "dataset": name,
+            "unique": len(texts),
+            "items": int(sum(len(s) for s in splits)),
+            "splits": len(splits),
+        }
         best: dict = {}
         for _ in range(repeats):  # interleaved, so both approaches see the same background load
             for approach in ("ours", "naive"):
@@ -118,9 +128,12 @@ def speed(datasets_dir: Path, batch_size: int, repeats: int, tmp: Path) -> list[
                         model.encode([texts[i] for i in ids], batch_size=batch_size, show_progress_bar=False)
                 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
                 prev = best.get(approach)
-                best[approach] = {"seconds": min(wall, prev["seconds"]) if prev else wall,
-                                  "cpu": min(cpu, prev["cpu"]) if prev else cpu,
-                                  "forward_rows": counter.rows, "tokens": counter.tokens}
+                best[approach] = {
+                    "seconds": min(wall, prev["seconds"]) if prev else wall,
+                    "cpu": min(cpu, prev["cpu"]) if prev else cpu,
+                    "forward_rows": counter.rows,
+                    "tokens": counter.tokens,
+                }
         result.update(best)
         rows.append(result)
     return rows
@@ -128,7 +141,7 @@ def speed(datasets_dir: Path, batch_size: int, repeats: int, tmp: Path) -> list[
 
 def memory_child(rows: int, dim: int, chunk: int, path: str) -> None:
     """Child process: stream ``rows`` synthetic vectors through write_embeddings; print RSS numbers (MB)."""
-    from tecb.embed import write_embeddings
+    from tecb.embed.encode import write_embeddings
 
     def rss_mb():
         with open("/proc/self/status") as f:
@@ -144,30 +157,43 @@ def memory_child(rows: int, dim: int, chunk: int, path: str) -> None:
     warm = rss_mb()
     write_embeddings(path, batches(), rows, {"model": "synthetic"})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"rss_before_mb": before, "rss_warm_mb": warm, "peak_rss_mb": peak,
-                      "growth_mb": peak - before, "growth_after_warmup_mb": peak - warm,
-                      "file_mb": os.path.getsize(path) / 2**20}))
+    print(
+        json.dumps(
+            {
+                "rss_before_mb": before,
+                "rss_warm_mb": warm,
+                "peak_rss_mb": peak,
+                "growth_mb": peak - before,
+                "growth_after_warmup_mb": peak - warm,
+                "file_mb": os.path.getsize(path) / 2**20,
+            }
+        )
+    )
 
 
 def memory(rows: int, dim: int, tmp: Path) -> dict:
-    code = ("import sys; sys.path.insert(0, %r); import embed_bench as b; b.memory_child(%d, %d, 4096, %r)"
-            % (str(Path(__file__).parent), rows, dim, str(tmp / "synthetic.parquet")))
+    here, target = str(Path(__file__).parent), str(tmp / "synthetic.parquet")
+    code = f"import sys; sys.path.insert(0, {here!r}); import embed_bench as b; b.memory_child({rows}, {dim}, 4096, {target!r})"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def report(speed_rows, paper, mem, args) -> str:
     lines = [
-        "# Embedding benchmark", "",
+        "# Embedding benchmark",
+        "",
         f"Command: `nice .venv/bin/python benchmarks/embed_bench.py --out {args.out}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores shared with other jobs, "
         f"torch threads = {args.threads}; CPU only (no GPU was lent to this task, so no real-size model and no "
         f"FLOP roofline). Python {platform.python_version()}, torch {__import__('torch').__version__}. "
         f"Model: tiny BERT (2 layers, hidden 64) built from the demo corpus, batch size "
-        f"{args.batch_size}; best of {args.repeats} runs.", "",
-        "## Ours (each unique text once) vs naive per-split encoding (MTEB legacy evaluator)", "",
+        f"{args.batch_size}; best of {args.repeats} runs.",
+        "",
+        "## Ours (each unique text once) vs naive per-split encoding (MTEB legacy evaluator)",
+        "",
         "Speeds use CPU time (`time.process_time`, torch on 1 thread): the 2 cores are shared with other "
-        "developers' jobs, which makes wall-clock times swing by 2-3x; wall-clock speedups are shown too.", "",
+        "developers' jobs, which makes wall-clock times swing by 2-3x; wall-clock speedups are shown too.",
+        "",
         "| dataset | unique texts | split items | items/unique | forward passes ours | forward passes naive "
         "| ours texts/s | ours tokens/s | naive items/s | naive tokens/s | speedup (CPU) | speedup (wall) "
         "| target 0.8 x ratio | met |",
@@ -180,35 +206,51 @@ def report(speed_rows, paper, mem, args) -> str:
         sp = n["cpu"] / o["cpu"]
         met = sp >= 0.8 * ratio and o["forward_rows"] == r["unique"]
         all_met &= met
-        lines.append(f"| {r['dataset']} | {r['unique']} | {r['items']} | {ratio:.2f} | {o['forward_rows']} | "
-                     f"{n['forward_rows']} | {r['unique'] / o['cpu']:.0f} | {o['tokens'] / o['cpu']:.0f} | "
-                     f"{r['items'] / n['cpu']:.0f} | {n['tokens'] / n['cpu']:.0f} | {sp:.2f} | "
-                     f"{n['seconds'] / o['seconds']:.2f} | {0.8 * ratio:.2f} | {'yes' if met else 'NO'} |")
-    lines += ["", f"Forward passes = unique texts and speedup >= 0.8 x ratio on every dataset: "
-                  f"**{'yes' if all_met else 'no'}**. Our times include writing the Parquet file.", "",
-              "## Split items / unique texts implied by the paper's Table 1", "",
-              "Estimate: Blurbs = 20 random splits of 10-100% (mean 55%) + 8 genre splits covering each book once; "
-              "TenKGnad = 10 random splits of 10-100%; Reddit = 10 splits of (smallest + largest) / 2.", "",
-              "| dataset | unique texts | split items (est.) | items/unique |", "|---|---|---|---|"]
+        lines.append(
+            f"| {r['dataset']} | {r['unique']} | {r['items']} | {ratio:.2f} | {o['forward_rows']} | "
+            f"{n['forward_rows']} | {r['unique'] / o['cpu']:.0f} | {o['tokens'] / o['cpu']:.0f} | "
+            f"{r['items'] / n['cpu']:.0f} | {n['tokens'] / n['cpu']:.0f} | {sp:.2f} | "
+            f"{n['seconds'] / o['seconds']:.2f} | {0.8 * ratio:.2f} | {'yes' if met else 'NO'} |"
+        )
+    lines += [
+        "",
+        f"Forward passes = unique texts and speedup >= 0.8 x ratio on every dataset: "
+        f"**{'yes' if all_met else 'no'}**. Our times include writing the Parquet file.",
+        "",
+        "## Split items / unique texts implied by the paper's Table 1",
+        "",
+        "Estimate: Blurbs = 20 random splits of 10-100% (mean 55%) + 8 genre splits covering each book once; "
+        "TenKGnad = 10 random splits of 10-100%; Reddit = 10 splits of (smallest + largest) / 2.",
+        "",
+        "| dataset | unique texts | split items (est.) | items/unique |",
+        "|---|---|---|---|",
+    ]
     tot_n = tot_i = 0
     for name, n, items, ratio in paper:
         tot_n, tot_i = tot_n + n, tot_i + items
         lines.append(f"| {name} | {n} | {items:.0f} | {ratio:.1f} |")
-    lines += [f"| all six | {tot_n} | {tot_i:.0f} | {tot_i / tot_n:.1f} |", "",
-              f"The original code also re-encoded for each of its 14 configurations: ~{14 * tot_i / 1e6:.1f}M "
-              f"forward passes per model vs {tot_n / 1e3:.0f}k here ({14 * tot_i / tot_n:.0f}x).", "",
-              "## Host memory of the streamed write", "",
-              f"Synthetic encoder, {args.mem_rows} texts x {args.dim} dims float32 "
-              f"({args.mem_rows * args.dim * 4 / 2**20:.0f} MB of vectors), chunks of 4096, through "
-              "`write_embeddings` (one pass into a temporary file, one row group per chunk, renamed when complete), "
-              "in a fresh child process that first writes one chunk (pyarrow's one-off allocations):", "",
-              f"- RSS before: {mem['rss_before_mb']:.0f} MB; after the one-chunk warm-up: {mem['rss_warm_mb']:.0f} MB; "
-              f"peak RSS over the 100k-row write: {mem['peak_rss_mb']:.0f} MB",
-              f"- **growth: {mem['growth_mb']:.0f} MB** including the warm-up "
-              f"(target <= 500 MB: {'met' if mem['growth_mb'] <= 500 else 'NOT met'}); "
-              f"{mem['growth_after_warmup_mb']:.0f} MB for the 100k rows themselves (flat: the vectors are "
-              f"{args.mem_rows * args.dim * 4 / 2**20:.0f} MB)",
-              f"- file size: {mem['file_mb']:.0f} MB", ""]
+    lines += [
+        f"| all six | {tot_n} | {tot_i:.0f} | {tot_i / tot_n:.1f} |",
+        "",
+        f"The original code also re-encoded for each of its 14 configurations: ~{14 * tot_i / 1e6:.1f}M "
+        f"forward passes per model vs {tot_n / 1e3:.0f}k here ({14 * tot_i / tot_n:.0f}x).",
+        "",
+        "## Host memory of the streamed write",
+        "",
+        f"Synthetic encoder, {args.mem_rows} texts x {args.dim} dims float32 "
+        f"({args.mem_rows * args.dim * 4 / 2**20:.0f} MB of vectors), chunks of 4096, through "
+        "`write_embeddings` (one pass into a temporary file, one row group per chunk, renamed when complete), "
+        "in a fresh child process that first writes one chunk (pyarrow's one-off allocations):",
+        "",
+        f"- RSS before: {mem['rss_before_mb']:.0f} MB; after the one-chunk warm-up: {mem['rss_warm_mb']:.0f} MB; "
+        f"peak RSS over the 100k-row write: {mem['peak_rss_mb']:.0f} MB",
+        f"- **growth: {mem['growth_mb']:.0f} MB** including the warm-up "
+        f"(target <= 500 MB: {'met' if mem['growth_mb'] <= 500 else 'NOT met'}); "
+        f"{mem['growth_after_warmup_mb']:.0f} MB for the 100k rows themselves (flat: the vectors are "
+        f"{args.mem_rows * args.dim * 4 / 2**20:.0f} MB)",
+        f"- file size: {mem['file_mb']:.0f} MB",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -250,14 +292,20 @@ def labelled_texts(datasets_dir: Path, tmp: Path, limit: int) -> tuple[str, list
         texts = pq.read_table(built / "texts.parquet").column("text").to_pylist()
         splits = pq.read_table(built / "splits.parquet").to_pandas()
         first = splits[splits.split == splits.split.min()]
-        return (f"{built} split {int(splits.split.min())}", [texts[i] for i in first.text_id][:limit],
-                list(first.label)[:limit])
-    from tecb.demo_data import write_reddit_submissions
+        return (
+            f"{built} split {int(splits.split.min())}",
+            [texts[i] for i in first.text_id][:limit],
+            list(first.label)[:limit],
+        )
+    from tecb.data.demo import write_reddit_submissions
 
     posts = pq.read_table(write_reddit_submissions(tmp / "submissions.parquet", posts_per_subreddit=40)).to_pandas()
     posts = posts.sample(frac=1.0, random_state=42)[:limit]
-    return ("demo Reddit posts (generated, title + selftext, label = subreddit)",
-            [f"{t} {b}" for t, b in zip(posts.title, posts.selftext)], list(posts.subreddit))
+    return (
+        "demo Reddit posts (generated, title + selftext, label = subreddit)",
+        [f"{t} {b}" for t, b in zip(posts.title, posts.selftext)],
+        list(posts.subreddit),
+    )
 
 
 def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
@@ -265,7 +313,7 @@ def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
     config (random weights, MiniLM's WordPiece tokenizer or the tiny BERT's)."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from tecb.models import all_minilm_zip, create_tiny_bert, extract_all_minilm
+    from tecb.embed.tiny_bert import all_minilm_zip, create_tiny_bert, extract_all_minilm
 
     models = []
     if all_minilm_zip() is not None:
@@ -278,8 +326,14 @@ def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
     import torch
 
     torch.manual_seed(42)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                        intermediate_size=4096, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        max_position_embeddings=512,
+    )
     BertModel(config).save_pretrained(large)
     tokenizer.model_max_length = 512
     tokenizer.save_pretrained(large)
@@ -290,23 +344,31 @@ def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
 def throughput(args) -> str:
     import torch
 
-    from tecb.embed import dtype_parity, encode_transformer, load_sentence_transformer
+    from tecb.embed.encode import dtype_parity, encode_transformer, load_sentence_transformer
 
     device = args.device
     on_gpu = device.startswith("cuda")
     device_name = torch.cuda.get_device_name(0) if on_gpu else (platform.processor() or platform.machine())
     dtypes = ["float32", "bfloat16", "float16"] if on_gpu else ["float32"]
-    lines = ["# Embedding throughput, FLOP roofline and half-precision parity", "",
-             f"Command: `python benchmarks/embed_bench.py {' '.join(sys.argv[1:])}`  ",
-             f"Device: {device_name}; torch {torch.__version__}; batch size {args.batch_size}; "
-             f"each text once, length-sorted batches (the embed step's `encode_transformer`); best of "
-             f"{args.repeats} timed runs after a warm-up.", ""]
+    lines = [
+        "# Embedding throughput, FLOP roofline and half-precision parity",
+        "",
+        f"Command: `python benchmarks/embed_bench.py {' '.join(sys.argv[1:])}`  ",
+        f"Device: {device_name}; torch {torch.__version__}; batch size {args.batch_size}; "
+        f"each text once, length-sorted batches (the embed step's `encode_transformer`); best of "
+        f"{args.repeats} timed runs after a warm-up.",
+        "",
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         source, texts, labels = labelled_texts(args.datasets_dir, tmp, args.texts)
-        lines += [f"Texts: {len(texts)} from {source}, {len(set(labels))} labels.", "",
-                  "| model | dtype | texts/s | tokens/s (real) | padded tokens/s | achieved TFLOP/s | peak TFLOP/s "
-                  "| roofline share |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"Texts: {len(texts)} from {source}, {len(set(labels))} labels.",
+            "",
+            "| model | dtype | texts/s | tokens/s (real) | padded tokens/s | achieved TFLOP/s | peak TFLOP/s "
+            "| roofline share |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         models = benchmark_models(tmp)
         for title, path in models:
             for dtype in dtypes:
@@ -330,29 +392,47 @@ def throughput(args) -> str:
                 peak = peak_tflops(device_name, dtype, args.peak_tflops) if on_gpu else None
                 achieved = flops / seconds / 1e12
                 share = f"{100 * achieved / peak:.1f}%" if peak else "n/a (no GPU)" if not on_gpu else "n/a"
-                lines.append(f"| {title} | {dtype} | {len(texts) / seconds:.0f} | {tokens / seconds:.0f} | "
-                             f"{padded / seconds:.0f} | {achieved:.2f} | {peak or 'n/a'} | {share} |")
+                lines.append(
+                    f"| {title} | {dtype} | {len(texts) / seconds:.0f} | {tokens / seconds:.0f} | "
+                    f"{padded / seconds:.0f} | {achieved:.2f} | {peak or 'n/a'} | {share} |"
+                )
                 del model, counter
                 if on_gpu:
                     torch.cuda.empty_cache()
-        lines += ["", "## Half precision vs float32 on the same texts", "",
-                  "k-means (paper settings, k = number of labels) on the vectors of each dtype with seeds 42-46; "
-                  "`tecb.embed.dtype_parity`. V-measure x 100, means over the seeds; the difference is the mean "
-                  "paired difference, to be read against the k-means seed spread of float32 alone.", "",
-                  "| model | dtype | V-measure fp32 | V-measure half | difference | fp32 seed std | "
-                  "min cosine fp32 vs half |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Half precision vs float32 on the same texts",
+            "",
+            "k-means (paper settings, k = number of labels) on the vectors of each dtype with seeds 42-46; "
+            "`tecb.embed.encode.dtype_parity`. V-measure x 100, means over the seeds; the difference is the mean "
+            "paired difference, to be read against the k-means seed spread of float32 alone.",
+            "",
+            "| model | dtype | V-measure fp32 | V-measure half | difference | fp32 seed std | "
+            "min cosine fp32 vs half |",
+            "|---|---|---|---|---|---|---|",
+        ]
         half = [d for d in dtypes if d != "float32"] or ["bfloat16"]  # CPU: bfloat16 runs in torch too
         for title, path in models[:1]:  # the pretrained model: parity of random weights says little
             for dtype in half:
-                r = dtype_parity({"kind": "local", "path": str(path)}, texts, labels, dtype=dtype, device=device,
-                                 batch_size=args.batch_size)
-                lines.append(f"| {title} | {dtype} | {100 * r['v_measure_float32']:.2f} | "
-                             f"{100 * r['v_measure_half']:.2f} | {100 * r['v_measure_difference']:+.2f} | "
-                             f"{100 * r['v_measure_seed_std']:.2f} | {r['min_cosine']:.5f} |")
+                r = dtype_parity(
+                    {"kind": "local", "path": str(path)},
+                    texts,
+                    labels,
+                    dtype=dtype,
+                    device=device,
+                    batch_size=args.batch_size,
+                )
+                lines.append(
+                    f"| {title} | {dtype} | {100 * r['v_measure_float32']:.2f} | "
+                    f"{100 * r['v_measure_half']:.2f} | {100 * r['v_measure_difference']:+.2f} | "
+                    f"{100 * r['v_measure_seed_std']:.2f} | {r['min_cosine']:.5f} |"
+                )
     if not on_gpu:
-        lines += ["", "No GPU here: tokens/s are CPU numbers and there is no roofline share. On a GPU node run "
-                      "`python benchmarks/embed_bench.py --throughput --device cuda --out benchmarks/embed_throughput_gpu.md`."]
+        lines += [
+            "",
+            "No GPU here: tokens/s are CPU numbers and there is no roofline share. On a GPU node run "
+            "`python benchmarks/embed_bench.py --throughput --device cuda --out benchmarks/embed_throughput_gpu.md`.",
+        ]
     return "\n".join(lines) + "\n"
 
 

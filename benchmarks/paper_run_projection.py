@@ -8,9 +8,9 @@ core-hours and the 16-core makespan of all reduce and cluster jobs from the pape
   umap in every process), one cluster job per (model, dataset) running all 14 configurations and reserving
   ``cluster.threads: 4`` cores, Ward by scikit-learn, HDBSCAN with its default 4 core-distance workers;
 - **after**: one reduce job per (model, dataset, reduction) with umap's compiled code cached on disk and small
-  splits' exact neighbours computed in compiled code (:func:`tecb.reduce.small_data_knn`, same coordinates), one
+  splits' exact neighbours computed in compiled code (:func:`tecb.cluster.reduce.small_data_knn`, same coordinates), one
   cluster job per (model, dataset, reduction, algorithm) declaring the cores it uses, Ward on the exact
-  faster routes (:func:`tecb.cluster.ward`), HDBSCAN's workers = the job's threads.
+  faster routes (:func:`tecb.cluster.algorithms.ward`), HDBSCAN's workers = the job's threads.
 
 Every single-threaded step is timed in CPU seconds (``time.process_time``, BLAS limited to one thread), which
 is robust on a shared machine; HDBSCAN's default (worker processes) is timed in wall seconds. The makespan is
@@ -37,15 +37,28 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-REDUCTIONS = {"pca": {"method": "pca", "n_components": 2},
-              "umap": {"method": "umap", "n_components": 2, "metric": "cosine"},
-              "pca_umap": {"method": "pca_umap", "pca_components": 50, "n_components": 2, "metric": "cosine"}}
-CONFIGURATIONS = [("kmeans", "none"), ("kmeans", "pca"), ("kmeans", "umap"), ("kmeans", "pca_umap"),
-                  ("agglomerative", "none"), ("agglomerative", "pca"), ("agglomerative", "umap"),
-                  ("agglomerative", "pca_umap"), ("hdbscan", "pca"), ("hdbscan", "umap"), ("hdbscan", "pca_umap"),
-                  ("dbstream", "pca"), ("dbstream", "umap"), ("dbstream", "pca_umap")]
-METHODS = {"kmeans": "minibatch_kmeans", "agglomerative": "agglomerative", "hdbscan": "hdbscan",
-           "dbstream": "dbstream"}
+REDUCTIONS = {
+    "pca": {"method": "pca", "n_components": 2},
+    "umap": {"method": "umap", "n_components": 2, "metric": "cosine"},
+    "pca_umap": {"method": "pca_umap", "pca_components": 50, "n_components": 2, "metric": "cosine"},
+}
+CONFIGURATIONS = [
+    ("kmeans", "none"),
+    ("kmeans", "pca"),
+    ("kmeans", "umap"),
+    ("kmeans", "pca_umap"),
+    ("agglomerative", "none"),
+    ("agglomerative", "pca"),
+    ("agglomerative", "umap"),
+    ("agglomerative", "pca_umap"),
+    ("hdbscan", "pca"),
+    ("hdbscan", "umap"),
+    ("hdbscan", "pca_umap"),
+    ("dbstream", "pca"),
+    ("dbstream", "umap"),
+    ("dbstream", "pca_umap"),
+]
+METHODS = {"kmeans": "minibatch_kmeans", "agglomerative": "agglomerative", "hdbscan": "hdbscan", "dbstream": "dbstream"}
 N_MODELS = 12
 CORES = 16
 
@@ -84,7 +97,9 @@ def paper_split_sizes() -> dict[str, list[int]]:
         out[name] = sorted(sizes.tolist(), reverse=True)
     for name in ("RedditClusteringS2S", "RedditClusteringP2P"):
         row = table[name]
-        out[name] = np.round(np.linspace(int(row["split_size_max"]), int(row["split_size_min"]), 10)).astype(int).tolist()
+        out[name] = (
+            np.round(np.linspace(int(row["split_size_max"]), int(row["split_size_min"]), 10)).astype(int).tolist()
+        )
     return out
 
 
@@ -123,14 +138,15 @@ def umap_regime(n):
 
 
 def stock_reduce(x, name, spec):
-    """A UMAP reduction without :func:`tecb.reduce.small_data_knn` (umap's own neighbour search)."""
-    from tecb import reduce
-    from tecb.spectral import seeded_umap_class
+    """A UMAP reduction without :func:`tecb.cluster.reduce.small_data_knn` (umap's own neighbour search)."""
+    from tecb.cluster import reduce
+    from tecb.cluster.spectral import seeded_umap_class
 
     if name == "pca_umap":
         x = reduce.pca(x, spec["pca_components"], 42)
-    reducer = seeded_umap_class()(n_components=spec["n_components"], metric=spec["metric"], random_state=42,
-                                  n_neighbors=15)
+    reducer = seeded_umap_class()(
+        n_components=spec["n_components"], metric=spec["metric"], random_state=42, n_neighbors=15
+    )
     return reducer.fit_transform(x).astype(np.float32)
 
 
@@ -144,7 +160,8 @@ def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
     from sklearn.metrics import adjusted_rand_score
     from threadpoolctl import threadpool_limits
 
-    from tecb import cluster, reduce
+    from tecb.cluster import algorithms as cluster
+    from tecb.cluster import reduce
 
     costs: dict[tuple[str, str], list[tuple[int, float]]] = {}
     checks = []
@@ -180,7 +197,9 @@ def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
                     t_old, old = cpu(AgglomerativeClustering(n_clusters=k).fit_predict, p)
                     t_new, new = cpu(cluster.cluster, p, "agglomerative", k)
                     ari = adjusted_rand_score(old, new)
-                    checks.append(f"n={n} Ward on {reduction}: adjusted Rand(scikit-learn, tecb.cluster.ward) = {ari}")
+                    checks.append(
+                        f"n={n} Ward on {reduction}: adjusted Rand(scikit-learn, tecb.cluster.algorithms.ward) = {ari}"
+                    )
                     if ari != 1.0:
                         raise AssertionError(checks[-1])
                 elif algorithm == "hdbscan":
@@ -198,8 +217,9 @@ def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
 def _child_cpu(code: str, env: dict | None = None) -> float:
     """CPU seconds (user + sys) of a fresh Python process running ``code``."""
     before = os.times()
-    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, **(env or {})},
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL
+    )
     after = os.times()
     return (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
@@ -207,15 +227,19 @@ def _child_cpu(code: str, env: dict | None = None) -> float:
 def fixed_costs(log) -> dict[str, float]:
     """Per-process costs: starting Python with the job's imports, and the first UMAP of a process."""
     src = str(ROOT / "src")
-    umap_code = (f"import sys, os; sys.path.insert(0, {src!r}); from tecb import reduce;"
-                 "os.environ.get('CACHE') and reduce.cache_umap_compilation();"
-                 "import numpy as np; x = np.random.default_rng(0).normal(size=(1000, 64)).astype(np.float32);"
-                 "reduce.reduce(x, 'umap'){second}")
+    umap_code = (
+        f"import sys, os; sys.path.insert(0, {src!r}); from tecb.cluster import reduce;"
+        "os.environ.get('CACHE') and reduce.cache_umap_compilation();"
+        "import numpy as np; x = np.random.default_rng(0).normal(size=(1000, 64)).astype(np.float32);"
+        "reduce.reduce(x, 'umap'){second}"
+    )
     env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     out = {}
     out["cluster job imports"] = _child_cpu(
-        f"import sys; sys.path.insert(0, {src!r}); import snakemake.script, pyarrow.parquet, tecb.cluster, "
-        "tecb.metrics, tecb.io, sklearn.cluster, hdbscan, fastcluster, threadpoolctl", env)
+        f"import sys; sys.path.insert(0, {src!r}); import snakemake.script, pyarrow.parquet, tecb.cluster.algorithms, "
+        "tecb.cluster.metrics, tecb.io, sklearn.cluster, hdbscan, fastcluster, threadpoolctl",
+        env,
+    )
     with tempfile.TemporaryDirectory() as cache:
         cold = _child_cpu(umap_code.format(second=""), env)
         twice = _child_cpu(umap_code.format(second="; reduce.reduce(x, 'umap')"), env)
@@ -223,8 +247,10 @@ def fixed_costs(log) -> dict[str, float]:
         _child_cpu(umap_code.format(second=""), env_cache)  # fills the cache
         warm = _child_cpu(umap_code.format(second=""), env_cache)
     out["reduce job imports"] = _child_cpu(
-        f"import sys; sys.path.insert(0, {src!r}); import snakemake.script, pyarrow.parquet, tecb.io, tecb.reduce, "
-        "umap, pynndescent, threadpoolctl", env)
+        f"import sys; sys.path.insert(0, {src!r}); import snakemake.script, pyarrow.parquet, tecb.io, tecb.cluster.reduce, "
+        "umap, pynndescent, threadpoolctl",
+        env,
+    )
     steady = twice - cold
     out["reduce job, first UMAP, no cache"] = cold
     out["reduce job, first UMAP, cache filled"] = warm
@@ -289,11 +315,12 @@ def step_cost(fits, step, variant, n):
     elif step == "reduce pca":
         variant = "all sizes"
     a, b = fits[(step, variant)]
-    return a * n ** b
+    return a * n**b
 
 
 def project(fits, fixed, sizes_by_dataset, dim, threads_config):
-    from tecb import cluster, reduce
+    from tecb.cluster import algorithms as cluster
+    from tecb.cluster import reduce
 
     def cost(step, variant, n):
         return step_cost(fits, step, variant, n)
@@ -306,40 +333,56 @@ def project(fits, fixed, sizes_by_dataset, dim, threads_config):
             for dataset, sizes in sizes_by_dataset.items():
                 md = f"m{model}/{dataset}"
                 n_max = max(sizes)
-                red_mem = {r: 500 +
-                           reduce.memory_estimate(REDUCTIONS[r]["method"], n_max, dim) / 1e6 for r in REDUCTIONS}
+                red_mem = {
+                    r: 500 + reduce.memory_estimate(REDUCTIONS[r]["method"], n_max, dim) / 1e6 for r in REDUCTIONS
+                }
                 if variant == "before":
-                    t = fixed["reduce job imports"] + fixed["compile cost per process, no cache"] + sum(
-                        cost(f"reduce {r}", "before", n) for r in REDUCTIONS for n in sizes)
+                    t = (
+                        fixed["reduce job imports"]
+                        + fixed["compile cost per process, no cache"]
+                        + sum(cost(f"reduce {r}", "before", n) for r in REDUCTIONS for n in sizes)
+                    )
                     jobs.append((f"reduce {md}", 1, t, [], max(red_mem.values())))
                     t = imports + sum(cost(f"{a} on {r}", "before", n) for a, r in CONFIGURATIONS for n in sizes)
-                    mem = 500 + max(cluster.memory_estimate(METHODS[a], n_max, dim if r == "none" else 2,
-                                                            {"linkage": "ward", "route": "sklearn"}
-                                                            if a == "agglomerative" else None) / 1e6
-                                    for a, r in CONFIGURATIONS)
+                    mem = 500 + max(
+                        cluster.memory_estimate(
+                            METHODS[a],
+                            n_max,
+                            dim if r == "none" else 2,
+                            {"linkage": "ward", "route": "sklearn"} if a == "agglomerative" else None,
+                        )
+                        / 1e6
+                        for a, r in CONFIGURATIONS
+                    )
                     jobs.append((f"cluster {md}", 4, t, [f"reduce {md}"], mem))
                     cpu_total += jobs[-2][2] + jobs[-1][2]
                     continue
                 for r in REDUCTIONS:
-                    t = fixed["reduce job imports"] + fixed["compile cost per process, cache"] + sum(
-                        cost(f"reduce {r}", "after", n) for n in sizes)
+                    t = (
+                        fixed["reduce job imports"]
+                        + fixed["compile cost per process, cache"]
+                        + sum(cost(f"reduce {r}", "after", n) for n in sizes)
+                    )
                     jobs.append((f"reduce {md}/{r}", 1, t, [], red_mem[r]))
                     cpu_total += t
                 for a, r in CONFIGURATIONS:
                     t = imports + sum(cost(f"{a} on {r}", "after", n) for n in sizes)
                     threads = cluster.threads_used(METHODS[a], threads_config)
                     mem = 500 + cluster.memory_estimate(METHODS[a], n_max, dim if r == "none" else 2) / 1e6
-                    jobs.append((f"cluster {md}/{r}/{a}", threads, t, [] if r == "none" else [f"reduce {md}/{r}"],
-                                 mem))
+                    jobs.append((f"cluster {md}/{r}/{a}", threads, t, [] if r == "none" else [f"reduce {md}/{r}"], mem))
                     cpu_total += t
         makespan, peak = simulate(jobs)
-        out[variant] = {"jobs": len(jobs), "cpu_hours": cpu_total / 3600,
-                        "reserved_core_hours": sum(j[1] * j[2] for j in jobs) / 3600,
-                        "makespan_hours": makespan / 3600, "peak_mem_gb": peak / 1000,
-                        "longest_job_s": max(j[2] for j in jobs)}
+        out[variant] = {
+            "jobs": len(jobs),
+            "cpu_hours": cpu_total / 3600,
+            "reserved_core_hours": sum(j[1] * j[2] for j in jobs) / 3600,
+            "makespan_hours": makespan / 3600,
+            "peak_mem_gb": peak / 1000,
+            "longest_job_s": max(j[2] for j in jobs),
+        }
     # CPU per step (after), to show where the time goes
     steps = {}
-    for dataset, sizes in sizes_by_dataset.items():
+    for sizes in sizes_by_dataset.values():
         for r in REDUCTIONS:
             for variant in ("before", "after"):
                 key = (f"reduce {r}", variant)
@@ -372,60 +415,96 @@ def render(args, sizes, costs, fits, fixed, checks, result, steps, sizes_by_data
     ]
     for variant in ("before", "after"):
         r = result[variant]
-        lines.append(f"| {variant} | {r['jobs']} | {r['cpu_hours']:.2f} | {r['reserved_core_hours']:.2f} | "
-                     f"{r['makespan_hours']:.2f} | {r['longest_job_s']:.0f} | {r['peak_mem_gb']:.1f} |")
+        lines.append(
+            f"| {variant} | {r['jobs']} | {r['cpu_hours']:.2f} | {r['reserved_core_hours']:.2f} | "
+            f"{r['makespan_hours']:.2f} | {r['longest_job_s']:.0f} | {r['peak_mem_gb']:.1f} |"
+        )
     after = result["after"]
     met = after["reserved_core_hours"] <= 8 and after["makespan_hours"] <= 0.6
     lines += ["", f"Targets (≤ 8 core-hours, ≤ 0.6 h makespan on 16 cores): **{'met' if met else 'NOT met'}**.", ""]
-    lines += ["## Where the CPU goes (projected core-hours over the whole run)", "",
-              "| step | before | after |", "|---|---:|---:|"]
+    lines += [
+        "## Where the CPU goes (projected core-hours over the whole run)",
+        "",
+        "| step | before | after |",
+        "|---|---:|---:|",
+    ]
     for r in REDUCTIONS:
-        lines.append(f"| reduce {r} | {steps[(f'reduce {r}', 'before')] / 3600:.2f} | "
-                     f"{steps[(f'reduce {r}', 'after')] / 3600:.2f} |")
+        lines.append(
+            f"| reduce {r} | {steps[(f'reduce {r}', 'before')] / 3600:.2f} | "
+            f"{steps[(f'reduce {r}', 'after')] / 3600:.2f} |"
+        )
     for a, r in CONFIGURATIONS:
-        lines.append(f"| {a} on {r} | {steps[(f'{a} on {r}', 'before')] / 3600:.2f} | "
-                     f"{steps[(f'{a} on {r}', 'after')] / 3600:.2f} |")
+        lines.append(
+            f"| {a} on {r} | {steps[(f'{a} on {r}', 'before')] / 3600:.2f} | "
+            f"{steps[(f'{a} on {r}', 'after')] / 3600:.2f} |"
+        )
     n_reduce_before, n_reduce_after = N_MODELS * 6, N_MODELS * 6 * 3
     n_cluster_after = N_MODELS * 6 * 14
     lines += ["", "Per-process costs (CPU seconds, fresh process):", ""]
     lines += [f"- {k}: {v:.2f} s" for k, v in fixed.items()]
-    lines += [f"- so the umap compile costs {n_reduce_before} x {fixed['compile cost per process, no cache']:.1f} s"
-              f" = {n_reduce_before * fixed['compile cost per process, no cache'] / 3600:.2f} core-hours before, "
-              f"{n_reduce_after} x {fixed['compile cost per process, cache']:.1f} s after (cache); "
-              f"starting {n_cluster_after} cluster + {n_reduce_after} reduce processes costs "
-              f"{(n_cluster_after * fixed['cluster job imports'] + n_reduce_after * fixed['reduce job imports']) / 3600:.2f}"
-              " core-hours (included above)."]
-    lines += ["", "## Measured per-split seconds and fitted growth", "",
-              "| step | variant | " + " | ".join(f"n={n}" for n in sizes) + " | fit a·n^b: b | at 26,221 (s) |",
-              "|---|---|" + "---:|" * len(sizes) + "---:|---:|"]
+    lines += [
+        f"- so the umap compile costs {n_reduce_before} x {fixed['compile cost per process, no cache']:.1f} s"
+        f" = {n_reduce_before * fixed['compile cost per process, no cache'] / 3600:.2f} core-hours before, "
+        f"{n_reduce_after} x {fixed['compile cost per process, cache']:.1f} s after (cache); "
+        f"starting {n_cluster_after} cluster + {n_reduce_after} reduce processes costs "
+        f"{(n_cluster_after * fixed['cluster job imports'] + n_reduce_after * fixed['reduce job imports']) / 3600:.2f}"
+        " core-hours (included above)."
+    ]
+    lines += [
+        "",
+        "## Measured per-split seconds and fitted growth",
+        "",
+        "| step | variant | " + " | ".join(f"n={n}" for n in sizes) + " | fit a·n^b: b | at 26,221 (s) |",
+        "|---|---|" + "---:|" * len(sizes) + "---:|---:|",
+    ]
     for (step, variant), pts in costs.items():
         a, b = fits[(step, variant)]
         if step.startswith("reduce"):
-            lines.append(f"| {step} | {variant.replace(' | ', ', ')} | " + ", ".join(f"n={n}: {t:.3f}" for n, t in pts)
-                         + f" | {b:.2f} | {a * 26221 ** b:.1f} if in this regime |")
+            lines.append(
+                f"| {step} | {variant.replace(' | ', ', ')} | "
+                + ", ".join(f"n={n}: {t:.3f}" for n, t in pts)
+                + f" | {b:.2f} | {a * 26221**b:.1f} if in this regime |"
+            )
             continue
-        lines.append(f"| {step} | {variant} | " + " | ".join(f"{t:.3f}" for _, t in pts)
-                     + f" | {b:.2f} | {step_cost(fits, step, variant, 26221):.1f} |")
-    lines += ["", "Cross-check: scikit-learn Ward on one 26,000 x 768 split measured 225.5 s on this machine "
-              "(benchmarks/cluster_results_26k.md); the fit above gives the 'agglomerative on none, before' row.",
-              "", "## Exactness", ""]
+        lines.append(
+            f"| {step} | {variant} | "
+            + " | ".join(f"{t:.3f}" for _, t in pts)
+            + f" | {b:.2f} | {step_cost(fits, step, variant, 26221):.1f} |"
+        )
+    lines += [
+        "",
+        "Cross-check: scikit-learn Ward on one 26,000 x 768 split measured 225.5 s on this machine "
+        "(benchmarks/cluster_results_26k.md); the fit above gives the 'agglomerative on none, before' row.",
+        "",
+        "## Exactness",
+        "",
+    ]
     lines += [f"- {c}" for c in checks]
     lines += ["", "## Split sizes used (paper Table 1 + split recipes, `paper_split_sizes`)", ""]
     for name, s in sizes_by_dataset.items():
         lines.append(f"- {name}: {len(s)} splits, {sum(s):,} items, {min(s):,}..{max(s):,}")
-    lines += ["", "Raw numbers: " + json.dumps({"fits": {f"{k[0]} | {k[1]}": v for k, v in fits.items()},
-                                                 "result": result}), ""]
+    lines += [
+        "",
+        "Raw numbers: " + json.dumps({"fits": {f"{k[0]} | {k[1]}": v for k, v in fits.items()}, "result": result}),
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs=3, default=[2000, 5000, 9000])
-    parser.add_argument("--umap-sizes", type=int, nargs="*", default=[1000, 3500, 12000, 20000],
-                        help="further sizes for the reductions (umap: at least two per regime with --sizes)")
+    parser.add_argument(
+        "--umap-sizes",
+        type=int,
+        nargs="*",
+        default=[1000, 3500, 12000, 20000],
+        help="further sizes for the reductions (umap: at least two per regime with --sizes)",
+    )
     parser.add_argument("--dim", type=int, default=768)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="cluster.threads for the 'after' jobs (default: config/config.yaml's)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="cluster.threads for the 'after' jobs (default: config/config.yaml's)"
+    )
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args(argv)
     import yaml
@@ -438,8 +517,18 @@ def main(argv=None):
     fits = {k: fit(v) for k, v in costs.items()}
     sizes_by_dataset = paper_split_sizes()
     result, steps = project(fits, fixed, sizes_by_dataset, args.dim, threads)
-    text = render(args, sorted(args.sizes), costs, fits, fixed, checks, result, steps, sizes_by_dataset,
-                  time.perf_counter() - start)
+    text = render(
+        args,
+        sorted(args.sizes),
+        costs,
+        fits,
+        fixed,
+        checks,
+        result,
+        steps,
+        sizes_by_dataset,
+        time.perf_counter() - start,
+    )
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
 

@@ -46,7 +46,9 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
     No wall-clock limit: a slow machine must not fail a correct run (a hung run is stopped by the CI job's limit).
     Only for tests marked ``@pytest.mark.workflow``."""
     if not _CURRENT_TEST["workflow"]:
-        raise AssertionError("a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)")
+        raise AssertionError(
+            "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
+        )
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0", **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *args],

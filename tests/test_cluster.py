@@ -5,8 +5,8 @@ import pytest
 import yaml
 from sklearn.datasets import make_blobs
 
-from tecb import cluster
-from tecb.cluster import MemoryLimitError, check_memory, memory_estimate, score_splits
+from tecb.cluster import algorithms as cluster
+from tecb.cluster.algorithms import MemoryLimitError, check_memory, memory_estimate, score_splits
 
 SPECS = {
     "kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
@@ -18,13 +18,18 @@ SPECS = {
 
 def blobs(n=600, dim=2, centers=4, seed=0):
     """Well-separated blobs; in 2-D compact like UMAP output (DBSTREAM's default radius is 1)."""
-    x, y = make_blobs(n_samples=n, centers=[[0, 0], [20, 0], [0, 20], [20, 20]][:centers] if dim == 2 else centers,
-                      n_features=dim, cluster_std=0.5 if dim == 2 else 1.0, random_state=seed)
+    x, y = make_blobs(
+        n_samples=n,
+        centers=[[0, 0], [20, 0], [0, 20], [20, 20]][:centers] if dim == 2 else centers,
+        n_features=dim,
+        cluster_std=0.5 if dim == 2 else 1.0,
+        random_state=seed,
+    )
     return x.astype(np.float32), np.array([f"c{v}" for v in y], dtype=object)
 
 
 def run(name, x, y, seed=42, logs=None):
-    log = (logs.append if logs is not None else lambda m: None)
+    log = logs.append if logs is not None else lambda m: None
     return score_splits([(0, x, y)], SPECS[name], seed=seed, log=log)[0]
 
 
@@ -34,8 +39,19 @@ def test_each_algorithm_finds_well_separated_blobs(name):
     row = run(name, x, y)
     assert row["v_measure"] > 0.9, row
     assert row["degenerate"] is False
-    assert set(row) >= {"split", "n_texts", "n_labels", "n_clusters", "noise_fraction", "v_measure", "homogeneity",
-                        "completeness", "ami", "ari", "degenerate"}
+    assert set(row) >= {
+        "split",
+        "n_texts",
+        "n_labels",
+        "n_clusters",
+        "noise_fraction",
+        "v_measure",
+        "homogeneity",
+        "completeness",
+        "ami",
+        "ari",
+        "degenerate",
+    }
     assert "seconds" not in row  # durations live in the timings file: score files are identical across reruns
 
 
@@ -69,8 +85,9 @@ def test_degenerate_one_cluster_is_scored_flagged_and_logged():
     x, y = blobs()
     logs = []
     # a DBSTREAM radius larger than the data puts everything into one micro-cluster
-    row = score_splits([(0, x, y)], {"method": "dbstream", "params": {"clustering_threshold": 1000.0}},
-                       log=logs.append)[0]
+    row = score_splits(
+        [(0, x, y)], {"method": "dbstream", "params": {"clustering_threshold": 1000.0}}, log=logs.append
+    )[0]
     assert row["n_clusters"] == 1 and row["degenerate"] is True and row["v_measure"] == 0.0
     assert any("WARNING" in m and "degenerate" in m for m in logs)
     assert cluster.degenerate(5, 5) == "one cluster per text" and cluster.degenerate(3, 10) == ""
@@ -103,8 +120,10 @@ def test_new_algorithm_and_reduction_by_config_alone(tmp_path):
     cfg = yaml.safe_load((ROOT / "config/demo.yaml").read_text())
     cfg["reductions"]["umap5"] = {"method": "umap", "n_components": 5, "n_neighbors": 10}
     cfg["algorithms"]["kmeans20"] = {"method": "minibatch_kmeans", "params": {"batch_size": 20, "n_init": 3}}
-    cfg["configurations"] += [{"algorithm": "kmeans20", "reduction": "umap5"},
-                              {"algorithm": "hdbscan", "reduction": "umap5"}]
+    cfg["configurations"] += [
+        {"algorithm": "kmeans20", "reduction": "umap5"},
+        {"algorithm": "hdbscan", "reduction": "umap5"},
+    ]
     (work / "config/extra.yaml").write_text(yaml.safe_dump(cfg))
     out = run_snakemake(work, "--configfile", "config/extra.yaml", "-n", "--cores", "1", "-p").stdout
     assert "results/demo/reduced/tfidf/TenKGnadClusteringS2S/umap5.parquet" in out
@@ -123,8 +142,10 @@ def test_import_path_algorithm_by_config_alone(tmp_path):
 
     work = copy_project(tmp_path / "proj")
     cfg = yaml.safe_load((ROOT / "config/demo.yaml").read_text())
-    cfg["algorithms"]["spectral"] = {"method": "sklearn.cluster.SpectralClustering",
-                                     "params": {"affinity": "nearest_neighbors"}}
+    cfg["algorithms"]["spectral"] = {
+        "method": "sklearn.cluster.SpectralClustering",
+        "params": {"affinity": "nearest_neighbors"},
+    }
     cfg["configurations"] += [{"algorithm": "spectral", "reduction": "none"}]
     (work / "config/spectral.yaml").write_text(yaml.safe_dump(cfg))
     out = run_snakemake(work, "--configfile", "config/spectral.yaml", "-n", "--cores", "1").stdout
@@ -228,8 +249,13 @@ def test_import_path_estimator_is_told_n_clusters_and_seed():
     from sklearn.cluster import SpectralClustering
 
     x, y = blobs(n=300)
-    row = score_splits([(0, x, y)], {"method": "sklearn.cluster.SpectralClustering",
-                                     "params": {"affinity": "nearest_neighbors", "n_neighbors": 10}})[0]
+    row = score_splits(
+        [(0, x, y)],
+        {
+            "method": "sklearn.cluster.SpectralClustering",
+            "params": {"affinity": "nearest_neighbors", "n_neighbors": 10},
+        },
+    )[0]
     assert row["n_clusters"] == 4 and row["v_measure"] > 0.9  # told n_clusters = number of labels
     ours = cluster.cluster(x, "sklearn.cluster.SpectralClustering", 4, seed=3, affinity="nearest_neighbors")
     ref = SpectralClustering(n_clusters=4, random_state=3, affinity="nearest_neighbors").fit_predict(x)
@@ -238,15 +264,20 @@ def test_import_path_estimator_is_told_n_clusters_and_seed():
     assert len(cluster.cluster(x, "sklearn.cluster.DBSCAN", 4, eps=2.0)) == len(x)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"method": "spectral"}, r"algorithms\.bad\.method = 'spectral'.*import path"),
-    ({"method": "sklearn.nocluster.Foo"}, r"algorithms\.bad\.method.*cannot import module 'sklearn.nocluster'"),
-    ({"method": "sklearn.cluster.Nope"}, r"algorithms\.bad\.method.*has no attribute 'Nope'"),
-    ({"method": "sklearn.cluster.k_means"}, r"algorithms\.bad\.method.*is not a class"),
-    ({"method": "collections.OrderedDict"}, r"algorithms\.bad\.method.*neither fit_predict nor fit"),
-    ({"method": "sklearn.cluster.SpectralClustering", "params": {"n_clustres": 3}},
-     r"algorithms\.bad\.params: sklearn.cluster.SpectralClustering takes no parameter\(s\) n_clustres"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"method": "spectral"}, r"algorithms\.bad\.method = 'spectral'.*import path"),
+        ({"method": "sklearn.nocluster.Foo"}, r"algorithms\.bad\.method.*cannot import module 'sklearn.nocluster'"),
+        ({"method": "sklearn.cluster.Nope"}, r"algorithms\.bad\.method.*has no attribute 'Nope'"),
+        ({"method": "sklearn.cluster.k_means"}, r"algorithms\.bad\.method.*is not a class"),
+        ({"method": "collections.OrderedDict"}, r"algorithms\.bad\.method.*neither fit_predict nor fit"),
+        (
+            {"method": "sklearn.cluster.SpectralClustering", "params": {"n_clustres": 3}},
+            r"algorithms\.bad\.params: sklearn.cluster.SpectralClustering takes no parameter\(s\) n_clustres",
+        ),
+    ],
+)
 def test_import_path_algorithms_are_validated_up_front(spec, message):
     with pytest.raises(ValueError, match=message):
         cluster.validate_algorithm("bad", spec)
@@ -254,8 +285,9 @@ def test_import_path_algorithms_are_validated_up_front(spec, message):
 
 def test_builtin_and_good_import_path_specs_validate():
     cluster.validate_algorithm("kmeans", SPECS["kmeans"])
-    cluster.validate_algorithm("spectral", {"method": "sklearn.cluster.SpectralClustering",
-                                            "params": {"affinity": "nearest_neighbors"}})
+    cluster.validate_algorithm(
+        "spectral", {"method": "sklearn.cluster.SpectralClustering", "params": {"affinity": "nearest_neighbors"}}
+    )
 
 
 # --- one configuration per job: scores, timings and predicted labels --------------------------------------------
@@ -270,13 +302,22 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     ids = [np.arange(0, 80), np.arange(40, 120)]
     _, splits = io.dataset_tables([f"t{i}" for i in range(120)], [(i, list(y[i])) for i in ids])
     io.write_table(splits, tmp_path / "splits.parquet")
-    io.write_table(io.reduced_table([(s, i, x[i]) for s, i in enumerate(ids)], {"reduction": "pca"}),
-                   tmp_path / "pca.parquet")
+    io.write_table(
+        io.reduced_table([(s, i, x[i]) for s, i in enumerate(ids)], {"reduction": "pca"}), tmp_path / "pca.parquet"
+    )
     out = {k: tmp_path / f"{k}.parquet" for k in ("scores", "timings", "labels")}
     runs = []
     for _ in range(2):
-        cluster.run_configuration(tmp_path / "splits.parquet", SPECS["hdbscan"], out["scores"], out["timings"],
-                                  out["labels"], reduced_path=tmp_path / "pca.parquet", threads=1, log=lambda m: None)
+        cluster.run_configuration(
+            tmp_path / "splits.parquet",
+            SPECS["hdbscan"],
+            out["scores"],
+            out["timings"],
+            out["labels"],
+            reduced_path=tmp_path / "pca.parquet",
+            threads=1,
+            log=lambda m: None,
+        )
         runs.append(out["scores"].read_bytes())
     assert runs[0] == runs[1]  # no durations in the score file: identical across reruns
     scores, timings, labels = (pq.read_table(out[k]) for k in ("scores", "timings", "labels"))
@@ -288,8 +329,10 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     assert cluster.split_shape(tmp_path / "splits.parquet", tmp_path / "pca.parquet") == (80, 2)
     mb = cluster.job_memory_mb("agglomerative", {}, tmp_path / "splits.parquet", tmp_path / "pca.parquet")
     assert cluster.BASE_MB < mb < cluster.BASE_MB + 5
-    assert cluster.job_memory_mb("agglomerative", {}, tmp_path / "missing.parquet", tmp_path / "pca.parquet") \
-        == cluster.BASE_MB  # before the inputs exist (Snakemake evaluates again before running the job)
+    assert (
+        cluster.job_memory_mb("agglomerative", {}, tmp_path / "missing.parquet", tmp_path / "pca.parquet")
+        == cluster.BASE_MB
+    )  # before the inputs exist (Snakemake evaluates again before running the job)
 
 
 def _planned_jobs(output: str) -> dict[str, int]:
@@ -312,21 +355,28 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
     from conftest import copy_project, run_snakemake
 
     work = copy_project(tmp_path / "proj")
-    layer = {"models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 64}},
-             "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s"}},
-             "configurations": [{"algorithm": "kmeans", "reduction": "none"},
-                                {"algorithm": "agglomerative", "reduction": "umap"}]}
+    layer = {
+        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 64}},
+        "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s"}},
+        "configurations": [
+            {"algorithm": "kmeans", "reduction": "none"},
+            {"algorithm": "agglomerative", "reduction": "umap"},
+        ],
+    }
 
     def write(extra_configurations=(), **changes):
         cfg = {**layer, **changes}
         cfg["configurations"] = layer["configurations"] + list(extra_configurations)
         (work / "config/inc.yaml").write_text(yaml.safe_dump(cfg))
-        return [f"results/demo/scores/tfidf/TenKGnadClusteringS2S/{c['reduction']}/{c['algorithm']}.parquet"
-                for c in cfg["configurations"]]
+        return [
+            f"results/demo/scores/tfidf/TenKGnadClusteringS2S/{c['reduction']}/{c['algorithm']}.parquet"
+            for c in cfg["configurations"]
+        ]
 
     def snake(targets, *args):
-        return run_snakemake(work, "--configfile", "config/demo.yaml", "config/inc.yaml", "--cores", "2",
-                             *args, *targets).stdout
+        return run_snakemake(
+            work, "--configfile", "config/demo.yaml", "config/inc.yaml", "--cores", "2", *args, *targets
+        ).stdout
 
     targets = write()
     snake(targets)

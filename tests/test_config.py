@@ -7,8 +7,8 @@ import re
 
 import pytest
 import yaml
-
 from conftest import ROOT, copy_project, run_snakemake
+
 from tecb import config as C
 
 DEFAULTS = {
@@ -23,9 +23,13 @@ DEFAULTS = {
 
 
 def test_mappings_merge_and_the_three_sections_are_replaced():
-    user = {"embed": {"device": "cpu"}, "models": {"m": {"kind": "tfidf"}}, "datasets": {"D3": {"source": "s"}},
-            "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
-            "sources": {"s": {"path": "local.zip"}}}
+    user = {
+        "embed": {"device": "cpu"},
+        "models": {"m": {"kind": "tfidf"}},
+        "datasets": {"D3": {"source": "s"}},
+        "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+        "sources": {"s": {"path": "local.zip"}},
+    }
     got = C.overlay_config(DEFAULTS, user)
     assert got["embed"] == {"device": "cpu", "batch_size": 32}  # key by key
     assert got["sources"]["s"] == {"url": "https://example.org/s.zip", "path": "local.zip"}
@@ -66,9 +70,13 @@ def test_layered_config_reads_the_working_directorys_config(tmp_path):
         C.layered_config(wf, work)
 
 
-SECTION_ENTRIES = {"datasets": {"source": "million_posts", "text": "s2s"}, "models": {"kind": "tfidf"},
-                   "sources": {"path": "x.tsv"}, "reductions": {"method": "pca"},
-                   "algorithms": {"method": "minibatch_kmeans"}}
+SECTION_ENTRIES = {
+    "datasets": {"source": "million_posts", "text": "s2s"},
+    "models": {"kind": "tfidf"},
+    "sources": {"path": "x.tsv"},
+    "reductions": {"method": "pca"},
+    "algorithms": {"method": "minibatch_kmeans"},
+}
 
 
 @pytest.mark.parametrize("section", list(SECTION_ENTRIES))
@@ -120,7 +128,8 @@ def test_a_small_user_config_over_the_defaults(proj):
         "datasets: {TenKGnadClusteringS2S: {source: million_posts, text: s2s}}\n"
         "models: {tfidf: {kind: tfidf, dim: 16}}\n"
         "sources: {million_posts: {path: resources/demo/corpus.sqlite3}}\n"
-        "configurations: [{algorithm: kmeans, reduction: none}]\n")
+        "configurations: [{algorithm: kmeans, reduction: none}]\n"
+    )
     out = _dry(proj, "--configfile", "config/small.yaml").stdout
     assert "results/small/scores/tfidf/TenKGnadClusteringS2S/none/kmeans.parquet" in out
     assert "gbert" not in out and "rule pretrain" not in out  # the paper's models and pre-training are not inherited
@@ -134,15 +143,18 @@ def test_the_demo_writes_under_results_demo(proj):
     assert "resources/demo/corpus.sqlite3" in out  # resources/ stays shared
 
 
-@pytest.mark.parametrize("change, needle", [
-    ({"datasets": {"My/Data": {"source": "million_posts", "text": "s2s"}}}, "My/Data"),
-    ({"datasets": {"..": {"source": "million_posts", "text": "s2s"}}}, "'..' does not match"),
-    ({"run": "scores"}, "run"),
-    ({"run": "../elsewhere"}, "run"),
-    ({"reductions": {"pca/2": {"method": "pca"}}}, "pca/2"),
-    # a revision is a folder of the MTEB results: "<commit>" copied from an example is refused, not a crash
-    ({"models": {"m": {"name": "M", "id": "org/m", "revision": "<commit>"}}}, "models.m.revision"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"datasets": {"My/Data": {"source": "million_posts", "text": "s2s"}}}, "My/Data"),
+        ({"datasets": {"..": {"source": "million_posts", "text": "s2s"}}}, "'..' does not match"),
+        ({"run": "scores"}, "run"),
+        ({"run": "../elsewhere"}, "run"),
+        ({"reductions": {"pca/2": {"method": "pca"}}}, "pca/2"),
+        # a revision is a folder of the MTEB results: "<commit>" copied from an example is refused, not a crash
+        ({"models": {"m": {"name": "M", "id": "org/m", "revision": "<commit>"}}}, "models.m.revision"),
+    ],
+)
 @pytest.mark.workflow
 def test_names_that_break_paths_are_refused(proj, change, needle):
     cfg = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())

@@ -9,8 +9,8 @@ import jsonschema
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, copy_project, run_snakemake
+
 from tecb.config import overlay_config
 
 README = ROOT / "config" / "README.md"
@@ -61,7 +61,9 @@ def test_first_own_config_runs_as_written(tmp_path):
     t2 = pd.read_csv(work / "results" / "mine" / "tables" / "table2.csv", index_col=0)
     assert list(t2.index) == ["TF-IDF + SVD"]
     assert {"BlurbsClusteringS2S", "TenKGnadClusteringP2P"} <= set(t2.columns)
-    assert (work / "results" / "mine" / "scores" / "tfidf" / "BlurbsClusteringS2S" / "umap" / "kmeans.parquet").is_file()
+    assert (
+        work / "results" / "mine" / "scores" / "tfidf" / "BlurbsClusteringS2S" / "umap" / "kmeans.parquet"
+    ).is_file()
     assert not (work / "results" / "scores.parquet").exists()  # nothing in the paper's folder
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, copy_project, run_snakemake
+
 from tecb import configcheck
 from tecb.config import layered_config
 from tecb.configcheck import ConfigError
@@ -41,14 +41,19 @@ def _message(tmp_path, overlay: dict) -> str:
 # --- credentials -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("overlay, key", [
-    ({"sources": {"reddit": {"client_secret": PLANTED}}}, "sources.reddit.client_secret"),
-    ({"sources": {"reddit": {"password": PLANTED}}}, "sources.reddit.password"),
-    ({"models": {"m": {"kind": "huggingface", "id": "a/b", "model_kwargs": {"token": PLANTED}}}},
-     "models.m.model_kwargs.token"),
-    ({"embed": {"hf_api_key": PLANTED}}, "embed.hf_api_key"),
-    ({"datasets": {"D": {"source": "s", "praw-client-id": PLANTED}}}, "datasets.D.praw-client-id"),
-])
+@pytest.mark.parametrize(
+    "overlay, key",
+    [
+        ({"sources": {"reddit": {"client_secret": PLANTED}}}, "sources.reddit.client_secret"),
+        ({"sources": {"reddit": {"password": PLANTED}}}, "sources.reddit.password"),
+        (
+            {"models": {"m": {"kind": "huggingface", "id": "a/b", "model_kwargs": {"token": PLANTED}}}},
+            "models.m.model_kwargs.token",
+        ),
+        ({"embed": {"hf_api_key": PLANTED}}, "embed.hf_api_key"),
+        ({"datasets": {"D": {"source": "s", "praw-client-id": PLANTED}}}, "datasets.D.praw-client-id"),
+    ],
+)
 def test_credential_like_keys_are_refused_naming_the_key_only(tmp_path, overlay, key):
     message = _message(tmp_path, overlay)
     assert key in message and "value not shown" in message
@@ -64,16 +69,19 @@ def test_credential_keys_are_found_at_any_depth_and_in_lists():
 # --- no value in schema messages -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("overlay, key", [
-    ({"seed": PLANTED}, "seed"),  # type error
-    ({"run": PLANTED + "/x"}, "run"),  # pattern error
-    ({"datasets": {"D": {"source": "million_posts", "text": PLANTED}}}, "datasets.D.text"),  # enum error
-    ({"datasets": {"D": {"source": "million_posts", "text": "s2s", "n_splits": PLANTED}}}, "datasets.D.n_splits"),
-    ({"sources": {"reddit": {"user_agent": [PLANTED]}}}, "sources.reddit.user_agent"),  # a list
-    ({"embed": PLANTED}, "embed"),  # a string where a mapping belongs
-    ({"sources": {"reddit": {"app_key": PLANTED}}}, "sources.reddit.app_key"),  # an unknown, innocent key
-    ({"tables": {"metrics": [PLANTED]}}, "tables.metrics"),
-])
+@pytest.mark.parametrize(
+    "overlay, key",
+    [
+        ({"seed": PLANTED}, "seed"),  # type error
+        ({"run": PLANTED + "/x"}, "run"),  # pattern error
+        ({"datasets": {"D": {"source": "million_posts", "text": PLANTED}}}, "datasets.D.text"),  # enum error
+        ({"datasets": {"D": {"source": "million_posts", "text": "s2s", "n_splits": PLANTED}}}, "datasets.D.n_splits"),
+        ({"sources": {"reddit": {"user_agent": [PLANTED]}}}, "sources.reddit.user_agent"),  # a list
+        ({"embed": PLANTED}, "embed"),  # a string where a mapping belongs
+        ({"sources": {"reddit": {"app_key": PLANTED}}}, "sources.reddit.app_key"),  # an unknown, innocent key
+        ({"tables": {"metrics": [PLANTED]}}, "tables.metrics"),
+    ],
+)
 def test_a_planted_value_under_an_innocent_key_is_never_in_the_message(tmp_path, overlay, key):
     message = _message(tmp_path, overlay)
     assert key in message, message
@@ -85,7 +93,8 @@ def test_a_string_is_shown_by_type_and_length_only(tmp_path):
     assert "seed: expected integer, got a string of 13 characters" in message
     assert "hunter2" not in message
     assert "n_splits: expected integer, got 1.5" in _message(
-        tmp_path, {"datasets": {"D": {"source": "million_posts", "text": "s2s", "n_splits": 1.5}}})
+        tmp_path, {"datasets": {"D": {"source": "million_posts", "text": "s2s", "n_splits": 1.5}}}
+    )
 
 
 def test_a_bad_key_name_is_named(tmp_path):
@@ -97,13 +106,23 @@ def test_a_bad_key_name_is_named(tmp_path):
 
 
 def test_parameter_typos_are_refused_at_validation_naming_the_key_with_a_suggestion(tmp_path):
-    message = _message(tmp_path, {
-        "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"n_int": 3, "random_state": 1}},
-                       "hdbscan": {"method": "hdbscan", "params": {"min_cluster_sise": 5}}},
-        "reductions": {"umap": {"method": "umap", "n_components": 2, "n_neighbours": 15},
-                       "pca": {"method": "pca", "n_components": 2, "whiten": True}}})
-    assert "algorithms.kmeans.params.n_int: sklearn.cluster.MiniBatchKMeans has no parameter 'n_int' " \
-           "(did you mean n_init?)" in message
+    message = _message(
+        tmp_path,
+        {
+            "algorithms": {
+                "kmeans": {"method": "minibatch_kmeans", "params": {"n_int": 3, "random_state": 1}},
+                "hdbscan": {"method": "hdbscan", "params": {"min_cluster_sise": 5}},
+            },
+            "reductions": {
+                "umap": {"method": "umap", "n_components": 2, "n_neighbours": 15},
+                "pca": {"method": "pca", "n_components": 2, "whiten": True},
+            },
+        },
+    )
+    assert (
+        "algorithms.kmeans.params.n_int: sklearn.cluster.MiniBatchKMeans has no parameter 'n_int' "
+        "(did you mean n_init?)" in message
+    )
     assert "algorithms.kmeans.params.random_state: set by tecb (the config's `seed`)" in message
     assert "algorithms.hdbscan.params.min_cluster_sise" in message and "did you mean min_cluster_size?" in message
     assert "reductions.umap.n_neighbours" in message and "did you mean n_neighbors?" in message
@@ -111,15 +130,28 @@ def test_parameter_typos_are_refused_at_validation_naming_the_key_with_a_suggest
 
 
 def test_valid_parameters_pass():
-    config = {"algorithms": {"k": {"method": "minibatch_kmeans", "params": {"n_init": "auto", "batch_size": 500}}},
-              "reductions": {"u": {"method": "pca_umap", "pca_components": 50, "n_components": 2, "metric": "cosine",
-                                   "n_neighbors": 15, "min_dist": 0.0}}}
+    config = {
+        "algorithms": {"k": {"method": "minibatch_kmeans", "params": {"n_init": "auto", "batch_size": 500}}},
+        "reductions": {
+            "u": {
+                "method": "pca_umap",
+                "pca_components": 50,
+                "n_components": 2,
+                "metric": "cosine",
+                "n_neighbors": 15,
+                "min_dist": 0.0,
+            }
+        },
+    }
     assert configcheck.parameter_errors(config) == []
 
 
 def _keywords(cls) -> set[str]:
-    return {name for name, p in inspect.signature(cls.__init__).parameters.items()
-            if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    return {
+        name
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    }
 
 
 @pytest.mark.parametrize("method", sorted(configcheck.ALGORITHM_PARAMS))
@@ -182,11 +214,14 @@ def _files_holding(root: Path, needle: str, skip: Path) -> list[str]:
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("overlay", [
-    {"sources": {"reddit": {"client_secret": PLANTED}}},  # a credential-like key
-    {"sources": {"reddit": {"app_key": PLANTED}}},  # an innocent-looking, invalid key
-    {"seed": PLANTED},  # an innocent, valid key with a bad value
-])
+@pytest.mark.parametrize(
+    "overlay",
+    [
+        {"sources": {"reddit": {"client_secret": PLANTED}}},  # a credential-like key
+        {"sources": {"reddit": {"app_key": PLANTED}}},  # an innocent-looking, invalid key
+        {"seed": PLANTED},  # an innocent, valid key with a bad value
+    ],
+)
 def test_planted_value_appears_nowhere_but_in_the_config_file(tmp_path, overlay):
     work = copy_project(tmp_path / "proj")
     config = work / "config" / "planted.yaml"

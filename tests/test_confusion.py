@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tecb import confusion as C
+from tecb.report import confusion as C
 
 
 def test_ctfidf_matches_bertopic_formula_and_finds_the_distinctive_terms():
@@ -38,14 +38,48 @@ def test_confusion_orders_clusters_and_labels_by_size():
 
 
 def _dataset():
-    texts = pd.DataFrame({"text_id": np.arange(8, dtype=np.int32), "text": [
-        "Bundesliga Tor Sieg", "Tor Elfmeter Bundesliga", "Trainer Tor", "Wahl Koalition",
-        "Koalition Kanzler", "Wahl Parlament", "Rezept Kuchen", "Kuchen backen"]})
-    splits = pd.DataFrame({"split": [0] * 4 + [1] * 8, "text_id": [0, 3, 6, 7] + list(range(8)),
-                           "label": ["Sport", "Politik", "Essen", "Essen", "Sport", "Sport", "Sport", "Politik",
-                                     "Politik", "Politik", "Essen", "Essen"]})
-    labels = pd.DataFrame({"split": [0] * 4 + [1] * 8, "text_id": [0, 3, 6, 7] + list(range(8)),
-                           "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32)})
+    texts = pd.DataFrame(
+        {
+            "text_id": np.arange(8, dtype=np.int32),
+            "text": [
+                "Bundesliga Tor Sieg",
+                "Tor Elfmeter Bundesliga",
+                "Trainer Tor",
+                "Wahl Koalition",
+                "Koalition Kanzler",
+                "Wahl Parlament",
+                "Rezept Kuchen",
+                "Kuchen backen",
+            ],
+        }
+    )
+    splits = pd.DataFrame(
+        {
+            "split": [0] * 4 + [1] * 8,
+            "text_id": [0, 3, 6, 7] + list(range(8)),
+            "label": [
+                "Sport",
+                "Politik",
+                "Essen",
+                "Essen",
+                "Sport",
+                "Sport",
+                "Sport",
+                "Politik",
+                "Politik",
+                "Politik",
+                "Essen",
+                "Essen",
+            ],
+        }
+    )
+    labels = pd.DataFrame(
+        {
+            "split": [0] * 4 + [1] * 8,
+            "text_id": [0, 3, 6, 7] + list(range(8)),
+            "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32),
+        }
+    )
     return texts, splits, labels
 
 
@@ -54,8 +88,14 @@ def test_cluster_view_on_a_labels_file(tmp_path):
     for name, df in (("texts", texts), ("splits", splits), ("labels", labels)):
         df.to_parquet(tmp_path / f"{name}.parquet")
     out = tmp_path / "view.html"
-    C.write_view(tmp_path / "texts.parquet", tmp_path / "splits.parquet", tmp_path / "labels.parquet", out,
-                 title="tfidf / Demo", log=lambda m: None)
+    C.write_view(
+        tmp_path / "texts.parquet",
+        tmp_path / "splits.parquet",
+        tmp_path / "labels.parquet",
+        out,
+        title="tfidf / Demo",
+        log=lambda m: None,
+    )
     html = out.read_text()
     assert "Split 1: 8 texts" in html and "V-measure 1.0000" in html  # the largest split, a perfect clustering
     assert "tor" in html and "koalition" in html and "kuchen" in html
@@ -72,8 +112,14 @@ def test_cluster_view_on_a_labels_file(tmp_path):
     dup_labels = pd.concat([labels, labels.iloc[[4]]], ignore_index=True)
     assert C.cluster_view(texts, dup_splits, dup_labels)["confusion"].values.sum() == 9
     first = out.read_bytes()
-    C.write_view(tmp_path / "texts.parquet", tmp_path / "splits.parquet", tmp_path / "labels.parquet", out,
-                 title="tfidf / Demo", log=lambda m: None)
+    C.write_view(
+        tmp_path / "texts.parquet",
+        tmp_path / "splits.parquet",
+        tmp_path / "labels.parquet",
+        out,
+        title="tfidf / Demo",
+        log=lambda m: None,
+    )
     assert out.read_bytes() == first
 
 
@@ -90,13 +136,12 @@ def test_truncation_table_from_embedding_metadata(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tecb.report import truncation_table
+    from tecb.report.extras import truncation_table
 
     paths = {}
     for model, meta in (("bert", {"truncated_fraction": 0.125, "token_coverage": 0.9}), ("tfidf", {})):
         for d in ("TenKGnadClusteringP2P", "BlurbsClusteringS2S"):
-            t = pa.table({"text_id": pa.array([0], pa.int32())}).replace_schema_metadata(
-                {"tecb": json.dumps(meta)})
+            t = pa.table({"text_id": pa.array([0], pa.int32())}).replace_schema_metadata({"tecb": json.dumps(meta)})
             paths[(model, d)] = tmp_path / f"{model}_{d}.parquet"
             pq.write_table(t, paths[(model, d)])
     table = truncation_table(paths, {"bert": "BERT", "tfidf": "TF-IDF"})

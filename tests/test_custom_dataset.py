@@ -8,10 +8,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from conftest import copy_project, run_snakemake
-from tecb import datasets
-from tecb.sources import custom
+
+from tecb.data import datasets
+from tecb.data.sources import custom
 
 TOPICS = {
     "sport": ["Tor", "Spiel", "Mannschaft", "Trainer", "Liga", "Stadion"],
@@ -86,7 +86,9 @@ def test_single_class_split_is_an_error_naming_the_dataset(tmp_path):
     df["fold"] = df["label"]  # each split holds one label only
     path = _write(df, tmp_path / "data.tsv")
     with pytest.raises(ValueError, match="dataset MyData: split 0"):
-        datasets.build_from_config("MyData", {"source": "mine", "split_column": "fold"}, {"mine": {"builder": "custom"}}, path)
+        datasets.build_from_config(
+            "MyData", {"source": "mine", "split_column": "fold"}, {"mine": {"builder": "custom"}}, path
+        )
 
 
 @pytest.mark.workflow
@@ -97,8 +99,16 @@ def test_custom_tsv_through_the_workflow(tmp_path):
     cfg = {
         "seed": 42,
         "sources": {"my_news": {"builder": "custom", "path": "my_news.tsv"}},
-        "datasets": {"MyNewsClustering": {"source": "my_news", "text_column": "text", "label_column": "label",
-                                          "n_splits": 3, "min_fraction": 0.5, "max_fraction": 1.0}},
+        "datasets": {
+            "MyNewsClustering": {
+                "source": "my_news",
+                "text_column": "text",
+                "label_column": "label",
+                "n_splits": 3,
+                "min_fraction": 0.5,
+                "max_fraction": 1.0,
+            }
+        },
         "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 16}},
         "embed": {"device": "cpu"},
         "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},

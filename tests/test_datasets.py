@@ -7,7 +7,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from tecb import datasets, demo_data, splits
+from tecb.data import datasets, splits
+from tecb.data import demo as demo_data
 
 
 def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6, same_titles=0):
@@ -16,7 +17,7 @@ def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6, same_titles=0):
     records, i, n = [], 0, n_coarse * n_fine * per_fine
     for c in range(n_coarse):
         for f in range(n_fine):
-            for k in range(per_fine):
+            for _k in range(per_fine):
                 cats = [[(0, f"Genre {c} & Co"), (1, f"Fein {c}.{f}")]]
                 title = f"Buch {i - (n - same_titles) if i >= n - same_titles else i}"
                 records.append(demo_data._book_xml(title, f"Klappentext {i} &amp; mehr", cats, i))
@@ -37,7 +38,7 @@ def test_blurbs_28_splits_coarse_fine_within(tmp_path):
     coarse_labels = {f"Genre {c} & Co" for c in range(8)}
     for ids, labels in coarse:
         assert set(labels) <= coarse_labels and 0.1 * n - 1 <= len(ids) <= n and len(set(ids)) == len(ids)
-    for ids, labels in fine:
+    for _ids, labels in fine:
         assert all(label.startswith("Fein ") for label in labels)
     assert len(within) == 8
     for c, (ids, labels) in enumerate(within):
@@ -54,7 +55,8 @@ def test_blurbs_deterministic_and_s2s_p2p_share_splits(tmp_path):
     assert a.splits == b.splits and a.texts == b.texts
     assert [labels for _, labels in a.splits] == [labels for _, labels in p2p.splits]
     assert [[a.texts[i] for i in ids] for ids, _ in a.splits] == [
-        [p2p.texts[i].split("\n")[0] for i in ids] for ids, _ in p2p.splits]
+        [p2p.texts[i].split("\n")[0] for i in ids] for ids, _ in p2p.splits
+    ]
     assert p2p.texts[0] == "Buch 0\nKlappentext 0 & mehr" or "\n" in p2p.texts[0]
     assert datasets.build_blurbs(path, "s2s", seed=7).splits != a.splits
 
@@ -72,9 +74,18 @@ def test_tenkgnad_10_splits_9_categories(tmp_path):
     path = demo_data.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", articles_per_topic=10)
     s2s, p2p = datasets.build_tenkgnad(path, "s2s"), datasets.build_tenkgnad(path, "p2p")
     assert len(s2s.splits) == 10 == len(p2p.splits)
-    assert {l for _, labels in s2s.splits for l in labels} == {
-        "Sport", "International", "Web", "Kultur", "Panorama", "Etat", "Wissenschaft", "Inland", "Wirtschaft"}
-    for ids, labels in s2s.splits:
+    assert {label for _, labels in s2s.splits for label in labels} == {
+        "Sport",
+        "International",
+        "Web",
+        "Kultur",
+        "Panorama",
+        "Etat",
+        "Wissenschaft",
+        "Inland",
+        "Wirtschaft",
+    }
+    for ids, _labels in s2s.splits:
         assert 0.1 * s2s.n_items - 1 <= len(ids) <= s2s.n_items
 
 
@@ -124,9 +135,11 @@ def test_blurbs_label_levels_are_no_conflict_but_same_titles_across_splits_are(t
 
 
 def test_conflicts_across_splits_of_one_scheme_only():
-    splits = [([0, 1, 2], ["a", "b", "a"]),  # text 0: a
-              ([0, 3, 4], ["b", "a", "b"]),  # text 0: b in another split with the same labels: a conflict
-              ([0, 5], ["x", "y"])]  # labels shared with no other split: its own scheme, no conflict
+    splits = [
+        ([0, 1, 2], ["a", "b", "a"]),  # text 0: a
+        ([0, 3, 4], ["b", "a", "b"]),  # text 0: b in another split with the same labels: a conflict
+        ([0, 5], ["x", "y"]),
+    ]  # labels shared with no other split: its own scheme, no conflict
     assert datasets.label_schemes(splits) == ["labels of split 0"] * 2 + ["labels of split 2"]
     assert datasets.label_conflicts(splits) == {0: ["a", "b"]}
     assert datasets.split_label_conflicts(splits) == {}
@@ -141,13 +154,18 @@ def test_reddit_conflicts_are_counted_across_splits_and_logged_by_text_id_only(t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tecb.sources.reddit import SUBMISSIONS_SCHEMA
+    from tecb.data.sources.reddit import SUBMISSIONS_SCHEMA
 
     subs = [f"sub{k}" for k in range(4)]
-    rows = [{"id": f"p{k}_{j}", "subreddit": sub, "title": f"Titel {sub} {j}", "selftext": "", "created_utc": 0.0}
-            for k, sub in enumerate(subs) for j in range(5)]
-    rows += [{"id": f"x{k}", "subreddit": sub, "title": "Geheime Frage", "selftext": "", "created_utc": 0.0}
-             for k, sub in enumerate(subs[:2])]  # one title in two subreddits
+    rows = [
+        {"id": f"p{k}_{j}", "subreddit": sub, "title": f"Titel {sub} {j}", "selftext": "", "created_utc": 0.0}
+        for k, sub in enumerate(subs)
+        for j in range(5)
+    ]
+    rows += [
+        {"id": f"x{k}", "subreddit": sub, "title": "Geheime Frage", "selftext": "", "created_utc": 0.0}
+        for k, sub in enumerate(subs[:2])
+    ]  # one title in two subreddits
     path = tmp_path / "submissions.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SUBMISSIONS_SCHEMA), path)
     entry = {"source": "reddit", "text": "s2s", "n_splits": 3, "min_subreddits": 2, "max_subreddits": 4}

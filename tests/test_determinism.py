@@ -12,12 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from tecb import reduce
+from tecb.cluster import reduce
 
 SCRIPT = r"""
 import sys, numpy as np, warnings
 warnings.filterwarnings("ignore")
-from tecb import reduce
+from tecb.cluster import reduce
 rng = np.random.default_rng(0)
 base = rng.normal(size=(8, 32)).astype(np.float32)
 cases = {
@@ -68,7 +68,7 @@ def test_seeded_init_equals_stock_umap_where_stock_is_deterministic():
 @pytest.mark.slow
 @pytest.mark.parametrize("n_groups", [3, 6])  # <= 2*dim components: fixed meta layout; more: spectral meta layout
 def test_multi_component_layout_is_seeded(n_groups):
-    from tecb.spectral import seeded_umap_class
+    from tecb.cluster.spectral import seeded_umap_class
 
     x = np.repeat(np.random.default_rng(2).normal(size=(n_groups, 20)).astype(np.float32), 16, axis=0)
     cls = seeded_umap_class()

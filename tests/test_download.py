@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tecb import download
+from tecb.data import download
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
@@ -59,7 +59,9 @@ PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 def test_download_verifies_sha256(server, tmp_path):
     base, handler = server
     handler.files["/data.bin"] = PAYLOAD
-    out = download.download(f"{base}/data.bin", tmp_path / "d" / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None)
+    out = download.download(
+        f"{base}/data.bin", tmp_path / "d" / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None
+    )
     assert out.read_bytes() == PAYLOAD
     assert not (tmp_path / "d" / "data.bin.part").exists()
 
@@ -94,8 +96,13 @@ def test_fetch_extracts_member_from_tar_bz2(server, tmp_path):
         info.size = 5
         tf.addfile(info, io.BytesIO(b"hello"))
     handler.files["/million_post_corpus.tar.bz2"] = buf.getvalue()
-    out = download.fetch(f"{base}/million_post_corpus.tar.bz2", tmp_path / "mpc" / "corpus.sqlite3",
-                         member="corpus.sqlite3", archive=tmp_path / "mpc" / "archive.tar.bz2", log=lambda m: None)
+    out = download.fetch(
+        f"{base}/million_post_corpus.tar.bz2",
+        tmp_path / "mpc" / "corpus.sqlite3",
+        member="corpus.sqlite3",
+        archive=tmp_path / "mpc" / "archive.tar.bz2",
+        log=lambda m: None,
+    )
     assert Path(out).read_bytes() == b"hello"
     assert sorted(p.name for p in (tmp_path / "mpc").iterdir()) == ["archive.tar.bz2", "corpus.sqlite3"]  # declared
     with pytest.raises(ValueError, match="needs the path the archive is downloaded to"):
@@ -111,7 +118,9 @@ def test_complete_partial_file_is_accepted_on_416(server, tmp_path):
     base, handler = server
     handler.files["/data.bin"] = PAYLOAD
     (tmp_path / "data.bin.part").write_bytes(PAYLOAD)
-    download.download(f"{base}/data.bin", tmp_path / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None)
+    download.download(
+        f"{base}/data.bin", tmp_path / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None
+    )
     assert (tmp_path / "data.bin").read_bytes() == PAYLOAD and handler.ranges == [f"bytes={len(PAYLOAD)}-"]
 
 
@@ -120,7 +129,9 @@ def test_server_ignoring_range_restarts_from_scratch(server, tmp_path, monkeypat
     handler.files["/data.bin"] = PAYLOAD
     monkeypatch.setattr(handler, "do_GET", _full_get)
     (tmp_path / "data.bin.part").write_bytes(b"garbage" * 10)
-    download.download(f"{base}/data.bin", tmp_path / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None)
+    download.download(
+        f"{base}/data.bin", tmp_path / "data.bin", hashlib.sha256(PAYLOAD).hexdigest(), log=lambda m: None
+    )
     assert (tmp_path / "data.bin").read_bytes() == PAYLOAD
 
 

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tecb import embed
-from tecb.models import create_tiny_bert
+from tecb.embed import encode as embed
+from tecb.embed.tiny_bert import create_tiny_bert
 
 TEXTS = [f"Text Nummer {i} " + "sehr lang " * (i % 7) + ("über Bücher" if i % 2 else "über Sport") for i in range(45)]
 
@@ -73,8 +73,9 @@ class OOMAbove:
 def test_oom_halves_batch_size_and_encodes_each_text_once(model):
     state, logs = {}, []
     with OOMAbove(model, limit=5) as fake:
-        got = np.concatenate([v for _, v in embed.encode_transformer(model, TEXTS, 32, 20, log=logs.append,
-                                                                     state=state)])
+        got = np.concatenate(
+            [v for _, v in embed.encode_transformer(model, TEXTS, 32, 20, log=logs.append, state=state)]
+        )
     assert state["final_batch_size"] == 4 and fake.batches[:4] == [20, 16, 8, 4]
     assert fake.rows == len(TEXTS)  # forward passes = unique texts: the OOM hits the first (longest) batch
     assert any("halved to 4" in line for line in logs)
@@ -100,8 +101,9 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     out = tmp_path / "emb" / "D.parquet"
     spec = {"kind": "tiny-bert", "path": str(tiny_dir), "batch_size": 3}
     timings = tmp_path / "timings" / "embed" / "D.json"
-    meta = embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None,
-                               timings_path=timings)
+    meta = embed.embed_dataset(
+        texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None, timings_path=timings
+    )
     import os
 
     assert "HF_HUB_OFFLINE" not in os.environ  # no process-wide changes: the workflow's script sets it
@@ -180,6 +182,11 @@ def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
     half = embed.load_sentence_transformer(str(tiny_dir), device="cpu", dtype="bfloat16")
     assert next(half.parameters()).dtype == torch.bfloat16
     texts = write_texts(tmp_path / "texts.parquet", TEXTS[:5])
-    meta = embed.embed_dataset(texts, tmp_path / "o.parquet", {"kind": "local", "path": str(tiny_dir),
-                                                              "dtype": "bfloat16"}, {"device": "cpu"}, log=lambda *a: None)
+    meta = embed.embed_dataset(
+        texts,
+        tmp_path / "o.parquet",
+        {"kind": "local", "path": str(tiny_dir), "dtype": "bfloat16"},
+        {"device": "cpu"},
+        log=lambda *a: None,
+    )
     assert meta["dtype"] == "float32" and meta["device"] == "cpu"  # fp16/bf16 apply on CUDA only

@@ -14,9 +14,9 @@ import re
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from conftest import copy_project, run_snakemake
-from tecb.models import create_tiny_bert
+
+from tecb.embed.tiny_bert import create_tiny_bert
 
 pytestmark = pytest.mark.workflow
 
@@ -29,23 +29,32 @@ def planned(work, config) -> dict[str, int]:
     out = run_snakemake(work, "--configfile", "config/h4.yaml", "-n", "--cores", "1", *TARGETS).stdout
     if "Nothing to be done" in out:
         return {}
-    table = out[out.index("Job stats"):]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"}
+    table = out[out.index("Job stats") :]
+    return {
+        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
+    }
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     work = copy_project(tmp_path_factory.mktemp("embedwf") / "proj")
-    rows = [("Tor Spiel Mannschaft Trainer", "sport"), ("Regierung Wahl Partei Minister", "politik"),
-            ("Theater Roman Konzert Museum", "kultur")] * 8
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t} Nummer {i}\t{lab}\n" for i, (t, lab) in enumerate(rows)))
+    rows = [
+        ("Tor Spiel Mannschaft Trainer", "sport"),
+        ("Regierung Wahl Partei Minister", "politik"),
+        ("Theater Roman Konzert Museum", "kultur"),
+    ] * 8
+    (work / "news.tsv").write_text(
+        "text\tlabel\n" + "".join(f"{t} Nummer {i}\t{lab}\n" for i, (t, lab) in enumerate(rows))
+    )
     create_tiny_bert(work / "my-model", [t for t, _ in rows], seed=3, vocab_size=200)
     config = {
         "seed": 42,
         "sources": {"news": {"builder": "custom", "path": "news.tsv"}},
         "datasets": {"News": {"source": "news", "text_column": "text", "label_column": "label", "n_splits": 2}},
-        "models": {"tiny-local": {"name": "Tiny", "kind": "local", "path": "my-model", "prompt": "Thema: "},
-                   "tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8}},
+        "models": {
+            "tiny-local": {"name": "Tiny", "kind": "local", "path": "my-model", "prompt": "Thema: "},
+            "tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8},
+        },
         "embed": {"device": "cpu", "batch_size": 4, "threads": 1},
         "algorithms": {"kmeans": {"method": "minibatch_kmeans"}},
         "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
@@ -99,7 +108,7 @@ def test_modern_config_plans(tmp_path):
     """config/modern.yaml over the defaults: 11 hub models + TF-IDF on the paper's six datasets."""
     work = copy_project(tmp_path / "proj")
     out = run_snakemake(work, "--configfile", "config/modern.yaml", "-n", "--cores", "2", "--resources", "gpu=1").stdout
-    table = out[out.index("Job stats"):]
+    table = out[out.index("Job stats") :]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
     modern = yaml.safe_load((work / "config" / "modern.yaml").read_text())
     hub = [k for k, m in modern["models"].items() if m.get("kind", "huggingface") == "huggingface"]
@@ -113,7 +122,7 @@ def test_modern_config_plans(tmp_path):
         assert re.fullmatch(r"[0-9a-f]{40}", modern["models"][key].get("revision") or ""), key
     assert modern["models"]["sentence-t5-xxl"]["revision"] == "4d122282ba80e807e9e6eb8c358269e92796365d"
     # the prompts the model cards document for clustering reach the embed jobs' settings
-    from tecb.model_spec import encoder_settings
+    from tecb.embed.spec import encoder_settings
 
     def prompt(model, dataset):
         return encoder_settings(modern["models"][model], {}, dataset)["prompt"]

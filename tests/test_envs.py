@@ -93,9 +93,16 @@ def test_pin_parsing():
 # --- each rule's environment provides what its script imports ----------------------------------------------
 
 # import name -> distribution, where they differ (else the import name, normalised)
-DISTRIBUTIONS = {"yaml": "pyyaml", "sklearn": "scikit-learn", "umap": "umap-learn", "PIL": "pillow",
-                 "huggingface_hub": "huggingface-hub", "sentence_transformers": "sentence-transformers",
-                 "fastcluster": "fastcluster", "hdbscan": "hdbscan"}
+DISTRIBUTIONS = {
+    "yaml": "pyyaml",
+    "sklearn": "scikit-learn",
+    "umap": "umap-learn",
+    "PIL": "pillow",
+    "huggingface_hub": "huggingface-hub",
+    "sentence_transformers": "sentence-transformers",
+    "fastcluster": "fastcluster",
+    "hdbscan": "hdbscan",
+}
 SRC = ROOT / "src"
 
 
@@ -112,7 +119,7 @@ def _module_level(body):
 
 
 def imported_modules(source: str, module_level_only: bool) -> set[str]:
-    """Absolute imports of a Python source (``from tecb import x`` counts as ``tecb.x``)."""
+    """Absolute imports of a Python source (``from tecb.pkg import x`` counts as ``tecb.pkg.x``)."""
     tree = ast.parse(source)
     nodes = _module_level(tree.body) if module_level_only else ast.walk(tree)
     names = set()
@@ -120,7 +127,8 @@ def imported_modules(source: str, module_level_only: bool) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names |= ({f"tecb.{a.name}" for a in node.names} if node.module == "tecb" else {node.module})
+            tecb = node.module.split(".")[0] == "tecb"
+            names |= {f"{node.module}.{a.name}" for a in node.names} if tecb else {node.module}
     return names
 
 
@@ -180,8 +188,13 @@ def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:
             script = re.search(r'script:\s*\n\s*"([^"]+)"', m.group(2))
             env = re.search(r'conda:\s*\n\s*"([^"]+)"', m.group(2))
             if script:
-                found.append((m.group(1), (smk.parent / script.group(1)).resolve(),
-                              (smk.parent / env.group(1)).resolve() if env else None))
+                found.append(
+                    (
+                        m.group(1),
+                        (smk.parent / script.group(1)).resolve(),
+                        (smk.parent / env.group(1)).resolve() if env else None,
+                    )
+                )
     return found
 
 
@@ -192,19 +205,24 @@ RULES = rules_with_scripts()
 def test_rule_env_provides_the_scripts_imports(rule, script, env):
     assert env is not None, f"rule {rule} runs {script.name} but names no conda env"
     have = provided(env)
-    missing = {name: where for name, where in third_party_imports(script).items()
-               if _norm(DISTRIBUTIONS.get(name, name)) not in have}
+    missing = {
+        name: where
+        for name, where in third_party_imports(script).items()
+        if _norm(DISTRIBUTIONS.get(name, name)) not in have
+    }
     assert not missing, f"rule {rule}: {env.name} lacks {sorted(missing)} (imported by {sorted(set(missing.values()))})"
 
 
 def test_import_check_sees_module_level_and_tecb_imports(tmp_path):
-    """The check would catch envs/tables.yaml without PyYAML: tecb.report imports yaml at module level."""
-    source = "import os\nfrom tecb import report\ntry:\n    import yaml\nexcept ImportError:\n    pass\n" \
-             "def f():\n    import torch\n"
-    assert imported_modules(source, True) == {"os", "tecb.report", "yaml"}
+    """The check would catch envs/tables.yaml without PyYAML: tecb.report.extras imports yaml at module level."""
+    source = (
+        "import os\nfrom tecb.report import extras\ntry:\n    import yaml\nexcept ImportError:\n    pass\n"
+        "def f():\n    import torch\n"
+    )
+    assert imported_modules(source, True) == {"os", "tecb.report.extras", "yaml"}
     assert "torch" in imported_modules(source, False)
     script = ROOT / "workflow" / "scripts" / "report_extras.py"
-    assert third_party_imports(script)["yaml"] == "src/tecb/report.py"
+    assert third_party_imports(script)["yaml"] == "src/tecb/report/extras.py"
     assert {r for r, _, _ in RULES} >= {"tables", "figures", "report_extras", "embed", "cluster"}
     env = tmp_path / "tables.yaml"
     spec = yaml.safe_load((ROOT / "envs" / "tables.yaml").read_text())

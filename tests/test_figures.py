@@ -8,16 +8,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tecb import figures as F
-from tecb import tables as T
+from tecb.report import figures as F
+from tecb.report import tables as T
 
 
 def _reduced_and_splits(tmp_path, n=60, list_column=True):
     rng = np.random.default_rng(1)
     ids = np.arange(n, dtype=np.int32)
     labels = np.array(["Sport", "Kultur", "Web"])[ids % 3]
-    splits = pd.DataFrame({"split": np.repeat(np.array([0, 1], dtype=np.int16), n),
-                           "text_id": np.concatenate([ids, ids]), "label": np.concatenate([labels, labels[::-1]])})
+    splits = pd.DataFrame(
+        {
+            "split": np.repeat(np.array([0, 1], dtype=np.int16), n),
+            "text_id": np.concatenate([ids, ids]),
+            "label": np.concatenate([labels, labels[::-1]]),
+        }
+    )
     xy = rng.normal(size=(2 * n, 2)).astype(np.float32) + (splits.text_id.to_numpy() % 3)[:, None] * 3
     if list_column:
         reduced = pd.DataFrame({"split": splits.split, "text_id": splits.text_id, "x": list(xy)})
@@ -66,8 +71,9 @@ def test_label_colours_are_consistent_and_distinct():
 
 
 def test_heatmap_and_bars_with_missing_cells(tmp_path):
-    t3 = pd.DataFrame({"BlurbsClusteringS2S": [10.0, np.nan], "Average": [10.0, np.nan]},
-                      index=["kmeans / none", "hdbscan / umap"])
+    t3 = pd.DataFrame(
+        {"BlurbsClusteringS2S": [10.0, np.nan], "Average": [10.0, np.nan]}, index=["kmeans / none", "hdbscan / umap"]
+    )
     png, svg = F.heatmap_figure(t3, [tmp_path / "heat.png", tmp_path / "heat.svg"], "Table 3")
     assert png.stat().st_size > 1000 and svg.exists()
     assert "n/a" in svg.read_text()
@@ -102,15 +108,17 @@ def test_importing_the_library_leaves_global_state_alone(tmp_path):
     import subprocess
     import sys
 
-    code = ("import os, pkgutil, importlib, matplotlib, tecb; b = matplotlib.get_backend(); "
-            "r = dict(matplotlib.rcParams); env = lambda: {k: v for k, v in os.environ.items() "
-            "if not k.startswith('KMP_')}; e = env(); "  # KMP_*: set by torch's OpenMP runtime, not by tecb
-            "[importlib.import_module(m.name) for m in pkgutil.walk_packages(tecb.__path__, 'tecb.')]; "
-            "assert matplotlib.get_backend() == b, (b, matplotlib.get_backend()); "
-            "assert dict(matplotlib.rcParams) == r; assert env() == e, set(env().items()) ^ set(e.items()); "
-            "import tecb.figures as F; import pandas as pd; "
-            "F.bar_figure(pd.Series({'a': 1.0}), [os.environ['OUT']]); "
-            "assert dict(matplotlib.rcParams) == r")
+    code = (
+        "import os, pkgutil, importlib, matplotlib, tecb; b = matplotlib.get_backend(); "
+        "r = dict(matplotlib.rcParams); env = lambda: {k: v for k, v in os.environ.items() "
+        "if not k.startswith('KMP_')}; e = env(); "  # KMP_*: set by torch's OpenMP runtime, not by tecb
+        "[importlib.import_module(m.name) for m in pkgutil.walk_packages(tecb.__path__, 'tecb.')]; "
+        "assert matplotlib.get_backend() == b, (b, matplotlib.get_backend()); "
+        "assert dict(matplotlib.rcParams) == r; assert env() == e, set(env().items()) ^ set(e.items()); "
+        "import tecb.report.figures as F; import pandas as pd; "
+        "F.bar_figure(pd.Series({'a': 1.0}), [os.environ['OUT']]); "
+        "assert dict(matplotlib.rcParams) == r"
+    )
     env = {"MPLBACKEND": "svg", "PATH": "", "OUT": "bars.svg", "HOME": os.environ.get("HOME", "/tmp")}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

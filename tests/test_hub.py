@@ -2,7 +2,7 @@
 
 import pytest
 
-from tecb import hub
+from tecb.embed import hub
 
 COMMIT = "a" * 40
 
@@ -66,10 +66,13 @@ def test_bad_ids_rejected(tmp_path, bad):
 
 CODE_COMMIT = "c" * 40
 TOK_COMMIT = "d" * 40
-CONFIG_PY = ("from transformers import PretrainedConfig\n\n\n"
-             "class FakeConfig(PretrainedConfig):\n    model_type = 'fake'\n")
-MODELING_PY = ("from transformers import PreTrainedModel\n\nfrom .configuration_fake import FakeConfig\n\n\n"
-               "class FakeModel(PreTrainedModel):\n    config_class = FakeConfig\n")
+CONFIG_PY = (
+    "from transformers import PretrainedConfig\n\n\nclass FakeConfig(PretrainedConfig):\n    model_type = 'fake'\n"
+)
+MODELING_PY = (
+    "from transformers import PreTrainedModel\n\nfrom .configuration_fake import FakeConfig\n\n\n"
+    "class FakeModel(PreTrainedModel):\n    config_class = FakeConfig\n"
+)
 
 
 def _write_json(path, data):
@@ -82,18 +85,32 @@ def _write_json(path, data):
 def remote_code_model(folder):
     """A model folder naming code in two other repos: config auto_map (plain strings), the tokenizer's
     [slow, fast] list with a null, a sentence-transformers module type, and a reference into itself."""
-    _write_json(folder / "config.json", {"model_type": "fake", "auto_map": {
-        "AutoConfig": "org/code--configuration_fake.FakeConfig",
-        "AutoModel": "org/code--modeling_fake.FakeModel"}})
-    _write_json(folder / "tokenizer_config.json", {"auto_map": {
-        "AutoTokenizer": ["org/tok--tokenization_fake.FakeTokenizer", None]}})
-    _write_json(folder / "modules.json", [
-        {"idx": 0, "name": "0", "path": "", "type": "custom_st.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Dense", "type": "org/st-code--dense_fake.Dense"}])
+    _write_json(
+        folder / "config.json",
+        {
+            "model_type": "fake",
+            "auto_map": {
+                "AutoConfig": "org/code--configuration_fake.FakeConfig",
+                "AutoModel": "org/code--modeling_fake.FakeModel",
+            },
+        },
+    )
+    _write_json(
+        folder / "tokenizer_config.json",
+        {"auto_map": {"AutoTokenizer": ["org/tok--tokenization_fake.FakeTokenizer", None]}},
+    )
+    _write_json(
+        folder / "modules.json",
+        [
+            {"idx": 0, "name": "0", "path": "", "type": "custom_st.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            {"idx": 2, "name": "2", "path": "2_Dense", "type": "org/st-code--dense_fake.Dense"},
+        ],
+    )
     _write_json(folder / "1_Pooling" / "config.json", {"pooling_mode_mean_tokens": True})
-    _write_json(folder / "2_Dense" / "config.json",
-                {"auto_map": {"AutoConfig": "org/code--configuration_fake.FakeConfig"}})
+    _write_json(
+        folder / "2_Dense" / "config.json", {"auto_map": {"AutoConfig": "org/code--configuration_fake.FakeConfig"}}
+    )
     (folder / "custom_st.py").write_text("# the model's own module\n")
     return folder
 
@@ -102,13 +119,18 @@ def test_remote_code_references_found_in_every_config_format(tmp_path):
     model = remote_code_model(tmp_path / "m")
     refs = hub.remote_code_references(model)
     assert list(refs) == ["org/code", "org/st-code", "org/tok"]  # files in sorted order, module folders last
-    assert refs["org/code"] == ["config.json: auto_map.AutoConfig", "config.json: auto_map.AutoModel",
-                                "2_Dense/config.json: auto_map.AutoConfig"]
+    assert refs["org/code"] == [
+        "config.json: auto_map.AutoConfig",
+        "config.json: auto_map.AutoModel",
+        "2_Dense/config.json: auto_map.AutoConfig",
+    ]
     assert refs["org/tok"] == ["tokenizer_config.json: auto_map.AutoTokenizer"]
     assert refs["org/st-code"] == ["modules.json: 2.type"]
     assert hub.split_reference("modeling_x.Outer") == (None, "modeling_x.Outer")
     assert hub.split_reference("jinaai/xlm-roberta-flash-implementation--modeling_lora.XLMRobertaLoRA") == (
-        "jinaai/xlm-roberta-flash-implementation", "modeling_lora.XLMRobertaLoRA")
+        "jinaai/xlm-roberta-flash-implementation",
+        "modeling_lora.XLMRobertaLoRA",
+    )
     with pytest.raises(ValueError, match="not a remote-code reference"):
         hub.split_reference("a/b/c--m.C")
 
@@ -125,8 +147,11 @@ def test_vendor_copies_code_pins_revisions_and_rewrites_references(tmp_path):
     import json
 
     model = remote_code_model(tmp_path / "m")
-    repos = {"org/code": {"configuration_fake.py": CONFIG_PY, "modeling_fake.py": MODELING_PY},
-             "org/tok": {"tokenization_fake.py": "# tokenizer\n"}, "org/st-code": {"dense_fake.py": "# dense\n"}}
+    repos = {
+        "org/code": {"configuration_fake.py": CONFIG_PY, "modeling_fake.py": MODELING_PY},
+        "org/tok": {"tokenization_fake.py": "# tokenizer\n"},
+        "org/st-code": {"dense_fake.py": "# dense\n"},
+    }
     asked = []
 
     def fetch(repo, revision):
@@ -149,8 +174,10 @@ def test_vendor_copies_code_pins_revisions_and_rewrites_references(tmp_path):
     saved = json.loads((model / hub.REMOTE_CODE_FILE).read_text())
     assert saved == record and saved["repositories"]["org/tok"]["requested"] == "v2"
     assert saved["repositories"]["org/code"]["commit"] == CODE_COMMIT
-    assert saved["rewritten"]["config.json"]["auto_map.AutoModel"] == ["org/code--modeling_fake.FakeModel",
-                                                                       "modeling_fake.FakeModel"]
+    assert saved["rewritten"]["config.json"]["auto_map.AutoModel"] == [
+        "org/code--modeling_fake.FakeModel",
+        "modeling_fake.FakeModel",
+    ]
     with pytest.raises(ValueError, match="code_revisions names.*org/other"):
         hub.vendor_remote_code(remote_code_model(tmp_path / "m2"), fetch, code_revisions={"org/other": "x"})
 
@@ -184,26 +211,47 @@ def test_offline_prefetch_vendors_remote_code_and_transformers_loads_it_without_
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     cache = tmp_path / "cache"
-    _cache_repo(cache, "org/model", COMMIT, {"config.json": json.dumps({"model_type": "fake", "auto_map": {
-        "AutoConfig": "org/code--configuration_fake.FakeConfig", "AutoModel": "org/code--modeling_fake.FakeModel"}})})
-    _cache_repo(cache, "org/code", CODE_COMMIT, {"configuration_fake.py": CONFIG_PY, "modeling_fake.py": MODELING_PY,
-                                                 "README.md": "code only"})
+    _cache_repo(
+        cache,
+        "org/model",
+        COMMIT,
+        {
+            "config.json": json.dumps(
+                {
+                    "model_type": "fake",
+                    "auto_map": {
+                        "AutoConfig": "org/code--configuration_fake.FakeConfig",
+                        "AutoModel": "org/code--modeling_fake.FakeModel",
+                    },
+                }
+            )
+        },
+    )
+    _cache_repo(
+        cache,
+        "org/code",
+        CODE_COMMIT,
+        {"configuration_fake.py": CONFIG_PY, "modeling_fake.py": MODELING_PY, "README.md": "code only"},
+    )
     out = tmp_path / "resources" / "models" / "m"
     assert hub.prefetch_model("org/model", out, log=lambda *a: None, cache_dir=cache) == COMMIT
     assert json.loads((out / hub.REMOTE_CODE_FILE).read_text())["repositories"]["org/code"]["commit"] == CODE_COMMIT
     assert not (out / "README.md").exists()  # only the code repository's modules
-    code = ("import sys; from transformers import AutoConfig; "
-            "from transformers.dynamic_module_utils import get_class_from_dynamic_module as get; "
-            "c = AutoConfig.from_pretrained(sys.argv[1], trust_remote_code=True); "
-            "m = get(c.auto_map['AutoModel'], sys.argv[1]); "
-            "print(type(c).__name__, m.__name__, m.config_class.__name__)")
+    code = (
+        "import sys; from transformers import AutoConfig; "
+        "from transformers.dynamic_module_utils import get_class_from_dynamic_module as get; "
+        "c = AutoConfig.from_pretrained(sys.argv[1], trust_remote_code=True); "
+        "m = get(c.auto_map['AutoModel'], sys.argv[1]); "
+        "print(type(c).__name__, m.__name__, m.config_class.__name__)"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty-hf-home")}
     run = subprocess.run([sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["FakeConfig", "FakeModel", "FakeConfig"]
     # a code repository missing from the cache: the prefetch fails naming the model, and writes nothing
-    _cache_repo(cache, "org/model2", COMMIT, {"config.json": json.dumps(
-        {"auto_map": {"AutoModel": "org/missing--modeling.M"}})})
+    _cache_repo(
+        cache, "org/model2", COMMIT, {"config.json": json.dumps({"auto_map": {"AutoModel": "org/missing--modeling.M"}})}
+    )
     with pytest.raises(RuntimeError, match=r"prefetch of org/model2@main failed"):
         hub.prefetch_model("org/model2", tmp_path / "m2", log=lambda *a: None, cache_dir=cache)
     assert not (tmp_path / "m2").exists()

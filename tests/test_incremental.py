@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import copy_project, run_snakemake
 
 pytestmark = pytest.mark.workflow
@@ -30,15 +29,21 @@ EXPENSIVE = {"demo_data", "build_dataset", "tiny_bert", "model_digest", "embed",
 BASE = {
     "run": RUN,
     "seed": 42,
-    "sources": {"million_posts": {"path": "resources/demo/corpus.sqlite3"},
-                "reddit": {"path": "resources/demo/submissions.parquet"}},
+    "sources": {
+        "million_posts": {"path": "resources/demo/corpus.sqlite3"},
+        "reddit": {"path": "resources/demo/submissions.parquet"},
+    },
     "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
-    "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32},
-               "tiny": {"name": "tiny local", "kind": "local", "path": "models/tiny"}},
+    "models": {
+        "tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32},
+        "tiny": {"name": "tiny local", "kind": "local", "path": "models/tiny"},
+    },
     "embed": {"device": "cpu"},
     "reductions": {"pca": {"method": "pca", "n_components": 2}},
-    "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
-                   "hdbscan": {"method": "hdbscan"}},
+    "algorithms": {
+        "kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
+        "hdbscan": {"method": "hdbscan"},
+    },
     "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
     "cluster": {"threads": 1},
 }
@@ -52,8 +57,9 @@ def write_config(workdir: Path, cfg: dict, name: str = "inc.yaml") -> str:
 
 def planned(workdir: Path, cfg: dict, *extra: str) -> set[tuple]:
     """``{(rule, frozenset(wildcards))}`` of every job `snakemake -n` plans for ``cfg``."""
-    proc = run_snakemake(workdir, "-n", "--configfile", write_config(workdir, cfg, "changed.yaml"), "--cores", "1",
-                         *extra)
+    proc = run_snakemake(
+        workdir, "-n", "--configfile", write_config(workdir, cfg, "changed.yaml"), "--cores", "1", *extra
+    )
     return parse_plan(proc.stdout)
 
 
@@ -82,7 +88,7 @@ def expensive(jobs: set[tuple]) -> set[tuple]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """A complete run of BASE (with its tiny local model); tests get a fresh copy of it each."""
-    from tecb.models import create_tiny_bert
+    from tecb.embed.tiny_bert import create_tiny_bert
 
     work = copy_project(tmp_path_factory.mktemp("incremental") / "proj")
     corpus = [f"Nachricht Nummer {i} über Sport, Politik und Kultur in Wien" for i in range(60)]
@@ -141,8 +147,9 @@ def test_algorithm_parameters_rerun_only_that_algorithm(work):
     cfg = variant()
     cfg["algorithms"]["kmeans"]["params"]["batch_size"] = 100
     cfg["algorithms"]["hdbscan"]["params"] = {"min_cluster_size": 3}  # configured nowhere: reruns nothing
-    assert expensive(planned(work, cfg)) == {("cluster", m, DATASET, r, "kmeans") for m in MODELS
-                                             for r in ("none", "pca")}
+    assert expensive(planned(work, cfg)) == {
+        ("cluster", m, DATASET, r, "kmeans") for m in MODELS for r in ("none", "pca")
+    }
 
 
 def test_reduction_parameters_rerun_the_reduction_and_its_clusterings(work):
@@ -150,7 +157,8 @@ def test_reduction_parameters_rerun_the_reduction_and_its_clusterings(work):
     cfg["reductions"]["pca"]["n_components"] = 3
     assert expensive(planned(work, cfg)) == (
         {("reduce", m, DATASET, "pca", None) for m in MODELS}
-        | {("cluster", m, DATASET, "pca", "kmeans") for m in MODELS})
+        | {("cluster", m, DATASET, "pca", "kmeans") for m in MODELS}
+    )
 
 
 def test_a_models_settings_rerun_only_that_model(work):
@@ -158,12 +166,14 @@ def test_a_models_settings_rerun_only_that_model(work):
     cfg["models"]["tfidf"]["dim"] = 16
     assert expensive(planned(work, cfg)) == (
         {("embed", "tfidf", DATASET, None, None), ("reduce", "tfidf", DATASET, "pca", None)}
-        | {("cluster", "tfidf", DATASET, r, "kmeans") for r in ("none", "pca")})
+        | {("cluster", "tfidf", DATASET, r, "kmeans") for r in ("none", "pca")}
+    )
 
 
 def test_overwritten_local_weights_rerun_that_models_embeddings(work):
     weights = sorted((work / "models" / "tiny").glob("*.safetensors")) or sorted(
-        (work / "models" / "tiny").glob("*.bin"))
+        (work / "models" / "tiny").glob("*.bin")
+    )
     assert weights, list((work / "models" / "tiny").iterdir())
     data = bytearray(weights[0].read_bytes())
     data[-1] ^= 0xFF  # new content, same size
@@ -175,8 +185,12 @@ def test_overwritten_local_weights_rerun_that_models_embeddings(work):
 
 def test_adding_a_dataset_runs_only_that_dataset(work):
     cfg = variant()
-    cfg["datasets"]["RedditClusteringS2S"] = {"source": "reddit", "text": "s2s", "min_subreddits": 4,
-                                              "max_subreddits": 8}
+    cfg["datasets"]["RedditClusteringS2S"] = {
+        "source": "reddit",
+        "text": "s2s",
+        "min_subreddits": 4,
+        "max_subreddits": 8,
+    }
     got = expensive(planned(work, cfg))
     assert {d for _, _, d, _, _ in got} == {"RedditClusteringS2S"}, got
     assert ("build_dataset", None, "RedditClusteringS2S", None, None) in got
@@ -203,10 +217,12 @@ def test_the_seed_reruns_the_seeded_steps(work):
 
 def test_a_second_run_writes_beside_the_first(work):
     """`--config run=other`: everything planned under results/other/; the first run stays complete."""
-    proc = run_snakemake(work, "-n", "--configfile", write_config(work, BASE, "same.yaml"), "--config", "run=other",
-                         "--cores", "1")
+    proc = run_snakemake(
+        work, "-n", "--configfile", write_config(work, BASE, "same.yaml"), "--config", "run=other", "--cores", "1"
+    )
     assert "results/other/scores.parquet" in proc.stdout and f"{RESULTS}/" not in proc.stdout.replace(
-        "results/other/", "")
+        "results/other/", ""
+    )
     proc = run_snakemake(work, "-n", "--configfile", "config/same.yaml", "--cores", "1")
     assert "Nothing to be done" in proc.stdout
 
@@ -221,8 +237,12 @@ def test_every_file_a_run_writes_is_declared(work):
         if len(parts) >= 4 and parts[0].startswith(("results/", "logs/", "resources/")):
             declared.add(parts[0])
             declared |= {p.strip() for p in parts[3].split(",") if p.strip()}
-    on_disk = {p.relative_to(work).as_posix() for root in (RESULTS, "logs", "resources")
-               for p in (work / root).rglob("*") if p.is_file()}
+    on_disk = {
+        p.relative_to(work).as_posix()
+        for root in (RESULTS, "logs", "resources")
+        for p in (work / root).rglob("*")
+        if p.is_file()
+    }
     assert any(p.startswith("resources/") for p in on_disk)  # the demo inputs this run reads are built by it
     benchmarks = {p for p in on_disk if p.startswith(f"{RESULTS}/benchmarks/")}  # declared by `benchmark:`
     directories = [d for d in declared if (work / d).is_dir()]

@@ -11,7 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tecb import cluster, embed, io
+from tecb import io
+from tecb.cluster import algorithms as cluster
+from tecb.embed import encode as embed
 
 
 @pytest.fixture
@@ -55,8 +57,9 @@ def _flip(path, offset, bit=3):
 
 @pytest.mark.parametrize("which", ["emb", "red"])
 def test_a_flipped_bit_in_a_vector_is_an_error_naming_the_file(which, emb_file, red_file, vectors):
-    path, value, reader = ((emb_file, vectors[7], io.read_embeddings) if which == "emb"
-                           else (red_file, vectors[3, :2], io.read_reduced))
+    path, value, reader = (
+        (emb_file, vectors[7], io.read_embeddings) if which == "emb" else (red_file, vectors[3, :2], io.read_reduced)
+    )
     offset = path.read_bytes().find(value.tobytes())
     assert offset > 0  # random floats do not compress: the value is stored as is
     _flip(path, offset + 2)
@@ -82,9 +85,12 @@ def test_any_flipped_bit_gives_the_right_vectors_or_an_error_naming_the_file(whi
             assert str(exc).startswith(f"{path}: "), exc
             errors += 1
             continue
-        same = (np.array_equal(got[0], good[0]) if which == "emb"
-                else got.keys() == good.keys() and all(np.array_equal(got[s][1], good[s][1])
-                                                       and np.array_equal(got[s][0], good[s][0]) for s in good))
+        same = (
+            np.array_equal(got[0], good[0])
+            if which == "emb"
+            else got.keys() == good.keys()
+            and all(np.array_equal(got[s][1], good[s][1]) and np.array_equal(got[s][0], good[s][0]) for s in good)
+        )
         if not same:
             wrong.append(offset)
     assert not wrong, f"bit flips at {wrong[:10]} gave different vectors without an error"
@@ -114,8 +120,13 @@ def test_inf_reduced_coordinates_are_refused_naming_file_split_and_text_id(tmp_p
         io.reduced_table([(3, np.arange(10, 16), coords)], {})  # no file given: the message says so by omission
     # a hand-made reduced file with inf is caught by the reader
     path = tmp_path / "red.parquet"
-    table = pa.table({"split": pa.array(np.full(6, 3, np.int16)), "text_id": pa.array(np.arange(10, 16, dtype=np.int32)),
-                      "x": pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), 2)})
+    table = pa.table(
+        {
+            "split": pa.array(np.full(6, 3, np.int16)),
+            "text_id": pa.array(np.arange(10, 16, dtype=np.int32)),
+            "x": pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), 2),
+        }
+    )
     pq.write_table(table, path)
     with pytest.raises(io.ContractError, match=f"{path}: .*split 3, text_id 14"):
         io.read_reduced(path)
@@ -138,8 +149,13 @@ def test_too_few_rows_is_an_error_naming_file_and_text_id(tmp_path, vectors):
 def test_clustering_on_a_short_embeddings_file_names_the_file(tmp_path, vectors):
     """The cluster step reads the embeddings for a dataset with more texts than rows: no bare IndexError."""
     splits_path = tmp_path / "splits.parquet"
-    io.write_dataset([f"t{i}" for i in range(25)], [(list(range(25)), ["a", "b"] * 12 + ["a"])],
-                     tmp_path / "texts.parquet", splits_path, "Demo")
+    io.write_dataset(
+        [f"t{i}" for i in range(25)],
+        [(list(range(25)), ["a", "b"] * 12 + ["a"])],
+        tmp_path / "texts.parquet",
+        splits_path,
+        "Demo",
+    )
     emb = tmp_path / "emb.parquet"
     embed.write_embeddings(emb, [(0, vectors)], 20, {})
     with pytest.raises(io.ContractError, match=f"{emb}: no vector for text_id 20"):
@@ -148,8 +164,13 @@ def test_clustering_on_a_short_embeddings_file_names_the_file(tmp_path, vectors)
 
 def test_reduced_rows_not_matching_the_split_name_the_file(tmp_path, vectors):
     splits_path = tmp_path / "splits.parquet"
-    io.write_dataset([f"t{i}" for i in range(20)], [(list(range(20)), ["a", "b"] * 10)],
-                     tmp_path / "texts.parquet", splits_path, "Demo")
+    io.write_dataset(
+        [f"t{i}" for i in range(20)],
+        [(list(range(20)), ["a", "b"] * 10)],
+        tmp_path / "texts.parquet",
+        splits_path,
+        "Demo",
+    )
     red = tmp_path / "red.parquet"
     io.write_table(io.reduced_table([(0, np.arange(18), vectors[:18, :2])], {}), red)
     with pytest.raises(ValueError, match=f"{red}: split 0 .*18 rows for the split's 20 texts"):

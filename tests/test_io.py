@@ -18,8 +18,13 @@ def test_write_dataset_round_trip(tmp_path):
 
 def test_single_class_split_is_an_error_naming_dataset_and_split(tmp_path):
     with pytest.raises(io.ContractError, match=r"Demo: split 1 .*1 label"):
-        io.write_dataset(["a", "b"], [([0, 1], ["x", "y"]), ([0, 1], ["x", "x"])],
-                         tmp_path / "t.parquet", tmp_path / "s.parquet", "Demo")
+        io.write_dataset(
+            ["a", "b"],
+            [([0, 1], ["x", "y"]), ([0, 1], ["x", "x"])],
+            tmp_path / "t.parquet",
+            tmp_path / "s.parquet",
+            "Demo",
+        )
     assert list(tmp_path.iterdir()) == []  # nothing half-written
 
 

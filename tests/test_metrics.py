@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
-from tecb.metrics import score
+from tecb.cluster.metrics import score
 
 
 def test_scores_match_sklearn_and_count_clusters():

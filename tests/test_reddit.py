@@ -8,10 +8,10 @@ from collections import Counter
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import SHARED
-from tecb import datasets, rehydrate
-from tecb.sources import reddit
+
+from tecb.data import datasets, rehydrate
+from tecb.data.sources import reddit
 
 
 def test_read_ids_deduplicates_in_first_seen_order(tmp_path):
@@ -150,7 +150,7 @@ def test_build_reddit_draws_10_to_50_whole_subreddits(tmp_path, variant):
     assert ds.texts == again.texts and ds.splits == again.splits
     assert len(ds.splits) == 10
     usable = Counter(r["subreddit"] for r in reddit.usable_submissions(reddit.read_submissions(path))[0])
-    for ids, labels in ds.splits:
+    for _ids, labels in ds.splits:
         counts = Counter(labels)
         assert 10 <= len(counts) <= 50
         assert all(counts[s] == usable[s] for s in counts)  # all submissions of each drawn subreddit
@@ -169,7 +169,7 @@ def test_prepare_ids_downloads_and_checks_the_sha256(tmp_path):
     import threading
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-    from tecb.download import ChecksumError
+    from tecb.data.download import ChecksumError
 
     (tmp_path / "www").mkdir()
     body = b"id\nabc\nabd\nabc\n"

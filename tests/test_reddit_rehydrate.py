@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from fake_reddit import FakeReddit, make_posts
-from tecb import rehydrate
+
+from tecb.data import rehydrate
 
 CLIENT_ID = "fake-client-id-42"
 SECRET = "PLANTED-SECRET-9f3a7c"
@@ -109,7 +109,7 @@ def test_killed_then_resumed_run_equals_an_uninterrupted_one(tmp_path, creds):
     # the run cannot finish before it is killed, however slow this machine is: no wall-clock limit in the test.
     with FakeReddit(posts, CLIENT_ID, SECRET, delay_after=2, delay=300.0) as fake:
         code = (
-            "import sys; from tecb import rehydrate; "
+            "import sys; from tecb.data import rehydrate; "
             f"rehydrate.rehydrate('ids.txt', 'killed.parquet', 'killed.jsonl', {_settings(fake, max_retries=0)!r})"
         )
         proc = subprocess.Popen(
@@ -147,7 +147,7 @@ def test_planted_secret_never_reaches_logs_or_outputs(tmp_path, creds):
     _ids_file(tmp_path, posts, UNKNOWN)
     log_file = tmp_path / "rehydrate.log"
     code = (
-        "from tecb import rehydrate; from tecb.runlog import open_log; "
+        "from tecb.data import rehydrate; from tecb.runlog import open_log; "
         f"rehydrate.rehydrate('ids.txt', 'out.parquet', 'out.jsonl', SETTINGS, summary_path='out.json', "
         f"log=open_log('{log_file}'))"
     )

@@ -9,7 +9,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from conftest import copy_project, run_snakemake
 from fake_reddit import FakeReddit, make_posts
 
@@ -49,9 +48,7 @@ def test_workflow_rehydrates_and_builds_both_reddit_datasets(tmp_path):
         }
         (workdir / "config" / "reddit_test.yaml").write_text(yaml.safe_dump(config))
         targets = [f"results/scores/tfidf/{d}/none/kmeans.parquet" for d in config["datasets"]]
-        proc = run_snakemake(
-            workdir, "--configfile", "config/reddit_test.yaml", "--cores", "1", *targets, env=env
-        )
+        proc = run_snakemake(workdir, "--configfile", "config/reddit_test.yaml", "--cores", "1", *targets, env=env)
         n_requests = len(fake.info_requests)
     assert n_requests == 8 + 1  # 701 distinct ids in batches of 100, plus the 429
     sub = pq.read_table(workdir / "resources/reddit/submissions.parquet")

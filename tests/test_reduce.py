@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from tecb import reduce
+from tecb.cluster import reduce
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,7 @@ def test_config_params_reach_umap(x):
 
 @pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_pca_umap_is_pca_then_umap(x):
-    assert np.array_equal(reduce.reduce(x, "pca_umap", pca_components=50),
-                          reduce.umap(reduce.pca(x, 50), seed=42))
+    assert np.array_equal(reduce.reduce(x, "pca_umap", pca_components=50), reduce.umap(reduce.pca(x, 50), seed=42))
 
 
 def test_bad_reduction_specs_are_clear_errors(x):
@@ -61,13 +60,19 @@ def test_reduce_splits_fits_each_split(x):
 @pytest.mark.slow
 def test_numba_cache_gives_identical_umap(tmp_path):
     """With umap's compiled code cached on disk (a second process loads it), UMAP's output is unchanged."""
-    code = ("import os, sys; os.environ['NUMBA_CACHE_DIR'] = sys.argv[1]; import numpy as np, numba;"
-            "from tecb import reduce; assert reduce.cache_umap_compilation() > 100;"
-            "assert numba.njit.__module__.startswith('numba');"  # numba's decorators are not replaced
-            "x = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32);"
-            "sys.stdout.write(reduce.reduce(x, 'umap').tobytes().hex())")
-    runs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / "nb")], capture_output=True, text=True,
-                           check=True).stdout for _ in range(2)]  # the second one loads from the cache
+    code = (
+        "import os, sys; os.environ['NUMBA_CACHE_DIR'] = sys.argv[1]; import numpy as np, numba;"
+        "from tecb.cluster import reduce; assert reduce.cache_umap_compilation() > 100;"
+        "assert numba.njit.__module__.startswith('numba');"  # numba's decorators are not replaced
+        "x = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32);"
+        "sys.stdout.write(reduce.reduce(x, 'umap').tobytes().hex())"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "nb")], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    ]  # the second one loads from the cache
     assert len(list((tmp_path / "nb").rglob("*.nbi"))) > 20  # umap's functions were written to the cache
     rng = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32)
     assert runs[0] == runs[1] == reduce.reduce(rng, "umap").tobytes().hex()
@@ -75,10 +80,11 @@ def test_numba_cache_gives_identical_umap(tmp_path):
 
 def _stock_umap(x, metric="cosine"):
     """umap's own route (no precomputed neighbours), with the seeded initialisation used everywhere."""
-    from tecb.spectral import seeded_umap_class
+    from tecb.cluster.spectral import seeded_umap_class
 
-    reducer = seeded_umap_class()(n_components=2, metric=metric, random_state=42,
-                                  n_neighbors=min(15, max(2, len(x) - 1)))
+    reducer = seeded_umap_class()(
+        n_components=2, metric=metric, random_state=42, n_neighbors=min(15, max(2, len(x) - 1))
+    )
     return reducer.fit_transform(x).astype(np.float32)
 
 
@@ -89,8 +95,12 @@ def test_small_split_neighbours_give_umaps_own_coordinates(x, metric):
     on duplicate rows (identical texts), on PCA output and on a 7-row split of identical rows."""
     dups = x.copy()
     dups[20:90] = dups[3]
-    cases = {"blobs": x, "duplicates": dups, "pca50": reduce.pca(np.repeat(x, 2, axis=1), 50),
-             "tiny": np.repeat(x[:1], 7, axis=0)}
+    cases = {
+        "blobs": x,
+        "duplicates": dups,
+        "pca50": reduce.pca(np.repeat(x, 2, axis=1), 50),
+        "tiny": np.repeat(x[:1], 7, axis=0),
+    }
     for name, points in cases.items():
         assert reduce.small_data_knn(points, 6 if name == "tiny" else 15, metric) is not None, name
         assert np.array_equal(reduce.umap(points, metric=metric), _stock_umap(points, metric)), name

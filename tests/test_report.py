@@ -8,14 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import run_snakemake
-from tecb import mteb_results, report
+
+from tecb.report import extras as report
+from tecb.report import mteb_results
 
 
 def test_config_dump_redacts_secrets(tmp_path):
-    cfg = {"seed": 42, "sources": {"reddit": {"client_secret": "s3cr3t", "path": "x"}},
-           "list": [{"api_key": "k3y"}], "models": {"m": {"name": "M"}}}
+    cfg = {
+        "seed": 42,
+        "sources": {"reddit": {"client_secret": "s3cr3t", "path": "x"}},
+        "list": [{"api_key": "k3y"}],
+        "models": {"m": {"name": "M"}},
+    }
     report.write_config(cfg, tmp_path / "config.yaml")
     text = (tmp_path / "config.yaml").read_text()
     assert "s3cr3t" not in text and "k3y" not in text
@@ -46,10 +51,20 @@ def test_runtimes_from_benchmark_files(tmp_path):
 
 
 def _scores():
-    rows = [{"model": m, "dataset": "BlurbsClusteringS2S", "algorithm": a, "reduction": r, "split": s,
-             "v_measure": v, "seconds": 0.5}
-            for m in ("m1", "m2") for a, r in (("kmeans", "none"), ("kmeans", "umap"))
-            for s, v in zip((2, 0, 1), (0.3, 0.1, 0.2))]
+    rows = [
+        {
+            "model": m,
+            "dataset": "BlurbsClusteringS2S",
+            "algorithm": a,
+            "reduction": r,
+            "split": s,
+            "v_measure": v,
+            "seconds": 0.5,
+        }
+        for m in ("m1", "m2")
+        for a, r in (("kmeans", "none"), ("kmeans", "umap"))
+        for s, v in zip((2, 0, 1), (0.3, 0.1, 0.2))
+    ]
     return pd.DataFrame(rows)
 
 
@@ -73,8 +88,9 @@ def test_mteb_result_format():
 def test_write_mteb_results(tmp_path):
     _scores().to_parquet(tmp_path / "scores.parquet")
     targets = [("m1", "BlurbsClusteringS2S", tmp_path / "a.json"), ("m2", "BlurbsClusteringS2S", tmp_path / "b.json")]
-    paths = mteb_results.write_mteb_results(tmp_path / "scores.parquet", {"m1": {"id": "a/b"}, "m2": {}},
-                                            targets, log=lambda m: None)
+    paths = mteb_results.write_mteb_results(
+        tmp_path / "scores.parquet", {"m1": {"id": "a/b"}, "m2": {}}, targets, log=lambda m: None
+    )
     assert [p.relative_to(tmp_path).as_posix() for p in paths] == ["a.json", "b.json"]
     assert json.loads(paths[0].read_text())["scores"]["test"][0]["v_measure"] == pytest.approx(0.2)
 
@@ -97,8 +113,9 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
         for d in cfg["datasets"]:
             assert (res / "figures" / "umap" / m / f"{d}.png").stat().st_size > 1000
             assert (res / "figures" / "umap" / m / f"{d}.svg").exists()
-            data = json.loads((res / "mteb" / "results" / f"tecb__{m}" / "no_revision_available"
-                               / f"tecb.{d}.json").read_text())  # mteb.ResultCache layout (test_mteb_export)
+            data = json.loads(
+                (res / "mteb" / "results" / f"tecb__{m}" / "no_revision_available" / f"tecb.{d}.json").read_text()
+            )  # mteb.ResultCache layout (test_mteb_export)
             assert 0 <= data["scores"]["test"][0]["main_score"] <= 1
     for stem in ("table3_heatmap", "table2_averages"):
         assert (res / "figures" / f"{stem}.png").exists() and (res / "figures" / f"{stem}.svg").exists()
@@ -113,6 +130,13 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
     run_snakemake(demo_run, "--configfile", "config/demo.yaml", "--report", "results/demo/report.html")
     html = (res / "report.html").read_text(errors="replace")
     assert len(html) > 100_000
-    for needle in ("table2_vs_paper.html", "table3_heatmap.png", "runtimes.html", "config.yaml",
-                   "table5.html", "figure2.png", "Adaptive pre-training"):  # Table 5 and Figure 2 too
+    for needle in (
+        "table2_vs_paper.html",
+        "table3_heatmap.png",
+        "runtimes.html",
+        "config.yaml",
+        "table5.html",
+        "figure2.png",
+        "Adaptive pre-training",
+    ):  # Table 5 and Figure 2 too
         assert needle in html

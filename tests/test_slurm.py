@@ -14,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, copy_project, run_snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
@@ -66,8 +65,9 @@ def _scores(workdir: Path) -> pd.DataFrame:
 def slurm_env():
     """A running single-node SLURM; stops exactly the daemons it started, also when the test fails."""
     if not OPT_IN:
-        pytest.skip("SLURM test is opt-in (it installs SLURM with apt-get as root): set TECB_TEST_SLURM=1; "
-                    "CI does (.ci/run)")
+        pytest.skip(
+            "SLURM test is opt-in (it installs SLURM with apt-get as root): set TECB_TEST_SLURM=1; CI does (.ci/run)"
+        )
     if shutil.which("bash") is None:
         pytest.skip("bash is missing")
     start = subprocess.run(["bash", str(SCRIPTS / "start.sh"), str(STATE)], capture_output=True, text=True)

@@ -14,24 +14,39 @@ import zipfile
 
 import pandas as pd
 import pytest
-
 from conftest import ROOT, SHARED
-from tecb import datasets
-from tecb.sources import custom, germeval, gnad, published
-from tecb.sources.files import SourceFileError
+
+from tecb.data import datasets
+from tecb.data.sources import custom, germeval, gnad, published
+from tecb.data.sources.files import SourceFileError
 
 REAL_BLURBS = SHARED / "data" / "germeval2019" / "blurbs_dev_sample.txt"
 REAL_CSV = SHARED / "data" / "10kgnad" / "test_sample.csv"
 GENRES = {"Literatur & Unterhaltung": ["Krimi & Thriller", "Fantasy"], "Sachbuch": ["Natur", "Geschichte"]}
 
 
-def _book(i: int, g0: str, g1: str, isbn: int | None = None, title: str | None = None, body: str | None = None,
-          labelled: bool = True) -> str:
-    cats = (f'<categories>\n<category>\n<topic d="0">{g0}</topic>\n<topic d="1">{g1}</topic>\n</category>\n'
-            "</categories>\n") if labelled else ""
-    return (f'<book date="2019-01-04" xml:lang="de">\n<title>{title or f"Titel {i}"}</title>\n'
-            f"<body>{body or f'Klappentext Nummer {i} &amp; mehr.'}</body>\n<copyright>(c) Verlag</copyright>\n"
-            f"{cats}<authors>A. Autor</authors>\n<isbn>{isbn or 9783000000000 + i}</isbn>\n</book>\n")
+def _book(
+    i: int,
+    g0: str,
+    g1: str,
+    isbn: int | None = None,
+    title: str | None = None,
+    body: str | None = None,
+    labelled: bool = True,
+) -> str:
+    cats = (
+        (
+            f'<categories>\n<category>\n<topic d="0">{g0}</topic>\n<topic d="1">{g1}</topic>\n</category>\n'
+            "</categories>\n"
+        )
+        if labelled
+        else ""
+    )
+    return (
+        f'<book date="2019-01-04" xml:lang="de">\n<title>{title or f"Titel {i}"}</title>\n'
+        f"<body>{body or f'Klappentext Nummer {i} &amp; mehr.'}</body>\n<copyright>(c) Verlag</copyright>\n"
+        f"{cats}<authors>A. Autor</authors>\n<isbn>{isbn or 9783000000000 + i}</isbn>\n</book>\n"
+    )
 
 
 def _books(start: int, n: int, labelled: bool = True) -> str:
@@ -61,8 +76,11 @@ def test_germeval_folder_by_pattern_with_gz_and_unlabelled_file(tmp_path):
     folder = _germeval_folder(tmp_path / "germeval")
     source = germeval.read_blurbs_source(folder)
     assert [(f.short, f.books, f.labelled) for f in source.files] == [
-        ("blurbs_train.txt", 24, True), ("blurbs_dev.txt", 8, True), ("blurbs_test.txt.gz", 8, True),
-        ("blurbs_test_nolabel.txt", 12, False)]
+        ("blurbs_train.txt", 24, True),
+        ("blurbs_dev.txt", 8, True),
+        ("blurbs_test.txt.gz", 8, True),
+        ("blurbs_test_nolabel.txt", 12, False),
+    ]
     assert len(source.books) == 40  # the unlabelled books are not used
     ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(folder))
     log = datasets.describe(ds, "BlurbsClusteringS2S")
@@ -83,8 +101,10 @@ def test_germeval_gz_path_and_zip_with_folder_inside(tmp_path):
         zf.writestr("data/blurbs_test_nolabel.txt", _books(50, 4, labelled=False))
         zf.writestr("data/hierarchy.txt", "x\ty\n")
     source = germeval.read_blurbs_source(zpath)
-    assert [f.short for f in source.files] == [f"{zpath.name}:data/blurbs_train.txt",
-                                               f"{zpath.name}:data/blurbs_test_nolabel.txt"]
+    assert [f.short for f in source.files] == [
+        f"{zpath.name}:data/blurbs_train.txt",
+        f"{zpath.name}:data/blurbs_test_nolabel.txt",
+    ]
     assert len(source.books) == 12 and source.archive_sha256
 
 
@@ -105,14 +125,19 @@ def test_germeval_nothing_found_and_ambiguous_folder(tmp_path):
 
 
 def test_duplicate_books_are_dropped_and_counted(tmp_path):
-    text = (_book(1, "Sachbuch", "Natur") + _book(2, "Sachbuch", "Natur", isbn=9783000000001)  # same ISBN as 1
-            + _book(3, "Sachbuch", "Natur", title="Gleich", body="Gleicher Text")
-            + _book(4, "Sachbuch", "Geschichte", title="Gleich", body="Gleicher Text")  # same title + body
-            + _book(5, "Sachbuch", "Geschichte", title="Gleich", body="Anderer Text"))  # same title only: kept
+    text = (
+        _book(1, "Sachbuch", "Natur")
+        + _book(2, "Sachbuch", "Natur", isbn=9783000000001)  # same ISBN as 1
+        + _book(3, "Sachbuch", "Natur", title="Gleich", body="Gleicher Text")
+        + _book(4, "Sachbuch", "Geschichte", title="Gleich", body="Gleicher Text")  # same title + body
+        + _book(5, "Sachbuch", "Geschichte", title="Gleich", body="Anderer Text")
+    )  # same title only: kept
     kept, dropped = germeval.select_books(germeval.parse_blurbs(text, "f.txt"))
     assert len(kept) == 3
-    assert dropped == {"duplicate book (same ISBN as an earlier one)": 1,
-                       "duplicate book (same title and body as an earlier one)": 1}
+    assert dropped == {
+        "duplicate book (same ISBN as an earlier one)": 1,
+        "duplicate book (same title and body as an earlier one)": 1,
+    }
 
 
 @pytest.mark.skipif(not REAL_BLURBS.exists(), reason="real GermEval sample not present")
@@ -123,8 +148,10 @@ def test_real_germeval_sample_as_folder_and_gz(tmp_path):
     (folder / "blurbs_train.txt.gz").write_bytes(gzip.compress(REAL_BLURBS.read_bytes()))
     source = germeval.read_blurbs_source(folder)
     n = REAL_BLURBS.read_text(encoding="utf-8").count("<book ")
-    assert [(f.short, f.books, f.labelled) for f in source.files] == [("blurbs_train.txt.gz", n, True),
-                                                                      ("blurbs_dev.txt", n, True)]
+    assert [(f.short, f.books, f.labelled) for f in source.files] == [
+        ("blurbs_train.txt.gz", n, True),
+        ("blurbs_dev.txt", n, True),
+    ]
     kept, dropped = germeval.select_books(source.books)
     # the second copy of every book is a duplicate (same ISBN): counted among the dropped records
     assert dropped["duplicate book (same ISBN as an earlier one)"] == n
@@ -151,8 +178,9 @@ def _gnad_folder(tmp_path):
 
 
 def _gnad(name, path):
-    return datasets.build_from_config(name, {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}},
-                                      path)
+    return datasets.build_from_config(
+        name, {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}}, path
+    )
 
 
 def test_10kgnad_train_and_test_as_folder_or_list(tmp_path):
@@ -220,12 +248,14 @@ def test_real_10kgnad_sample_as_train_and_test(tmp_path):
 
 # --- custom files: sep, quoting, TSV written by pandas and SIB-200 -----------------------------------------
 
-TRICKY = ['"Hallo", sagte sie.', 'Ein Tab\tim Text', "Zwei\nZeilen", 'er sagte "ja"', "'einfach'", "plain"]
+TRICKY = ['"Hallo", sagte sie.', "Ein Tab\tim Text", "Zwei\nZeilen", 'er sagte "ja"', "'einfach'", "plain"]
 
 
 def _frame():
-    rows = [{"index_id": i, "category": ["science", "sports", "politics"][i % 3], "text": t}
-            for i, t in enumerate(TRICKY * 2)]
+    rows = [
+        {"index_id": i, "category": ["science", "sports", "politics"][i % 3], "text": t}
+        for i, t in enumerate(TRICKY * 2)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -295,8 +325,10 @@ def test_jsonl_numeric_labels_become_one_class(tmp_path):
 def test_same_number_written_two_ways_is_refused_naming_both_records(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("text,label\na,1\nb,2\nc,1.0\n")
-    with pytest.raises(custom.CustomFormatError,
-                       match=r"d.csv, record 3 \(line 4\): field 'label' is '1.0' but record 1 \(line 2\) has '1'"):
+    with pytest.raises(
+        custom.CustomFormatError,
+        match=r"d.csv, record 3 \(line 4\): field 'label' is '1.0' but record 1 \(line 2\) has '1'",
+    ):
         custom.read_rows(path, "text", "label")
     bad = tmp_path / "b.jsonl"
     bad.write_text('{"text": "a", "label": true}\n')
@@ -371,8 +403,10 @@ def test_corrupt_sqlite_names_the_file_and_what_to_do(tmp_path):
     db = tmp_path / "corpus.sqlite3"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE Articles (ID_Article INTEGER, Path TEXT, publishingDate TEXT, Title TEXT, Body TEXT)")
-    con.executemany("INSERT INTO Articles VALUES (?, 'Newsroom/Sport/x', '', ?, ?)",
-                    [(i, f"T{i}", "<p>x</p>" * 200) for i in range(400)])
+    con.executemany(
+        "INSERT INTO Articles VALUES (?, 'Newsroom/Sport/x', '', ?, ?)",
+        [(i, f"T{i}", "<p>x</p>" * 200) for i in range(400)],
+    )
     con.commit()
     con.close()
     whole = db.read_bytes()
@@ -407,9 +441,10 @@ def _make_source(builder: str, path, tmp_path):
         con = sqlite3.connect(path)
         con.execute("CREATE TABLE Articles (ID_Article INTEGER, Path TEXT, publishingDate TEXT, Title TEXT, Body TEXT)")
         body = '<div class="copytext"><p>Absatz {}</p></div>'
-        con.executemany("INSERT INTO Articles VALUES (?, ?, '', ?, ?)",
-                        [(i, f"Newsroom/{['Sport', 'Web', 'Kultur'][i % 3]}/x", f"Titel {i}", body.format(i))
-                         for i in range(30)])
+        con.executemany(
+            "INSERT INTO Articles VALUES (?, ?, '', ?, ?)",
+            [(i, f"Newsroom/{['Sport', 'Web', 'Kultur'][i % 3]}/x", f"Titel {i}", body.format(i)) for i in range(30)],
+        )
         con.commit()
         con.close()
     elif builder == "10kgnad_csv":
@@ -419,11 +454,13 @@ def _make_source(builder: str, path, tmp_path):
     elif builder == "custom":
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".tsv":
-            pd.DataFrame({"text": [f'"Satz" {i}' for i in range(24)], "label": list("abc") * 8,
-                          "fold": ["f1", "f2"] * 12}).to_csv(path, sep="\t", index=False)
+            pd.DataFrame(
+                {"text": [f'"Satz" {i}' for i in range(24)], "label": list("abc") * 8, "fold": ["f1", "f2"] * 12}
+            ).to_csv(path, sep="\t", index=False)
         else:
-            path.write_text("Antwort;Thema\n" + "".join(f'"Gut; sehr {i}";{"xy"[i % 2]}\n' for i in range(12)),
-                            encoding="utf-8")
+            path.write_text(
+                "Antwort;Thema\n" + "".join(f'"Gut; sehr {i}";{"xy"[i % 2]}\n' for i in range(12)), encoding="utf-8"
+            )
 
 
 def test_readme_source_examples_build_as_written(tmp_path):
@@ -437,9 +474,10 @@ def test_readme_source_examples_build_as_written(tmp_path):
     built = []
     for block in blocks:
         sources = {**paper["sources"], **(block.get("sources") or {})}
-        jsonschema.validate({"sources": sources, "datasets": block["datasets"]},
-                            {**schema, "required": [], "properties": {k: schema["properties"][k]
-                                                                       for k in ("sources", "datasets")}})
+        jsonschema.validate(
+            {"sources": sources, "datasets": block["datasets"]},
+            {**schema, "required": [], "properties": {k: schema["properties"][k] for k in ("sources", "datasets")}},
+        )
         for name, entry in block["datasets"].items():
             source = sources[entry["source"]]
             builder = datasets.builder_of(entry["source"], source, entry)
@@ -454,16 +492,17 @@ def test_readme_source_examples_build_as_written(tmp_path):
             ds = datasets.build_from_config(name, entry, sources, path)
             assert ds.splits and ds.provenance["source_files"]
             built.append(name)
-    assert {"BlurbsClusteringS2S", "TenKGnadClusteringS2S", "TenKGnadClusteringP2P", "MyNewsByFold",
-            "Umfrage"} <= set(built)
+    assert {"BlurbsClusteringS2S", "TenKGnadClusteringS2S", "TenKGnadClusteringP2P", "MyNewsByFold", "Umfrage"} <= set(
+        built
+    )
 
 
 def test_truncated_download_archive_and_bad_reddit_files_name_the_file(tmp_path):
     import io as _io
     import tarfile
 
-    from tecb import download, rehydrate
-    from tecb.sources import reddit
+    from tecb.data import download, rehydrate
+    from tecb.data.sources import reddit
 
     buf = _io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:bz2") as tf:
@@ -490,15 +529,17 @@ def test_truncated_download_archive_and_bad_reddit_files_name_the_file(tmp_path)
 def test_inapplicable_key_fails_config_validation(tmp_path):
     """`text:` on a custom dataset stops the workflow before any job, naming the key."""
     import yaml
-
     from conftest import copy_project, run_snakemake
 
     work = copy_project(tmp_path / "proj")
     (work / "mine.tsv").write_text("text\tlabel\na\tx\nb\ty\n")
-    cfg = {"sources": {"mine": {"builder": "custom", "path": "mine.tsv"}},
-           "datasets": {"Mine": {"source": "mine", "text": "s2s"}},
-           "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8}},
-           "configurations": [{"algorithm": "kmeans", "reduction": "none"}], "pretrain": {"enabled": False}}
+    cfg = {
+        "sources": {"mine": {"builder": "custom", "path": "mine.tsv"}},
+        "datasets": {"Mine": {"source": "mine", "text": "s2s"}},
+        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8}},
+        "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+        "pretrain": {"enabled": False},
+    }
     (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg))
     proc = run_snakemake(work, "--configfile", "config/bad.yaml", "-n", check=False)
     assert proc.returncode != 0
@@ -508,12 +549,18 @@ def test_inapplicable_key_fails_config_validation(tmp_path):
 def test_jsonl_with_line_separator_characters_inside_strings_and_crlf(tmp_path):
     texts = ["eins\u2028zwei", "drei\x85vier", "fünf\rsechs", "plain"]
     path = tmp_path / "d.jsonl"
-    path.write_bytes("".join(json.dumps({"text": t, "label": "ab"[i % 2]}, ensure_ascii=False) + "\r\n"
-                             for i, t in enumerate(texts)).encode())
+    path.write_bytes(
+        "".join(
+            json.dumps({"text": t, "label": "ab"[i % 2]}, ensure_ascii=False) + "\r\n" for i, t in enumerate(texts)
+        ).encode()
+    )
     assert custom.read_rows(path, "text", "label")[0] == texts
     pub = tmp_path / "test.jsonl"
-    pub.write_text(json.dumps({"sentences": texts, "labels": list("abab")}, ensure_ascii=False) + "\n",
-                   encoding="utf-8", newline="")
+    pub.write_text(
+        json.dumps({"sentences": texts, "labels": list("abab")}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+        newline="",
+    )
     assert published.read_splits(pub)[0][0] == texts
 
 

@@ -6,10 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED
-from tecb import demo_data
-from tecb.sources import germeval
+
+from tecb.data import demo as demo_data
+from tecb.data.sources import germeval
 
 REAL = SHARED / "data" / "germeval2019" / "blurbs_dev_sample.txt"
 
@@ -17,19 +17,25 @@ REAL = SHARED / "data" / "germeval2019" / "blurbs_dev_sample.txt"
 _ISBN = iter(range(9783000000000, 9784000000000))
 
 
-def book(title="Titel", body="Text", cats=(((0, "Sachbuch"), (1, "Natur, Wissenschaft, Technik")),), extra="",
-         isbn=None):
+def book(
+    title="Titel", body="Text", cats=(((0, "Sachbuch"), (1, "Natur, Wissenschaft, Technik")),), extra="", isbn=None
+):
     isbn = next(_ISBN) if isbn is None else isbn
     cat_xml = "".join(
         "<category>" + "".join(f'<topic d="{d}">{n}</topic>' for d, n in path) + "</category>\n" for path in cats
     )
-    return (f'<book date="2019-01-04" xml:lang="de">\n<title>{title}</title>\n<body>{body}</body>\n{extra}'
-            f"<categories>\n{cat_xml}</categories>\n<isbn>{isbn}</isbn>\n</book>\n")
+    return (
+        f'<book date="2019-01-04" xml:lang="de">\n<title>{title}</title>\n<body>{body}</body>\n{extra}'
+        f"<categories>\n{cat_xml}</categories>\n<isbn>{isbn}</isbn>\n</book>\n"
+    )
 
 
 def test_no_root_bare_ampersand_entities_and_soft_hyphens():
-    text = book("&quot;Haus &amp; Hof&quot; AT&T", "Erfah\u00adrung &#228;&#xFC; &shy;x & y",
-                [[(0, "Kinderbuch & Jugendbuch"), (1, "Liebe & Freundschaft")]]) + book("Zweites", "B")
+    text = book(
+        "&quot;Haus &amp; Hof&quot; AT&T",
+        "Erfah\u00adrung &#228;&#xFC; &shy;x & y",
+        [[(0, "Kinderbuch & Jugendbuch"), (1, "Liebe & Freundschaft")]],
+    ) + book("Zweites", "B")
     books = germeval.parse_blurbs(text, "f.txt")
     assert len(books) == 2
     assert books[0].title == '"Haus & Hof" AT&T'
@@ -39,7 +45,9 @@ def test_no_root_bare_ampersand_entities_and_soft_hyphens():
 
 
 def test_multiple_categories_give_distinct_genres_in_order():
-    b = germeval.parse_blurbs(book(cats=[[(0, "A"), (1, "x"), (2, "deep")], [(0, "A"), (1, "y")], [(0, "A"), (1, "x")]]))[0]
+    b = germeval.parse_blurbs(
+        book(cats=[[(0, "A"), (1, "x"), (2, "deep")], [(0, "A"), (1, "y")], [(0, "A"), (1, "x")]])
+    )[0]
     assert b.genres(0) == ["A"] and b.genres(1) == ["x", "y"] and b.genres(2) == ["deep"]
 
 
@@ -47,11 +55,11 @@ def test_multiple_categories_give_distinct_genres_in_order():
     "text, message",
     [
         (book() + '<book date="x">\n<title>Offen</title>\n', "f.txt, line 9: field <book> is not closed"),
-        ('<book>\n<title>Offen</title>\n<body>x</body>\n' + book(), "f.txt, line 1: field <book> is not closed"),
+        ("<book>\n<title>Offen</title>\n<body>x</body>\n" + book(), "f.txt, line 1: field <book> is not closed"),
         (book().replace("Text</body>", "Text</bod>"), "f.txt, line 3: field <body> is not closed"),
         (book().replace("Titel</title>", "Titel"), "f.txt, line 2: field <title> is not closed"),
         (book().replace("</category>", "", 1), "f.txt, line 5: field <category> opened 1 times, closed 0"),
-        (book().replace('d="0"', 'd="zero"'), 'f.txt, line 5: field <topic> without a numeric d'),
+        (book().replace('d="0"', 'd="zero"'), "f.txt, line 5: field <topic> without a numeric d"),
     ],
 )
 def test_broken_records_name_file_line_and_field(text, message):
@@ -72,10 +80,19 @@ def test_selection_rules_and_drop_reasons():
         + book("coarse only", cats=[[(0, "A")]])
     )
     kept, dropped = germeval.select_books(books)
-    assert [(k.title, k.genre0, k.genre1) for k in kept] == [("ok1", "A", "common"), ("ok2", "A", "common"),
-                                                          ("two fine", "A", "rare")]
-    assert dropped == {"empty title": 1, "empty body": 1, "2 d=0 genres": 1, "3 d=1 genres": 1,
-                       "no d=0 genre": 1, "no d=1 genre": 1}
+    assert [(k.title, k.genre0, k.genre1) for k in kept] == [
+        ("ok1", "A", "common"),
+        ("ok2", "A", "common"),
+        ("two fine", "A", "rare"),
+    ]
+    assert dropped == {
+        "empty title": 1,
+        "empty body": 1,
+        "2 d=0 genres": 1,
+        "3 d=1 genres": 1,
+        "no d=0 genre": 1,
+        "no d=1 genre": 1,
+    }
 
 
 def test_generated_zip_pools_train_dev_test(tmp_path):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
 from conftest import SHARED
-from tecb import datasets
-from tecb.sources import gnad
+
+from tecb.data import datasets
+from tecb.data.sources import gnad
 
 REAL_CSV = SHARED / "data" / "10kgnad" / "test_sample.csv"
 BODY = (
@@ -28,12 +28,15 @@ def _corpus(path, rows):
 
 
 def test_newsroom_articles_description_and_copytext(tmp_path):
-    path = _corpus(tmp_path / "corpus.sqlite3", [
-        (1, "Newsroom/Sport/Fussball/Bundesliga", "Tor  in Wien", BODY),
-        (2, "Newsroom/User/Forum", "Userbeitrag", BODY),
-        (3, "Diskurs/Kommentar", "Kommentar", BODY),
-        (4, "Newsroom/Web/Netzpolitik", "Netz", "<p>no copytext</p>"),
-    ])
+    path = _corpus(
+        tmp_path / "corpus.sqlite3",
+        [
+            (1, "Newsroom/Sport/Fussball/Bundesliga", "Tor  in Wien", BODY),
+            (2, "Newsroom/User/Forum", "Userbeitrag", BODY),
+            (3, "Diskurs/Kommentar", "Kommentar", BODY),
+            (4, "Newsroom/Web/Netzpolitik", "Netz", "<p>no copytext</p>"),
+        ],
+    )
     arts = gnad.read_articles(path)
     assert [(a.id, a.label) for a in arts] == [(1, "Sport"), (4, "Web")]
     a = arts[0]
@@ -81,8 +84,17 @@ def test_csv_quotes_and_bad_records(tmp_path):
 def test_real_csv_sample_builds_p2p():
     rows = gnad.read_10kgnad_csv(REAL_CSV)
     assert len(rows) == 120
-    assert {label for label, _ in rows} == {"Sport", "International", "Web", "Kultur", "Panorama", "Etat",
-                                            "Wissenschaft", "Inland", "Wirtschaft"}
+    assert {label for label, _ in rows} == {
+        "Sport",
+        "International",
+        "Web",
+        "Kultur",
+        "Panorama",
+        "Etat",
+        "Wissenschaft",
+        "Inland",
+        "Wirtschaft",
+    }
     ds = datasets.build_tenkgnad_csv(str(REAL_CSV))
     assert len(ds.splits) == 10 and all(12 <= len(ids) <= 120 for ids, _ in ds.splits)
     with pytest.raises(ValueError, match="P2P only|only build the P2P"):

@@ -1,6 +1,7 @@
 import numpy as np
 
-from tecb import datasets, demo_data, splits
+from tecb.data import datasets, splits
+from tecb.data import demo as demo_data
 
 
 def test_random_fraction_splits_sizes_and_determinism():

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tecb import stats as S
-from tecb import tables as T
+from tecb.report import stats as S
+from tecb.report import tables as T
 
 DATASETS = ["BlurbsClusteringS2S", "TenKGnadClusteringS2S"]
 
@@ -109,8 +109,12 @@ def test_compare_to_best_marks_ties_and_separates_a_worse_model():
     rng = np.random.default_rng(0)
     base = rng.uniform(0.3, 0.6, size=20)
     noise = rng.normal(0, 0.02, size=20)
-    per_model = {"best": [_series(base + 0.001)], "twin": [_series(base + 0.001)],
-                 "noisy": [_series(base + noise - noise.mean())], "worse": [_series(base - 0.2)]}
+    per_model = {
+        "best": [_series(base + 0.001)],
+        "twin": [_series(base + 0.001)],
+        "noisy": [_series(base + noise - noise.mean())],
+        "worse": [_series(base - 0.2)],
+    }
     out = S.compare_to_best(per_model).set_index("model")
     assert out.loc["best", "best"] and out.loc["best", "not_worse"]
     assert out.loc["twin", "not_worse"] and out.loc["twin", "p_value"] == 1.0
@@ -150,8 +154,17 @@ def _scores(n_splits=20):
         for model, shift in (("good", 0.0), ("same", 0.0), ("bad", -0.2)):
             for split in range(n_splits):
                 v = base[split] + shift
-                rows.append({"model": model, "dataset": d, "reduction": "none", "algorithm": "kmeans",
-                             "split": split, "v_measure": v, "ami": v - 0.05})
+                rows.append(
+                    {
+                        "model": model,
+                        "dataset": d,
+                        "reduction": "none",
+                        "algorithm": "kmeans",
+                        "split": split,
+                        "v_measure": v,
+                        "ami": v - 0.05,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -195,8 +208,17 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     out = tmp_path / "tables"
     kwargs = dict(statistics={"test": "wilcoxon"}, metrics=["v_measure", "ami"], seed=42, log=lambda m: None)
-    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
-                    {"algorithm": "kmeans", "reduction": "none"}, out, **kwargs)
+    T.render_tables(
+        tmp_path / "scores.parquet",
+        DATASETS,
+        texts,
+        splits,
+        names,
+        [("kmeans", "none")],
+        {"algorithm": "kmeans", "reduction": "none"},
+        out,
+        **kwargs,
+    )
     md = (out / "table2.md").read_text()
     assert "†" in md and "[" in md and "Holm" in md
     ami = (out / "table2_ami.md").read_text()
@@ -207,12 +229,30 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
-                    {"algorithm": "kmeans", "reduction": "none"}, out, **kwargs)
+    T.render_tables(
+        tmp_path / "scores.parquet",
+        DATASETS,
+        texts,
+        splits,
+        names,
+        [("kmeans", "none")],
+        {"algorithm": "kmeans", "reduction": "none"},
+        out,
+        **kwargs,
+    )
     assert first == {p.name: p.read_bytes() for p in out.iterdir()}  # byte-identical rerun
     # statistics off: no marks, no statistics files
-    T.render_tables(tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")],
-                    {"algorithm": "kmeans", "reduction": "none"}, tmp_path / "plain", log=lambda m: None)
+    T.render_tables(
+        tmp_path / "scores.parquet",
+        DATASETS,
+        texts,
+        splits,
+        names,
+        [("kmeans", "none")],
+        {"algorithm": "kmeans", "reduction": "none"},
+        tmp_path / "plain",
+        log=lambda m: None,
+    )
     assert "†" not in (tmp_path / "plain" / "table2.md").read_text()
     assert not (tmp_path / "plain" / "intervals.csv").exists()
 
@@ -222,8 +262,9 @@ def test_statistics_follow_the_tables_average_columns():
     scores.loc[scores.dataset == DATASETS[1], "dataset"] = "MyData"  # one paper dataset, one other
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     t2 = T.table2(T.summarize(scores), names, datasets=[DATASETS[0], "MyData"])
-    marks, notes, long = T.table2_statistics(scores, t2, names, [DATASETS[0], "MyData"],
-                                             {"algorithm": "kmeans", "reduction": "none"}, {})
+    marks, notes, long = T.table2_statistics(
+        scores, t2, names, [DATASETS[0], "MyData"], {"algorithm": "kmeans", "reduction": "none"}, {}
+    )
     assert set(long.column) == set(t2.columns)
     for col in t2.columns:  # every column's statistics average what the table averages
         means = long[long.column == col].set_index("model")["mean"] * 100

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tecb import tables as T
+from tecb.report import tables as T
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = ROOT / "reference" / "paper_results.csv"
@@ -56,7 +56,7 @@ def test_table3_from_paper_results_reproduces_printed_table3():
     assert printed.at["kmeans / umap", "Average"] == 28.93
     # every other printed cell is what our aggregation gives
     ours = t3.reindex(printed.index).round(2)
-    diff = (ours != printed.round(2))
+    diff = ours != printed.round(2)
     assert diff.sum().sum() == 2 and diff.at["kmeans / umap", "BlurbsClusteringP2P"]
 
 
@@ -73,8 +73,16 @@ def _summary(models=("a", "b"), datasets=DATASETS, configs=(("kmeans", "none"), 
         for d in datasets:
             for a, r in configs:
                 for split in range(3):
-                    rows.append({"model": m, "dataset": d, "algorithm": a, "reduction": r, "split": split,
-                                 "v_measure": rng.uniform(0.1, 0.5)})
+                    rows.append(
+                        {
+                            "model": m,
+                            "dataset": d,
+                            "algorithm": a,
+                            "reduction": r,
+                            "split": split,
+                            "v_measure": rng.uniform(0.1, 0.5),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -97,7 +105,8 @@ def test_partial_results_render_with_na_and_footnote():
     # Reddit cells average over model a only; Blurbs over both
     a = summary[(summary.model == "a") & (summary.algorithm == "kmeans") & (summary.reduction == "none")]
     assert t3.at["kmeans / none", "RedditClusteringP2P"] == pytest.approx(
-        a[a.dataset == "RedditClusteringP2P"].v_measure.iloc[0] * 100)
+        a[a.dataset == "RedditClusteringP2P"].v_measure.iloc[0] * 100
+    )
     assert t3.loc["hdbscan / umap"].isna().all()
     assert "n/a" in T.to_markdown(t3)
 
@@ -113,8 +122,10 @@ def test_empty_scores_do_not_crash():
 
 
 def test_best_value_per_column_is_marked_ties_included():
-    df = pd.DataFrame({"BlurbsClusteringS2S": [1.0, 2.004, 2.0], "Average": [3.0, np.nan, 1.0]},
-                      index=pd.Index(["x", "y", "z"], name="Model"))
+    df = pd.DataFrame(
+        {"BlurbsClusteringS2S": [1.0, 2.004, 2.0], "Average": [3.0, np.nan, 1.0]},
+        index=pd.Index(["x", "y", "z"], name="Model"),
+    )
     md = T.to_markdown(df, mark_best=True)
     assert "| y | **2.00** | n/a |" in md and "| z | **2.00** | 1.00 |" in md and "| x | 1.00 | **3.00** |" in md
     assert md.count("**") == 6
@@ -124,8 +135,10 @@ def test_best_value_per_column_is_marked_ties_included():
 
 
 def test_compare_gives_deltas_and_na():
-    ours = pd.DataFrame({"BlurbsClusteringS2S": [12.0, 5.0], "Average": [12.0, 5.0]},
-                        index=pd.Index(["GBERT-base", "mine"], name="Model"))
+    ours = pd.DataFrame(
+        {"BlurbsClusteringS2S": [12.0, 5.0], "Average": [12.0, 5.0]},
+        index=pd.Index(["GBERT-base", "mine"], name="Model"),
+    )
     paper = T.paper_table2(REF)
     cmp = T.compare(ours, paper)
     row = cmp[(cmp.index == "GBERT-base") & (cmp.Dataset == "BlurbsClusteringS2S")].iloc[0]
@@ -170,12 +183,22 @@ def test_render_tables_on_partial_results(tmp_path):
     scores.to_parquet(tmp_path / "scores.parquet")
     pd.DataFrame({"text_id": [0, 1], "text": ["x", "yy"]}).to_parquet(tmp_path / "texts.parquet")
     splits = pa.Table.from_pandas(pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}))
-    pq.write_table(splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}),
-                   tmp_path / "splits.parquet")  # provenance: comparable with the paper's dataset
-    T.render_tables(tmp_path / "scores.parquet", ["BlurbsClusteringS2S"], [tmp_path / "texts.parquet"],
-                    [tmp_path / "splits.parquet"], {"a": "A", "b": "B", "c": "C"}, [["kmeans", "none"]],
-                    {"algorithm": "kmeans", "reduction": "none"}, tmp_path / "out", REF,
-                    REF.with_name("paper_table1.csv"), log=lambda m: None)
+    pq.write_table(
+        splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}), tmp_path / "splits.parquet"
+    )  # provenance: comparable with the paper's dataset
+    T.render_tables(
+        tmp_path / "scores.parquet",
+        ["BlurbsClusteringS2S"],
+        [tmp_path / "texts.parquet"],
+        [tmp_path / "splits.parquet"],
+        {"a": "A", "b": "B", "c": "C"},
+        [["kmeans", "none"]],
+        {"algorithm": "kmeans", "reduction": "none"},
+        tmp_path / "out",
+        REF,
+        REF.with_name("paper_table1.csv"),
+        log=lambda m: None,
+    )
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert len(written) == 24
     t2 = (tmp_path / "out" / "table2.md").read_text()
@@ -198,8 +221,9 @@ def _render_inputs(tmp_path, datasets=("BlurbsClusteringS2S",)):
     for d in datasets:
         pd.DataFrame({"text_id": [0, 1], "text": ["x", "yy"]}).to_parquet(tmp_path / f"{d}.texts.parquet")
         table = pa.Table.from_pandas(pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["p", "q"]}))
-        pq.write_table(table.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}),
-                       tmp_path / f"{d}.splits.parquet")
+        pq.write_table(
+            table.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}), tmp_path / f"{d}.splits.parquet"
+        )
         texts.append(tmp_path / f"{d}.texts.parquet")
         splits.append(tmp_path / f"{d}.splits.parquet")
     return tmp_path / "scores.parquet", list(datasets), texts, splits
@@ -213,11 +237,22 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
     scores_df = pd.read_parquet(scores).assign(ami=0.2)
     scores_df.to_parquet(scores)
     out = tmp_path / "named-by-the-rule"
-    outputs = {k: {ext: out / f"{i}-{ext}.file" for ext in (("csv",) if k in ("table2_statistics", "intervals")
-                                                             else ("md", "csv", "tex", "html"))}
-               for i, k in enumerate(keys)}
-    args = (scores, datasets, texts, splits, {"a": "A", "b": "B"}, [["kmeans", "none"], ["kmeans", "umap"]],
-            {"algorithm": "kmeans", "reduction": "none"})
+    outputs = {
+        k: {
+            ext: out / f"{i}-{ext}.file"
+            for ext in (("csv",) if k in ("table2_statistics", "intervals") else ("md", "csv", "tex", "html"))
+        }
+        for i, k in enumerate(keys)
+    }
+    args = (
+        scores,
+        datasets,
+        texts,
+        splits,
+        {"a": "A", "b": "B"},
+        [["kmeans", "none"], ["kmeans", "umap"]],
+        {"algorithm": "kmeans", "reduction": "none"},
+    )
     kwargs = dict(log=lambda m: None, statistics={"n_resamples": 200}, metrics=["v_measure", "ami"])
     T.render_tables(*args, outputs, **kwargs)
     expected = sorted(str(p) for formats in outputs.values() for p in formats.values())
@@ -231,8 +266,7 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
     with pytest.raises(ValueError, match=r"missing \['intervals'\]"):
         T.render_tables(*args, outputs, **kwargs)
     with pytest.raises(ValueError, match=r"not written \['table9'\]"):
-        T.render_tables(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}},
-                        **kwargs)
+        T.render_tables(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}}, **kwargs)
 
 
 def test_average_heading_says_how_many_of_the_papers_datasets_it_averages():
@@ -253,10 +287,30 @@ def test_paper_average_is_comparable_only_with_all_six_comparable_datasets():
 
 def test_table1_has_the_papers_columns_and_readable_headers():
     """Table 1 reads like the paper's (target, ranges, readable headers); the CSV keeps one number per column."""
-    t1 = T.table1([{"dataset": "RedditClusteringS2S", "unique_samples": 40181, "splits": 10, "split_size_min": 9288,
-                    "split_size_max": 26221, "classes_min": 10, "classes_max": 50, "avg_chars": 52},
-                   {"dataset": "MyNewsClustering", "unique_samples": 60, "splits": 3, "split_size_min": 30,
-                    "split_size_max": 60, "classes_min": 3, "classes_max": 3, "avg_chars": 20}])
+    t1 = T.table1(
+        [
+            {
+                "dataset": "RedditClusteringS2S",
+                "unique_samples": 40181,
+                "splits": 10,
+                "split_size_min": 9288,
+                "split_size_max": 26221,
+                "classes_min": 10,
+                "classes_max": 50,
+                "avg_chars": 52,
+            },
+            {
+                "dataset": "MyNewsClustering",
+                "unique_samples": 60,
+                "splits": 3,
+                "split_size_min": 30,
+                "split_size_max": 60,
+                "classes_min": 3,
+                "classes_max": 3,
+                "avg_chars": 20,
+            },
+        ]
+    )
     assert t1.loc["RedditClusteringS2S", "target"] == "submission titles"
     shown = T.table1_display(t1)
     assert list(shown.columns) == ["Target", "Unique samples", "Splits", "Split size", "Classes", "Avg. chars"]
@@ -272,8 +326,12 @@ def test_collect_scores_takes_keys_not_paths(tmp_path):
     a, b = tmp_path / "x.parquet", tmp_path / "y.parquet"
     pd.DataFrame({"split": [0, 1], "v_measure": [0.5, 0.6]}).to_parquet(a)
     pd.DataFrame({"split": [0], "v_measure": [0.7]}).to_parquet(b)
-    out = T.collect_scores([a, b], [("m1", "D", "none", "kmeans"), ("m2", "D", "pca", "hdbscan")],
-                           tmp_path / "scores.parquet", log=lambda m: None)
+    out = T.collect_scores(
+        [a, b],
+        [("m1", "D", "none", "kmeans"), ("m2", "D", "pca", "hdbscan")],
+        tmp_path / "scores.parquet",
+        log=lambda m: None,
+    )
     assert list(out.model) == ["m1", "m1", "m2"] and list(out.reduction) == ["none", "none", "pca"]
     assert pd.read_parquet(tmp_path / "scores.parquet").equals(out)
     with pytest.raises(ValueError, match="2 score files but 1 keys"):
@@ -282,18 +340,27 @@ def test_collect_scores_takes_keys_not_paths(tmp_path):
 
 def test_mteb_v2_table_writes_the_paths_it_is_given(tmp_path):
     """The MTEB v2 table and its long CSV go to the files the rule declares (no `{stem}_long.csv` derived)."""
-    from tecb import mteb_v2
+    from tecb.report import mteb_v2
 
     files = {}
     for m, base in (("a", 0.3), ("b", 0.4)):
         path = tmp_path / f"{m}.parquet"
-        pd.DataFrame({"level": [0, 0], "bootstrap": [0, 1], "n_texts": [50, 50], "n_labels": [3, 3],
-                      "v_measure": [base, base + 0.02], "ami": [base - 0.1, base - 0.1]}).to_parquet(path)
+        pd.DataFrame(
+            {
+                "level": [0, 0],
+                "bootstrap": [0, 1],
+                "n_texts": [50, 50],
+                "n_labels": [3, 3],
+                "v_measure": [base, base + 0.02],
+                "ami": [base - 0.1, base - 0.1],
+            }
+        ).to_parquet(path)
         files[(m, "BlurbsClusteringS2S")] = path
     table_paths = {ext: tmp_path / "out" / f"v2-{ext}.txt" for ext in ("md", "csv", "tex", "html")}
     long_path = tmp_path / "elsewhere" / "rows.csv"
-    table = mteb_v2.render_table(files, {"a": "A", "b": "B"}, ["BlurbsClusteringS2S"], table_paths, long_path,
-                                 log=lambda m: None)
+    table = mteb_v2.render_table(
+        files, {"a": "A", "b": "B"}, ["BlurbsClusteringS2S"], table_paths, long_path, log=lambda m: None
+    )
     assert sorted((tmp_path / "out").iterdir()) == sorted(table_paths.values())
     assert table.at["B", "BlurbsClusteringS2S"] == pytest.approx(41.0)
     assert "± 1.00" in table_paths["md"].read_text()

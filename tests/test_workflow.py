@@ -8,17 +8,38 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import ROOT, copy_project, run_snakemake
-from tecb.tables import PAPER_DATASETS
+
+from tecb.report.tables import PAPER_DATASETS
 
 DEMO_MODELS = ["tfidf", "tfidf-64", "tiny-bert"]  # config/demo.yaml
 PAPER_MODELS = [
-    "gbert-base", "gbert-large", "gelectra-base", "gelectra-large", "gottbert", "minilm-l12-v2", "mpnet-base-v2",
-    "cross-en-de-roberta", "use-cmlm-multilingual", "sentence-t5-base", "sentence-t5-xxl", "xlm-roberta-large",
+    "gbert-base",
+    "gbert-large",
+    "gelectra-base",
+    "gelectra-large",
+    "gottbert",
+    "minilm-l12-v2",
+    "mpnet-base-v2",
+    "cross-en-de-roberta",
+    "use-cmlm-multilingual",
+    "sentence-t5-base",
+    "sentence-t5-xxl",
+    "xlm-roberta-large",
 ]
-SCORE_COLUMNS = ["split", "n_texts", "n_labels", "n_clusters", "noise_fraction", "v_measure", "homogeneity",
-                 "completeness", "ami", "ari", "degenerate"]  # no timings: they are in results/{run}/timings/
+SCORE_COLUMNS = [
+    "split",
+    "n_texts",
+    "n_labels",
+    "n_clusters",
+    "noise_fraction",
+    "v_measure",
+    "homogeneity",
+    "completeness",
+    "ami",
+    "ari",
+    "degenerate",
+]  # no timings: they are in results/{run}/timings/
 
 
 @pytest.mark.workflow
@@ -110,6 +131,7 @@ def test_snakefmt_is_clean():
     from pathlib import Path
 
     snakefmt = Path(sys.executable).with_name("snakefmt")
-    proc = subprocess.run([str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import copy_project, run_snakemake
 
 WORDS = {
@@ -18,8 +17,11 @@ WORDS = {
 
 def _tsv(path, n_per_label=30, seed=0):
     rng = np.random.default_rng(seed)
-    rows = [{"text": " ".join(rng.choice(words, size=5)), "label": label}
-            for label, words in WORDS.items() for _ in range(n_per_label)]
+    rows = [
+        {"text": " ".join(rng.choice(words, size=5)), "label": label}
+        for label, words in WORDS.items()
+        for _ in range(n_per_label)
+    ]
     pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
 
 
@@ -31,10 +33,20 @@ def test_statistics_mteb_v2_and_cluster_views_through_the_workflow(tmp_path):
         "run": "stats",
         "seed": 42,
         "sources": {"news": {"builder": "custom", "path": "news.tsv"}},
-        "datasets": {"NewsClustering": {"source": "news", "text_column": "text", "label_column": "label",
-                                        "n_splits": 8, "min_fraction": 0.5, "max_fraction": 1.0}},
-        "models": {"tfidf": {"name": "TF-IDF 16", "kind": "tfidf", "dim": 16},
-                   "tfidf2": {"name": "TF-IDF 2", "kind": "tfidf", "dim": 2}},
+        "datasets": {
+            "NewsClustering": {
+                "source": "news",
+                "text_column": "text",
+                "label_column": "label",
+                "n_splits": 8,
+                "min_fraction": 0.5,
+                "max_fraction": 1.0,
+            }
+        },
+        "models": {
+            "tfidf": {"name": "TF-IDF 16", "kind": "tfidf", "dim": 16},
+            "tfidf2": {"name": "TF-IDF 2", "kind": "tfidf", "dim": 2},
+        },
         "embed": {"device": "cpu"},
         "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
         "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
@@ -60,8 +72,7 @@ def test_statistics_mteb_v2_and_cluster_views_through_the_workflow(tmp_path):
     assert "n/a" in (res / "report" / "truncation.html").read_text()  # TF-IDF truncates nothing
     # the tables are byte-identical when rerun
     before = {p.name: p.read_bytes() for p in (res / "tables").iterdir()}
-    run_snakemake(work, "--configfile", "config/stats.yaml", "--cores", "1", "--forcerun", "tables",
-                  "mteb_v2_table")
+    run_snakemake(work, "--configfile", "config/stats.yaml", "--cores", "1", "--forcerun", "tables", "mteb_v2_table")
     assert before == {p.name: p.read_bytes() for p in (res / "tables").iterdir()}
 
 

@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import yaml
 
 REPLACED = ("datasets", "models", "configurations")
 
@@ -51,11 +52,30 @@ def overlay_config(defaults: Mapping, *layers: Mapping) -> dict:
     return config
 
 
-def load(path) -> dict:
-    """A YAML (or JSON) config file as a dict; an empty file is ``{}``; a syntax error names file and line."""
-    from tecb.configcheck import load_yaml
+class ConfigError(ValueError):
+    """The config is invalid; the message lists every problem, each naming its key."""
 
-    return load_yaml(path)
+
+def load_yaml(path) -> dict:
+    """A YAML config file; a syntax error is a :class:`ConfigError` with the file, line and column."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and context_mark is not None and context_mark.line != getattr(mark, "line", None):
+            problem += f" ({context} that starts at line {context_mark.line + 1}, column {context_mark.column + 1})"
+        elif context:
+            problem += f" ({context})"
+        raise ConfigError(f"{path}: YAML syntax error at {where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file holds a mapping of keys, not {type(data).__name__}")
+    return data
 
 
 def layered_config(workflow_dir, work_dir, configfiles=(), cli: Mapping | None = None) -> dict:
@@ -64,11 +84,11 @@ def layered_config(workflow_dir, work_dir, configfiles=(), cli: Mapping | None =
     layers = []
     local = Path(work_dir) / "config" / "config.yaml"
     if local.is_file() and os.path.realpath(local) != os.path.realpath(defaults):
-        layers.append(load(local))
-    layers += [load(p) for p in configfiles]
+        layers.append(load_yaml(local))
+    layers += [load_yaml(p) for p in configfiles]
     if cli:
         layers.append(cli)
-    return overlay_config(load(defaults), *layers)
+    return overlay_config(load_yaml(defaults), *layers)
 
 
 def plain(value):

@@ -20,10 +20,7 @@ from pathlib import Path
 
 import yaml
 
-
-class ConfigError(ValueError):
-    """The config is invalid; the message lists every problem, each naming its key."""
-
+from tecb.config import ConfigError, layered_config, load_yaml
 
 # --- credentials ---------------------------------------------------------------------------------
 
@@ -38,8 +35,12 @@ def looks_like_credential(key) -> bool:
     name = str(key).lower()
     words = [w for w in re.split(r"[^a-z0-9]+", name) if w]
     pairs = {a + b for a, b in zip(words, words[1:])}
-    return ("_".join(words) in _SECRET_KEYS or any(w in _SECRET_WORDS for w in words) or bool(pairs & _SECRET_PAIRS)
-            or any("secret" in w or "passw" in w for w in words))
+    return (
+        "_".join(words) in _SECRET_KEYS
+        or any(w in _SECRET_WORDS for w in words)
+        or bool(pairs & _SECRET_PAIRS)
+        or any("secret" in w or "passw" in w for w in words)
+    )
 
 
 def credential_keys(config, parts: tuple = ()) -> list[str]:
@@ -62,8 +63,10 @@ def check_credentials(config) -> None:
     if keys:
         raise ConfigError(
             "credentials do not belong in the config (it is copied into logs, job scripts and provenance): remove "
-            + ", ".join(keys) + " (value not shown). Reddit credentials go in praw.ini or the praw_client_id / "
-            "praw_client_secret environment variables (README: Reddit).")
+            + ", ".join(keys)
+            + " (value not shown). Reddit credentials go in praw.ini or the praw_client_id / "
+            "praw_client_secret environment variables (README: Reddit)."
+        )
 
 
 # --- JSON schema ---------------------------------------------------------------------------------
@@ -152,36 +155,124 @@ def schema_errors(config: dict, schema: dict) -> tuple[dict, list[str]]:
 #: Constructor keywords of the built-in methods' estimators (checked against the installed packages
 #: by tests/test_configcheck.py), minus what tecb sets itself.
 ALGORITHM_PARAMS = {
-    "minibatch_kmeans": ("sklearn.cluster.MiniBatchKMeans", frozenset({
-        "batch_size", "compute_labels", "init", "init_size", "max_iter", "max_no_improvement", "n_init",
-        "reassignment_ratio", "tol", "verbose"})),
-    "agglomerative": ("sklearn.cluster.AgglomerativeClustering", frozenset({
-        "compute_distances", "compute_full_tree", "connectivity", "distance_threshold", "linkage", "memory",
-        "metric"})),
-    "hdbscan": ("hdbscan.HDBSCAN", frozenset({
-        "algorithm", "allow_single_cluster", "alpha", "approx_min_span_tree", "branch_detection_data",
-        "cluster_selection_epsilon", "cluster_selection_epsilon_max", "cluster_selection_method",
-        "cluster_selection_persistence", "core_dist_n_jobs", "gen_min_span_tree", "leaf_size",
-        "match_reference_implementation", "max_cluster_size", "memory", "metric", "min_cluster_size",
-        "min_samples", "p", "prediction_data"})),
-    "dbstream": ("river.cluster.DBSTREAM", frozenset({
-        "cleanup_interval", "clustering_threshold", "fading_factor", "intersection_factor", "minimum_weight"})),
+    "minibatch_kmeans": (
+        "sklearn.cluster.MiniBatchKMeans",
+        frozenset(
+            {
+                "batch_size",
+                "compute_labels",
+                "init",
+                "init_size",
+                "max_iter",
+                "max_no_improvement",
+                "n_init",
+                "reassignment_ratio",
+                "tol",
+                "verbose",
+            }
+        ),
+    ),
+    "agglomerative": (
+        "sklearn.cluster.AgglomerativeClustering",
+        frozenset(
+            {
+                "compute_distances",
+                "compute_full_tree",
+                "connectivity",
+                "distance_threshold",
+                "linkage",
+                "memory",
+                "metric",
+            }
+        ),
+    ),
+    "hdbscan": (
+        "hdbscan.HDBSCAN",
+        frozenset(
+            {
+                "algorithm",
+                "allow_single_cluster",
+                "alpha",
+                "approx_min_span_tree",
+                "branch_detection_data",
+                "cluster_selection_epsilon",
+                "cluster_selection_epsilon_max",
+                "cluster_selection_method",
+                "cluster_selection_persistence",
+                "core_dist_n_jobs",
+                "gen_min_span_tree",
+                "leaf_size",
+                "match_reference_implementation",
+                "max_cluster_size",
+                "memory",
+                "metric",
+                "min_cluster_size",
+                "min_samples",
+                "p",
+                "prediction_data",
+            }
+        ),
+    ),
+    "dbstream": (
+        "river.cluster.DBSTREAM",
+        frozenset(
+            {"cleanup_interval", "clustering_threshold", "fading_factor", "intersection_factor", "minimum_weight"}
+        ),
+    ),
 }
 #: Set by tecb, not by the config: the number of clusters (labels of the split) and the seed.
-SET_BY_TECB = {"n_clusters": "the number of labels of each split", "random_state": "the config's `seed`",
-               "seed": "the config's top-level `seed`"}
+SET_BY_TECB = {
+    "n_clusters": "the number of labels of each split",
+    "random_state": "the config's `seed`",
+    "seed": "the config's top-level `seed`",
+}
 
 #: ``umap.UMAP`` keywords a reduction may set (n_components and metric are keys of the reduction itself).
-UMAP_PARAMS = frozenset({
-    "a", "angular_rp_forest", "b", "dens_frac", "dens_lambda", "dens_var_shift", "densmap", "disconnection_distance",
-    "force_approximation_algorithm", "init", "learning_rate", "local_connectivity", "low_memory", "metric_kwds",
-    "min_dist", "n_epochs", "n_jobs", "n_neighbors", "negative_sample_rate", "output_dens", "output_metric",
-    "output_metric_kwds", "precomputed_knn", "repulsion_strength", "set_op_mix_ratio", "spread", "target_metric",
-    "target_metric_kwds", "target_n_neighbors", "target_weight", "tqdm_kwds", "transform_mode",
-    "transform_queue_size", "transform_seed", "unique", "verbose"})
-REDUCTION_KEYS = {"pca": {"method", "n_components"},
-                  "umap": {"method", "n_components", "metric"},
-                  "pca_umap": {"method", "n_components", "metric", "pca_components"}}
+UMAP_PARAMS = frozenset(
+    {
+        "a",
+        "angular_rp_forest",
+        "b",
+        "dens_frac",
+        "dens_lambda",
+        "dens_var_shift",
+        "densmap",
+        "disconnection_distance",
+        "force_approximation_algorithm",
+        "init",
+        "learning_rate",
+        "local_connectivity",
+        "low_memory",
+        "metric_kwds",
+        "min_dist",
+        "n_epochs",
+        "n_jobs",
+        "n_neighbors",
+        "negative_sample_rate",
+        "output_dens",
+        "output_metric",
+        "output_metric_kwds",
+        "precomputed_knn",
+        "repulsion_strength",
+        "set_op_mix_ratio",
+        "spread",
+        "target_metric",
+        "target_metric_kwds",
+        "target_n_neighbors",
+        "target_weight",
+        "tqdm_kwds",
+        "transform_mode",
+        "transform_queue_size",
+        "transform_seed",
+        "unique",
+        "verbose",
+    }
+)
+REDUCTION_KEYS = {
+    "pca": {"method", "n_components"},
+    "umap": {"method", "n_components", "metric"},
+    "pca_umap": {"method", "n_components", "metric", "pca_components"},
+}
 
 
 def _unknown(where: str, keys, known, owner: str) -> list[str]:
@@ -199,7 +290,7 @@ def _unknown(where: str, keys, known, owner: str) -> list[str]:
 
 
 def parameter_errors(config: dict) -> list[str]:
-    """Unknown parameters of built-in algorithms and of reductions (import-path algorithms: ``tecb.cluster``)."""
+    """Unknown parameters of built-in algorithms and of reductions (import-path algorithms: ``tecb.cluster.algorithms``)."""
     out = []
     for key, spec in (config.get("algorithms") or {}).items():
         if not isinstance(spec, dict) or spec.get("method") not in ALGORITHM_PARAMS:
@@ -239,32 +330,8 @@ def validated_config(config: dict, schema_path) -> dict:
     return filled
 
 
-def load_yaml(path) -> dict:
-    """A YAML config file; a syntax error is a :class:`ConfigError` with the file, line and column."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
-        problem = getattr(exc, "problem", None) or str(exc)
-        context = getattr(exc, "context", None)
-        if context and context_mark is not None and context_mark.line != getattr(mark, "line", None):
-            problem += f" ({context} that starts at line {context_mark.line + 1}, column {context_mark.column + 1})"
-        elif context:
-            problem += f" ({context})"
-        raise ConfigError(f"{path}: YAML syntax error at {where}: {problem}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config file holds a mapping of keys, not {type(data).__name__}")
-    return data
-
-
 def main(argv=None) -> int:
     """``python -m tecb.configcheck [config.yaml ...]``: check config files merged over the defaults."""
-    from tecb.config import layered_config
-
     root = Path(__file__).resolve().parents[2]
     files = list(argv if argv is not None else sys.argv[1:])
     try:

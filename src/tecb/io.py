@@ -206,8 +206,14 @@ def validate_dataset(texts: pa.Table, splits: pa.Table, name: str) -> None:
             )
 
 
-def write_dataset(texts: list[str], splits: list[tuple[list[int], list[str]]], texts_path, splits_path, name: str,
-                  provenance: dict | None = None):
+def write_dataset(
+    texts: list[str],
+    splits: list[tuple[list[int], list[str]]],
+    texts_path,
+    splits_path,
+    name: str,
+    provenance: dict | None = None,
+):
     """Validate and atomically write a dataset's ``texts.parquet`` and ``splits.parquet``; ``provenance`` (JSON,
     sorted keys, no paths or times) goes into both files' schema metadata under ``tecb``."""
     texts_table, splits_table = dataset_tables(texts, splits)
@@ -276,8 +282,10 @@ def _read_parquet(path, what: str) -> pa.Table:
     try:
         return pq.read_table(path)
     except (OSError, pa.ArrowException, ValueError) as exc:  # ArrowInvalid, IOError on corrupt pages/footers
-        raise ContractError(f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
-                            "delete it and re-run the workflow to recompute it") from exc
+        raise ContractError(
+            f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
+            "delete it and re-run the workflow to recompute it"
+        ) from exc
 
 
 def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_columns: tuple) -> None:
@@ -288,12 +296,16 @@ def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_co
         raise ContractError(f"{path}: damaged schema ({exc}); delete the file and re-run the workflow") from exc
     for name in id_columns:
         if name not in fields or not pa.types.is_integer(fields[name]):
-            raise ContractError(f"{path}: not a valid {what} file (integer column {name!r} expected; columns: "
-                                f"{', '.join(f'{k} {v}' for k, v in fields.items())})")
+            raise ContractError(
+                f"{path}: not a valid {what} file (integer column {name!r} expected; columns: "
+                f"{', '.join(f'{k} {v}' for k, v in fields.items())})"
+            )
     vec = fields.get(vector_column)
     if vec is None or not pa.types.is_fixed_size_list(vec) or vec.value_type != pa.float32():
-        raise ContractError(f"{path}: not a valid {what} file (column {vector_column!r} of fixed_size_list<float32> "
-                            f"expected; columns: {', '.join(f'{k} {v}' for k, v in fields.items())})")
+        raise ContractError(
+            f"{path}: not a valid {what} file (column {vector_column!r} of fixed_size_list<float32> "
+            f"expected; columns: {', '.join(f'{k} {v}' for k, v in fields.items())})"
+        )
 
 
 def nonfinite_rows(matrix: np.ndarray) -> np.ndarray:
@@ -305,14 +317,18 @@ def _check_vectors(path, matrix: np.ndarray, ids: np.ndarray, meta: dict, what: 
     """Checksum (when recorded), then finiteness: errors name the file and the first bad text_id."""
     expected = meta.get(VECTORS_SHA256)
     if expected is not None and vectors_sha256(matrix) != expected:
-        raise ContractError(f"{path}: the {what} do not match the checksum recorded in the file "
-                            f"({VECTORS_SHA256}); the file is corrupt: delete it and re-run the workflow")
+        raise ContractError(
+            f"{path}: the {what} do not match the checksum recorded in the file "
+            f"({VECTORS_SHA256}); the file is corrupt: delete it and re-run the workflow"
+        )
     bad = nonfinite_rows(matrix)
     if len(bad):
         where = f"split {int(split[bad[0]])}, " if split is not None else ""
-        raise ContractError(f"{path}: {len(bad)} of {len(matrix)} {what} contain NaN or infinity, first at "
-                            f"{where}text_id {int(ids[bad[0]])}; recompute them (for embeddings: check the model, "
-                            "e.g. fp16 overflow; for reductions: the input embeddings)")
+        raise ContractError(
+            f"{path}: {len(bad)} of {len(matrix)} {what} contain NaN or infinity, first at "
+            f"{where}text_id {int(ids[bad[0]])}; recompute them (for embeddings: check the model, "
+            "e.g. fp16 overflow; for reductions: the input embeddings)"
+        )
 
 
 def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
@@ -333,8 +349,10 @@ def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
         bad = int(np.flatnonzero(ids != np.arange(len(ids)))[0])
         raise ContractError(f"{path}: rows must be in text_id order 0..n-1; row {bad} has text_id {int(ids[bad])}")
     if "n_texts" in meta and int(meta["n_texts"]) != len(ids):
-        raise ContractError(f"{path}: {len(ids)} vectors but the file records n_texts={meta['n_texts']}; "
-                            "delete it and re-run the workflow")
+        raise ContractError(
+            f"{path}: {len(ids)} vectors but the file records n_texts={meta['n_texts']}; "
+            "delete it and re-run the workflow"
+        )
     col = table.column("embedding").combine_chunks()
     dim = col.type.list_size
     matrix = col.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), dim).astype(np.float32, copy=False)
@@ -343,9 +361,11 @@ def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
         text_ids = np.asarray(text_ids)
         missing = text_ids[(text_ids < 0) | (text_ids >= len(ids))]
         if missing.size:
-            raise ContractError(f"{path}: no vector for text_id {int(missing.min())} ({np.unique(missing).size} "
-                                f"text_id(s) without a vector; the file has {len(ids)} rows): it was computed for "
-                                "another version of the dataset; delete it and re-run the workflow")
+            raise ContractError(
+                f"{path}: no vector for text_id {int(missing.min())} ({np.unique(missing).size} "
+                f"text_id(s) without a vector; the file has {len(ids)} rows): it was computed for "
+                "another version of the dataset; delete it and re-run the workflow"
+            )
     return matrix, meta
 
 
@@ -380,9 +400,11 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
     bad = nonfinite_rows(coords)
     if len(bad):
         where = f"{path}: " if path is not None else ""
-        raise ContractError(f"{where}{len(bad)} reduced coordinates are NaN or infinite, first at split "
-                            f"{int(split[bad[0]])}, text_id {int(ids[bad[0]])} (UMAP gives NaN to points "
-                            "disconnected from every other)")
+        raise ContractError(
+            f"{where}{len(bad)} reduced coordinates are NaN or infinite, first at split "
+            f"{int(split[bad[0]])}, text_id {int(ids[bad[0]])} (UMAP gives NaN to points "
+            "disconnected from every other)"
+        )
     dim = coords.shape[1]
     x = pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), dim)
     metadata = {**metadata, VECTORS_SHA256: vectors_sha256(coords), IDS_SHA256: _ids_sha256(split, ids)}
@@ -406,7 +428,9 @@ def read_reduced(path) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     col = table.column("x").combine_chunks()
     coords = col.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), col.type.list_size)
     if IDS_SHA256 in meta and _ids_sha256(split, ids) != meta[IDS_SHA256]:
-        raise ContractError(f"{path}: the split/text_id columns do not match the checksum recorded in the file "
-                            f"({IDS_SHA256}); the file is corrupt: delete it and re-run the workflow")
+        raise ContractError(
+            f"{path}: the split/text_id columns do not match the checksum recorded in the file "
+            f"({IDS_SHA256}); the file is corrupt: delete it and re-run the workflow"
+        )
     _check_vectors(path, coords, ids, meta, "reduced coordinates", split=split)
     return {int(s): (ids[split == s], coords[split == s]) for s in np.unique(split)}

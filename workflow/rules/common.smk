@@ -84,7 +84,7 @@ def figure_path(*parts):
 
 def mteb_path(model, dataset):
     """MTEB's own layout (mteb.ResultCache(results/{run}/mteb) loads it): results/{model_dir}/{revision}/tecb.{dataset}.json."""
-    from tecb.mteb_results import result_relpath
+    from tecb.report.mteb_results import result_relpath
 
     return result(
         "mteb", "results", result_relpath(model, config["models"][model], dataset)
@@ -93,7 +93,7 @@ def mteb_path(model, dataset):
 
 def mteb_meta_path(model):
     """The model_meta.json beside a model's MTEB result files."""
-    from tecb.mteb_results import model_folder
+    from tecb.report.mteb_results import model_folder
 
     return result(
         "mteb",
@@ -178,7 +178,7 @@ REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
 
 def check_config():
     """Cross-references the JSON schema cannot express, reported with the offending key."""
-    from tecb.datasets import builder_of, check_entry, check_source
+    from tecb.data.datasets import builder_of, check_entry, check_source
 
     for name, ds in config["datasets"].items():
         if ds["source"] not in config["sources"]:
@@ -199,7 +199,7 @@ def check_config():
             raise ValueError(
                 f"config: configuration ({algorithm}, {reduction}) names an unknown reduction"
             )
-    from tecb.cluster import validate_algorithm
+    from tecb.cluster.algorithms import validate_algorithm
 
     for key, spec in config["algorithms"].items():
         validate_algorithm(
@@ -306,7 +306,7 @@ def local_model_path(wildcards):
 
 def local_model_stat(wildcards):
     """Size and mtime of each file: a changed file reruns the digest even when its new mtime is older."""
-    from tecb.model_spec import model_files
+    from tecb.embed.spec import model_files
 
     return {
         f: [os.stat(f).st_size, os.stat(f).st_mtime_ns]
@@ -331,7 +331,7 @@ def cluster_input(wildcards):
 
 def cluster_threads(wildcards):
     """Ward and DBSTREAM run on one core; the others get `cluster.threads` (BLAS/OpenMP, HDBSCAN workers)."""
-    from tecb.cluster import threads_used
+    from tecb.cluster.algorithms import threads_used
 
     method = config["algorithms"][wildcards.algorithm]["method"]
     return threads_used(method, config["cluster"]["threads"])
@@ -340,7 +340,7 @@ def cluster_threads(wildcards):
 def cluster_mem_mb(wildcards, input, attempt):
     """The memory guard's estimate at the largest split (+ Python and the input), x attempt (a retry gets more);
     re-evaluated once the inputs exist."""
-    from tecb.cluster import job_memory_mb
+    from tecb.cluster.algorithms import job_memory_mb
 
     spec = config["algorithms"][wildcards.algorithm]
     points = input.reduced if wildcards.reduction != "none" else input.embeddings
@@ -351,7 +351,7 @@ def cluster_mem_mb(wildcards, input, attempt):
 
 def reduce_mem_mb(wildcards, input, attempt):
     """The reduction's memory estimate at the largest split, x attempt."""
-    from tecb.reduce import job_memory_mb
+    from tecb.cluster.reduce import job_memory_mb
 
     return attempt * job_memory_mb(
         config["reductions"][wildcards.reduction], input.splits, input.embeddings

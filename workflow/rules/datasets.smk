@@ -1,4 +1,4 @@
-from tecb.datasets import mark_local_published
+from tecb.data.datasets import mark_local_published
 
 # Raw sources -> datasets (texts.parquet + splits.parquet). Downloads are local rules under resources/.
 
@@ -11,7 +11,7 @@ localrules:
 
 
 rule demo_data:
-    """Small raw inputs in the real formats, for the offline demo (tecb.demo_data)."""
+    """Small raw inputs in the real formats, for the offline demo (tecb.data.demo)."""
     output:
         **DEMO_INPUTS,
     log:

@@ -1,9 +1,9 @@
 # Datasets -> embeddings: each unique text once per model (design §4, §5, §8).
-# An embed job's params are the resolved settings that decide its vectors (tecb.model_spec):
+# An embed job's params are the resolved settings that decide its vectors (tecb.embed.spec):
 # changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
-from tecb.model_spec import encoder_settings, model_files
+from tecb.embed.spec import encoder_settings, model_files
 
 
 localrules:

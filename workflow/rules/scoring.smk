@@ -1,5 +1,5 @@
 # Second scoring mode (scoring.protocols: [paper, mteb_v2]): MTEB 2.x's clustering protocol per (model, dataset)
-# on the pooled texts (src/tecb/mteb_v2.py), beside the paper's per-split scores, and its table.
+# on the pooled texts (src/tecb/report/mteb_v2.py), beside the paper's per-split scores, and its table.
 
 MTEB_V2 = "mteb_v2" in config["scoring"]["protocols"]
 

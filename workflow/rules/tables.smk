@@ -1,5 +1,5 @@
 # Scores and datasets -> the paper's tables (Markdown, CSV, LaTeX, HTML), each also beside the paper's numbers.
-# The rule names every file (table_path, common.smk); tecb.tables.render_tables writes exactly those, by key.
+# The rule names every file (table_path, common.smk); tecb.report.tables.render_tables writes exactly those, by key.
 
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
 REFERENCE = config["tables"]["reference"] or None

@@ -1,6 +1,6 @@
 """Write the demo's raw inputs in the real source formats."""
 
-from tecb import demo_data
+from tecb.data import demo as demo_data
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Fetch a published dataset's test.jsonl from the hub at its pinned revision (design §6)."""
 
-from tecb.sources import published
+from tecb.data.sources import published
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

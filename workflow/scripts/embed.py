@@ -1,7 +1,7 @@
 """Embed a dataset's unique texts with one model into results/{run}/embeddings/{model}/{dataset}.parquet
 (its duration into results/{run}/timings/embed/{model}/{dataset}.json).
 
-params.settings are the resolved settings that decide the vectors (tecb.model_spec.encoder_settings);
+params.settings are the resolved settings that decide the vectors (tecb.embed.spec.encoder_settings);
 how the job runs (batch size, device) comes from the config here, so changing it does not re-embed.
 """
 
@@ -13,7 +13,7 @@ import json
 
 import torch
 
-from tecb.embed import embed_dataset
+from tecb.embed.encode import embed_dataset
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -26,6 +26,14 @@ digest = None
 if snakemake.input.get("digest"):
     with open(snakemake.input.digest[0]) as f:
         digest = json.load(f)["sha256"]
-embed_dataset(snakemake.input.texts, snakemake.output.embeddings, snakemake.params.settings, embed_options,
-              seed=snakemake.params.seed if snakemake.params.seed is not None else 42, log=log,
-              dataset=snakemake.wildcards.dataset, model_digest=digest, timings_path=snakemake.output.timings)
+embed_dataset(
+    snakemake.input.texts,
+    snakemake.output.embeddings,
+    snakemake.params.settings,
+    embed_options,
+    seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+    log=log,
+    dataset=snakemake.wildcards.dataset,
+    model_digest=digest,
+    timings_path=snakemake.output.timings,
+)

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from tecb import figures, tables
+from tecb.report import figures, tables
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -16,6 +16,11 @@ t2 = tables.table2(summary, p.model_names, datasets=p.datasets, **p.table2)
 # the paper's averages only beside averages over the same six datasets, built comparably (their provenance)
 why_not = tables.paper_average_not_comparable(p.datasets, tables.comparability(p.datasets, inp.dataset_splits))
 paper = tables.paper_table2(inp.reference[0])["Average"] if inp.reference and not why_not else None
-figures.bar_figure(t2["Average"], [out.bars, out.bars_svg], figures.averages_title(p.datasets), reference=paper,
-                   no_reference_because=why_not if inp.reference else "")
+figures.bar_figure(
+    t2["Average"],
+    [out.bars, out.bars_svg],
+    figures.averages_title(p.datasets),
+    reference=paper,
+    no_reference_because=why_not if inp.reference else "",
+)
 log(f"{len(p.pairs)} UMAP figures, heatmap, bar chart")

@@ -2,8 +2,8 @@
 
 import json
 
+from tecb.embed.spec import directory_digest
 from tecb.io import write_text
-from tecb.model_spec import directory_digest
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tecb.io import dataset_provenance
-from tecb.mteb_results import write_mteb_results
+from tecb.report.mteb_results import write_mteb_results
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -12,5 +12,12 @@ targets = [(model, dataset, path) for (model, dataset), path in zip(p.pairs, sna
 meta_targets = list(zip(p.meta_models, snakemake.output.meta))
 provenance = {d: dataset_provenance(s) for d, s in zip(p.datasets, snakemake.input.splits)}
 resolved = {m: Path(f).read_text().strip() for m, f in p.revision_files.items() if Path(f).exists()}
-write_mteb_results(snakemake.input.scores, p.models, targets, log=log, provenance=provenance,
-                   meta_targets=meta_targets, resolved_revisions=resolved)
+write_mteb_results(
+    snakemake.input.scores,
+    p.models,
+    targets,
+    log=log,
+    provenance=provenance,
+    meta_targets=meta_targets,
+    resolved_revisions=resolved,
+)

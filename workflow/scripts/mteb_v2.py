@@ -1,13 +1,20 @@
-"""MTEB v2's clustering protocol on one (model, dataset)'s embeddings (src/tecb/mteb_v2.py)."""
+"""MTEB v2's clustering protocol on one (model, dataset)'s embeddings (src/tecb/report/mteb_v2.py)."""
 
 from threadpoolctl import threadpool_limits
 
-from tecb import mteb_v2
+from tecb.report import mteb_v2
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 p = snakemake.params
 with threadpool_limits(snakemake.threads):
-    mteb_v2.run(snakemake.input.embeddings, snakemake.input.splits, snakemake.output[0],
-                dataset=snakemake.wildcards.dataset, seed=p.seed, max_documents=p.max_documents, log=log,
-                **p.options)
+    mteb_v2.run(
+        snakemake.input.embeddings,
+        snakemake.input.splits,
+        snakemake.output[0],
+        dataset=snakemake.wildcards.dataset,
+        seed=p.seed,
+        max_documents=p.max_documents,
+        log=log,
+        **p.options,
+    )

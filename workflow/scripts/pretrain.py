@@ -2,13 +2,25 @@
 
 import torch
 
-from tecb.pretrain import run
+from tecb.adapt.pretrain import run
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-run(snakemake.input.model, snakemake.input.texts, snakemake.input.splits, snakemake.output.scores,
-    snakemake.output.checkpoint, snakemake.wildcards.method, snakemake.params.method_params,
-    snakemake.params.epochs, snakemake.params.algorithm, int(snakemake.wildcards.seed),
-    device=snakemake.params.device, eval_batch_size=snakemake.params.eval_batch_size, log=log,
-    eval_seed=snakemake.params.eval_seed, timings_path=snakemake.output.timings)
+run(
+    snakemake.input.model,
+    snakemake.input.texts,
+    snakemake.input.splits,
+    snakemake.output.scores,
+    snakemake.output.checkpoint,
+    snakemake.wildcards.method,
+    snakemake.params.method_params,
+    snakemake.params.epochs,
+    snakemake.params.algorithm,
+    int(snakemake.wildcards.seed),
+    device=snakemake.params.device,
+    eval_batch_size=snakemake.params.eval_batch_size,
+    log=log,
+    eval_seed=snakemake.params.eval_seed,
+    timings_path=snakemake.output.timings,
+)

@@ -1,8 +1,8 @@
 """Table 5, best epochs, the comparison with the paper and Figure 2 from the pre-training scores."""
 
-from tecb.pretrain_tables import render
+from tecb.report.pretrain_tables import render
+from tecb.report.tables import comparability
 from tecb.runlog import open_log
-from tecb.tables import comparability
 
 log = open_log(snakemake.log[0])
 out, p = snakemake.output, snakemake.params
@@ -11,5 +11,15 @@ outputs = {"scores": out.scores, "figure2": out.figure2}
 for stem in ("table5", "best_epochs", "table5_vs_paper"):
     outputs[stem] = {**dict(zip(p.formats, out[stem])), "html": out[f"{stem}_html"]}
 not_comparable = comparability(p.datasets, snakemake.input.splits)
-render(snakemake.input.scores, p.seed_keys, baselines, snakemake.input.reference, p.table_epochs, p.budgets,
-       outputs, p.model_names, log=log, not_comparable=not_comparable)
+render(
+    snakemake.input.scores,
+    p.seed_keys,
+    baselines,
+    snakemake.input.reference,
+    p.table_epochs,
+    p.budgets,
+    outputs,
+    p.model_names,
+    log=log,
+    not_comparable=not_comparable,
+)

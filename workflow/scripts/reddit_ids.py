@@ -1,6 +1,6 @@
 """Fetch (or read a local copy of) the Reddit submission id list and write it deduplicated."""
 
-from tecb import rehydrate
+from tecb.data import rehydrate
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

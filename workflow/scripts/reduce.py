@@ -11,7 +11,8 @@ if CACHE:
 import pyarrow.parquet as pq  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from tecb import io, reduce  # noqa: E402
+from tecb import io  # noqa: E402
+from tecb.cluster import reduce
 from tecb.runlog import open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
@@ -23,5 +24,9 @@ embeddings, meta = io.read_embeddings(snakemake.input.embeddings, text_ids=[i fo
 log(f"== {snakemake.wildcards.reduction}: {spec}")
 with threadpool_limits(snakemake.threads):
     parts = list(reduce.reduce_splits(embeddings, splits, spec, seed=seed, log=log))
-io.write_table(io.reduced_table(parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed},
-                               path=snakemake.output[0]), snakemake.output[0])
+io.write_table(
+    io.reduced_table(
+        parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed}, path=snakemake.output[0]
+    ),
+    snakemake.output[0],
+)

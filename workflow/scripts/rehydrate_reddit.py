@@ -1,6 +1,6 @@
 """Rehydrate the Reddit submission ids with PRAW (resumable; credentials from praw.ini / praw_* vars)."""
 
-from tecb import rehydrate
+from tecb.data import rehydrate
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

@@ -2,7 +2,7 @@
 
 import pyarrow.parquet as pq
 
-from tecb.models import create_tiny_bert
+from tecb.embed.tiny_bert import create_tiny_bert
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tecb import splits as recipes
-from tecb.sources import custom, germeval, gnad, published, reddit
-from tecb.sources.files import sha256_file
+from tecb.data import splits as recipes
+from tecb.data.sources import custom, germeval, gnad, published, reddit
+from tecb.data.sources.files import sha256_file
 
 VARIANTS = ("s2s", "p2p")
 
@@ -86,8 +86,9 @@ def label_schemes(splits: list[tuple[list[int], list[str]]], declared: list[str]
     return [f"labels of split {root(i)}" for i in range(len(splits))]
 
 
-def label_conflicts(splits: list[tuple[list[int], list[str]]],
-                    schemes: list[str] | None = None) -> dict[int, list[str]]:
+def label_conflicts(
+    splits: list[tuple[list[int], list[str]]], schemes: list[str] | None = None
+) -> dict[int, list[str]]:
     """Identical texts with different labels within the dataset: ``{text_id: sorted labels}``.
 
     Within the dataset means among all splits of one label scheme (:func:`label_schemes`; ``schemes`` gives each
@@ -124,12 +125,15 @@ def _check_variant(variant: str) -> None:
 
 def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     labels = np.asarray(labels, dtype=object)
-    return [(idx, labels[idx].tolist()) for idx in recipes.random_fraction_splits(len(labels), n_splits, rng, min_fraction,
-                                                                                   max_fraction)]
+    return [
+        (idx, labels[idx].tolist())
+        for idx in recipes.random_fraction_splits(len(labels), n_splits, rng, min_fraction, max_fraction)
+    ]
 
 
-def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
-                 max_fraction: float = 1.0) -> Dataset:
+def build_blurbs(
+    path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
+) -> Dataset:
     """Blurbs S2S/P2P from the GermEval 2019 zip: 10 coarse (d=0), 10 fine (d=1), one split per d=0 genre."""
     _check_variant(variant)
     _single_path(path, "germeval2019")
@@ -137,16 +141,20 @@ def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, min_fra
     if not source.books:
         unlabelled = ", ".join(f.name for f in source.files if not f.labelled and f.books)
         empty = ", ".join(f.name for f in source.files if not f.books)
-        raise ValueError(f"{path}: no labelled books (unlabelled files: {unlabelled or 'none'}"
-                         + (f"; files without any <book> record: {empty}" if empty else "") + ")")
+        raise ValueError(
+            f"{path}: no labelled books (unlabelled files: {unlabelled or 'none'}"
+            + (f"; files without any <book> record: {empty}" if empty else "")
+            + ")"
+        )
     kept, dropped = germeval.select_books(source.books)
     if not kept:
         raise ValueError(f"{path}: no book passes the selection rules (dropped: {dict(dropped)})")
     rng = np.random.default_rng(seed)
     coarse = [b.genre0 for b in kept]
     fine = [b.genre1 for b in kept]
-    split_items = (_random_splits(coarse, n_splits, rng, min_fraction, max_fraction)
-                   + _random_splits(fine, n_splits, rng, min_fraction, max_fraction))
+    split_items = _random_splits(coarse, n_splits, rng, min_fraction, max_fraction) + _random_splits(
+        fine, n_splits, rng, min_fraction, max_fraction
+    )
     names = [f"coarse {i}" for i in range(n_splits)] + [f"fine {i}" for i in range(n_splits)]
     within = recipes.within_group_splits(coarse, fine)
     for genre, idx in within:
@@ -164,18 +172,31 @@ def build_blurbs(path, variant: str, seed: int = 42, n_splits: int = 10, min_fra
     missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
     full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
     if not full:
-        why = (f"{n_books:,} labelled books" + (f", no labelled {', '.join(missing)}" if missing else "")
-               + f"; {FULL_SOURCE['germeval2019'][1]}")
-    notes = ["  books read per file (before the selection):", source.report(),
-             f"  {n_books} labelled books; selection keeps {len(kept)}"]
-    prov = {"origin": "raw", "source_files": files, "records": n_books, "full_source": full, "partial_because": why,
-            "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book"))}
+        why = (
+            f"{n_books:,} labelled books"
+            + (f", no labelled {', '.join(missing)}" if missing else "")
+            + f"; {FULL_SOURCE['germeval2019'][1]}"
+        )
+    notes = [
+        "  books read per file (before the selection):",
+        source.report(),
+        f"  {n_books} labelled books; selection keeps {len(kept)}",
+    ]
+    prov = {
+        "origin": "raw",
+        "source_files": files,
+        "records": n_books,
+        "full_source": full,
+        "partial_because": why,
+        "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
+    }
     schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes)
 
 
-def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
-                   max_fraction: float = 1.0) -> Dataset:
+def build_tenkgnad(
+    path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
+) -> Dataset:
     """TenKGnad S2S/P2P from a One Million Posts ``corpus.sqlite3``: 10 random-fraction splits."""
     _check_variant(variant)
     _single_path(path, "million_posts")
@@ -197,15 +218,34 @@ def build_tenkgnad(path, variant: str, seed: int = 42, n_splits: int = 10, min_f
     texts = [a.s2s() if variant == "s2s" else a.p2p() for a in articles]
     unique, splits = assemble(texts, split_items)
     full = n_read >= FULL_SOURCE["million_posts"][0]
-    prov = {"origin": "raw", "source_files": [_file_entry(path, n_read)], "records": n_read, "full_source": full,
-            "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}"}
+    prov = {
+        "origin": "raw",
+        "source_files": [_file_entry(path, n_read)],
+        "records": n_read,
+        "full_source": full,
+        "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}",
+    }
     notes = [f"  {Path(path).name}: {n_read} newsroom articles read (before the selection)"]
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], dropped, len(articles), prov, notes,
-                   ["category"] * len(splits))
+    return Dataset(
+        unique,
+        splits,
+        [f"random {i}" for i in range(n_splits)],
+        dropped,
+        len(articles),
+        prov,
+        notes,
+        ["category"] * len(splits),
+    )
 
 
-def build_tenkgnad_csv(paths, variant: str = "p2p", seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1,
-                       max_fraction: float = 1.0) -> Dataset:
+def build_tenkgnad_csv(
+    paths,
+    variant: str = "p2p",
+    seed: int = 42,
+    n_splits: int = 10,
+    min_fraction: float = 0.1,
+    max_fraction: float = 1.0,
+) -> Dataset:
     """TenKGnad P2P from the 10kGNAD csv files (no titles: P2P only): train.csv then test.csv (``gnad.csv_files``)."""
     if variant != "p2p":
         raise ValueError("the 10kGNAD csv files hold no titles: they can only build the P2P variant")
@@ -221,14 +261,28 @@ def build_tenkgnad_csv(paths, variant: str = "p2p", seed: int = 42, n_splits: in
     split_items = _random_splits([label for label, _ in rows], n_splits, rng, min_fraction, max_fraction)
     unique, splits = assemble([text for _, text in rows], split_items)
     full = len(rows) >= FULL_SOURCE["10kgnad_csv"][0]
-    prov = {"origin": "raw", "source_files": entries, "records": len(rows), "full_source": full,
-            "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}"}
-    return Dataset(unique, splits, [f"random {i}" for i in range(n_splits)], Counter(), len(rows), prov, notes,
-                   ["category"] * len(splits))
+    prov = {
+        "origin": "raw",
+        "source_files": entries,
+        "records": len(rows),
+        "full_source": full,
+        "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}",
+    }
+    return Dataset(
+        unique,
+        splits,
+        [f"random {i}" for i in range(n_splits)],
+        Counter(),
+        len(rows),
+        prov,
+        notes,
+        ["category"] * len(splits),
+    )
 
 
-def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, min_subreddits: int = 10,
-                 max_subreddits: int = 50) -> Dataset:
+def build_reddit(
+    path, variant: str, seed: int = 42, n_splits: int = 10, min_subreddits: int = 10, max_subreddits: int = 50
+) -> Dataset:
     """Reddit S2S/P2P from ``submissions.parquet``: each split = all posts of 10-50 drawn subreddits."""
     _check_variant(variant)
     _single_path(path, "reddit")
@@ -238,17 +292,31 @@ def build_reddit(path, variant: str, seed: int = 42, n_splits: int = 10, min_sub
         raise ValueError(f"{path}: no usable submissions")
     rng = np.random.default_rng(seed)
     subs = [r["subreddit"] for r in rows]
-    split_items = [(idx, [subs[i] for i in idx]) for idx in recipes.group_draw_splits(subs, n_splits, rng, min_subreddits,
-                                                                                          max_subreddits)]
+    split_items = [
+        (idx, [subs[i] for i in idx])
+        for idx in recipes.group_draw_splits(subs, n_splits, rng, min_subreddits, max_subreddits)
+    ]
     texts = [r["title"] if variant == "s2s" else f"{r['title']} {r['selftext']}".strip() for r in rows]
     unique, splits = assemble(texts, split_items)
     full = table.num_rows >= FULL_SOURCE["reddit"][0]
-    prov = {"origin": "raw", "source_files": [_file_entry(path, table.num_rows)], "records": table.num_rows,
-            "full_source": full,
-            "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}"}
+    prov = {
+        "origin": "raw",
+        "source_files": [_file_entry(path, table.num_rows)],
+        "records": table.num_rows,
+        "full_source": full,
+        "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}",
+    }
     notes = [f"  {Path(path).name}: {table.num_rows} submissions read (before the selection)"]
-    return Dataset(unique, splits, [f"subreddits {i}" for i in range(n_splits)], Counter(dropped), len(rows), prov,
-                   notes, ["subreddit"] * len(splits))
+    return Dataset(
+        unique,
+        splits,
+        [f"subreddits {i}" for i in range(n_splits)],
+        Counter(dropped),
+        len(rows),
+        prov,
+        notes,
+        ["subreddit"] * len(splits),
+    )
 
 
 def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset:
@@ -262,19 +330,37 @@ def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset
         start += len(sentences)
     unique, splits = assemble(items, split_items)
     prov = {"origin": "published", "source_files": [_file_entry(path, len(split_texts))]}
-    return Dataset(unique, splits, [f"published {i}" for i in range(len(splits))], Counter(), len(items), prov,
-                   [f"  {Path(path).name}: {len(split_texts)} splits, {len(items)} items"])
+    return Dataset(
+        unique,
+        splits,
+        [f"published {i}" for i in range(len(splits))],
+        Counter(),
+        len(items),
+        prov,
+        [f"  {Path(path).name}: {len(split_texts)} splits, {len(items)} items"],
+    )
 
 
-def build_custom(path, variant: str | None = None, seed: int = 42, text_column: str = "text",
-                 label_column: str = "label", split_column: str | None = None, format: str | None = None,
-                 n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0, sep: str | None = None,
-                 quoting: str = "minimal") -> Dataset:
+def build_custom(
+    path,
+    variant: str | None = None,
+    seed: int = 42,
+    text_column: str = "text",
+    label_column: str = "label",
+    split_column: str | None = None,
+    format: str | None = None,
+    n_splits: int = 10,
+    min_fraction: float = 0.1,
+    max_fraction: float = 1.0,
+    sep: str | None = None,
+    quoting: str = "minimal",
+) -> Dataset:
     """Your own file: one split per value of ``split_column``, else ``n_splits`` random samples of
     ``min_fraction``..``max_fraction`` of the rows."""
     _single_path(path, "custom")
-    texts, labels, split_values = custom.read_rows(path, text_column, label_column, split_column, format, sep=sep,
-                                                   quoting=quoting)
+    texts, labels, split_values = custom.read_rows(
+        path, text_column, label_column, split_column, format, sep=sep, quoting=quoting
+    )
     if split_column is not None:
         names = sorted(set(split_values))
         values = np.asarray(split_values, dtype=object)
@@ -288,8 +374,9 @@ def build_custom(path, variant: str | None = None, seed: int = 42, text_column: 
     unique, splits = assemble(texts, split_items)
     prov = {"origin": "custom", "source_files": [_file_entry(path, len(texts))]}
     schemes = None if split_column is not None else [label_column] * len(splits)  # split_column: inferred
-    return Dataset(unique, splits, names, Counter(), len(texts), prov,
-                   [f"  {Path(path).name}: {len(texts)} records read"], schemes)
+    return Dataset(
+        unique, splits, names, Counter(), len(texts), prov, [f"  {Path(path).name}: {len(texts)} records read"], schemes
+    )
 
 
 BUILDERS = {
@@ -303,8 +390,17 @@ BUILDERS = {
 # options of a config dataset entry each builder accepts (besides path, text variant and seed)
 OPTIONS = {
     "published": (),
-    "custom": ("text_column", "label_column", "split_column", "format", "sep", "quoting", "n_splits", "min_fraction",
-               "max_fraction"),
+    "custom": (
+        "text_column",
+        "label_column",
+        "split_column",
+        "format",
+        "sep",
+        "quoting",
+        "n_splits",
+        "min_fraction",
+        "max_fraction",
+    ),
 }
 RECIPE = ("n_splits", "min_fraction", "max_fraction")  # random fractions of the items
 REDDIT_RECIPE = ("n_splits", "min_subreddits", "max_subreddits")  # all posts of a random number of subreddits
@@ -313,17 +409,23 @@ REDDIT_RECIPE = ("n_splits", "min_subreddits", "max_subreddits")  # all posts of
 def recipe_keys(builder: str) -> tuple[str, ...]:
     """The split recipe's keys of a raw-source builder (each key has one unit: a fraction or a count)."""
     return REDDIT_RECIPE if builder == "reddit" else RECIPE
+
+
 # keys any dataset entry may have; `text` only with the raw-source builders (not in OPTIONS)
 COMMON_KEYS = ("source", "builder")
 
 # The paper's split recipes (design §6) and what counts as the full raw source (thresholds below the public
 # releases' sizes, so a complete copy passes and a sample or a partial download does not).
-PAPER_RECIPES = {"germeval2019": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
-                 "million_posts": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
-                 "reddit": {"n_splits": 10, "min_subreddits": 10, "max_subreddits": 50}}
+PAPER_RECIPES = {
+    "germeval2019": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
+    "million_posts": {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0},
+    "reddit": {"n_splits": 10, "min_subreddits": 10, "max_subreddits": 50},
+}
 FULL_SOURCE = {
-    "germeval2019": (20_000, "the full GermEval 2019 Task 1 data has ~20,800 labelled books in blurbs_train, "
-                             "blurbs_dev and blurbs_test"),
+    "germeval2019": (
+        20_000,
+        "the full GermEval 2019 Task 1 data has ~20,800 labelled books in blurbs_train, blurbs_dev and blurbs_test",
+    ),
     "million_posts": (10_000, "the full One Million Posts corpus has ~10,300 newsroom articles"),
     "10kgnad_csv": (10_000, "the full 10kGNAD has 10,273 rows in train.csv + test.csv"),
     "reddit": (36_000, "a full rehydration gets at least 90% of the paper's 40,759 submission ids"),
@@ -347,8 +449,10 @@ def check_entry(name: str, dataset: dict, builder: str) -> None:
     for key in dataset:
         if key not in allowed and dataset[key] is not None:
             extra = " (splits come from split_column)" if builder == "custom" and key in RECIPE else ""
-            raise ValueError(f"config: datasets.{name}.{key} does not apply to builder {builder!r}{extra}; "
-                             f"it takes: {', '.join(sorted(allowed - set(COMMON_KEYS))) or 'no options'}")
+            raise ValueError(
+                f"config: datasets.{name}.{key} does not apply to builder {builder!r}{extra}; "
+                f"it takes: {', '.join(sorted(allowed - set(COMMON_KEYS))) or 'no options'}"
+            )
     if builder not in OPTIONS and dataset.get("text") is None:
         raise ValueError(f"config: datasets.{name} (builder {builder!r}) needs `text: s2s` or `text: p2p`")
     if builder == "10kgnad_csv" and dataset.get("text") == "s2s":
@@ -364,8 +468,18 @@ SOURCE_KEYS = {
     "10kgnad_csv": ("path",),
     "custom": ("path",),
     "published": ("path", "repo_id", "revision"),
-    "reddit": ("path", "ids_url", "ids_sha256", "ids_path", "praw_site", "user_agent", "oauth_url", "reddit_url",
-               "max_retries", "backoff_seconds"),
+    "reddit": (
+        "path",
+        "ids_url",
+        "ids_sha256",
+        "ids_path",
+        "praw_site",
+        "user_agent",
+        "oauth_url",
+        "reddit_url",
+        "max_retries",
+        "backoff_seconds",
+    ),
 }
 
 
@@ -376,16 +490,19 @@ def check_source(name: str, source: dict, builder: str) -> None:
         return
     for key, value in source.items():
         if key != "builder" and key not in allowed and value is not None:
-            raise ValueError(f"config: sources.{name}.{key} does not apply to builder {builder!r}; "
-                             f"it takes: {', '.join(allowed)}")
+            raise ValueError(
+                f"config: sources.{name}.{key} does not apply to builder {builder!r}; it takes: {', '.join(allowed)}"
+            )
     if isinstance(source.get("path"), list) and builder != "10kgnad_csv":
         raise ValueError(f"config: sources.{name}.path is a list; only a 10kgnad_csv source takes several files")
 
 
 def _single_path(path, builder: str) -> None:
     if not isinstance(path, (str, Path)):
-        raise ValueError(f"builder {builder!r} reads one file or folder, got {len(path)} paths; "
-                         "a list of files works only for 10kgnad_csv")
+        raise ValueError(
+            f"builder {builder!r} reads one file or folder, got {len(path)} paths; "
+            "a list of files works only for 10kgnad_csv"
+        )
 
 
 def paper_comparison(name: str, prov: dict) -> str:
@@ -428,7 +545,7 @@ def published_check(name: str, dataset: Dataset, local: bool) -> dict:
     Downloaded from the hub at the pinned revision: the revision stands. A local copy (a `path` in the config):
     its hub revision cannot be verified offline, so it counts as the paper's published splits only when its
     statistics equal the paper's Table 1 row of that dataset (unique texts, number of splits, smallest and
-    largest split, fewest and most classes: :data:`tecb.sources.published.PAPER_TABLE1`); otherwise the revision
+    largest split, fewest and most classes: :data:`tecb.data.sources.published.PAPER_TABLE1`); otherwise the revision
     is recorded as unverified (``None``, with ``revision_unverified_because``): not comparable to the paper, and
     MTEB result files get ``tecb-sha256:<content>`` as dataset revision.
     """
@@ -441,8 +558,10 @@ def published_check(name: str, dataset: Dataset, local: bool) -> dict:
     else:
         diffs = published.table1_differences(paper_source, stats)
         if not diffs:
-            return {"revision_check": "local test.jsonl whose statistics equal the paper's Table 1 "
-                                      f"({', '.join(f'{k} {v}' for k, v in stats.items())})"}
+            return {
+                "revision_check": "local test.jsonl whose statistics equal the paper's Table 1 "
+                f"({', '.join(f'{k} {v}' for k, v in stats.items())})"
+            }
         why = f"the local test.jsonl does not match the paper's Table 1 statistics: {diffs}"
     return {"revision": None, "revision_check": f"unverified ({why})", "revision_unverified_because": why}
 
@@ -472,7 +591,9 @@ def build(source: str, path, variant: str | None, seed: int = 42, **options) -> 
     allowed = OPTIONS.get(source, recipe_keys(source))
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ValueError(f"builder {source!r} does not take {', '.join(unknown)} (it takes: {', '.join(allowed) or 'nothing'})")
+        raise ValueError(
+            f"builder {source!r} does not take {', '.join(unknown)} (it takes: {', '.join(allowed) or 'nothing'})"
+        )
     if variant is None and source not in OPTIONS:
         raise ValueError(f"builder {source!r} needs `text: s2s` or `text: p2p`")
     return BUILDERS[source](path, variant, seed=seed, **options)
@@ -492,8 +613,10 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int =
     for i, (ids, labels) in enumerate(built.splits):
         if len(ids) < 2 or len(set(labels)) < 2:
             tag = built.split_names[i] if i < len(built.split_names) else str(i)
-            raise ValueError(f"dataset {name}: split {i} ({tag}) has {len(ids)} items and {len(set(labels))} "
-                             "label(s); a clustering split needs at least two of each")
+            raise ValueError(
+                f"dataset {name}: split {i} ({tag}) has {len(ids)} items and {len(set(labels))} "
+                "label(s); a clustering split needs at least two of each"
+            )
     prov = {"dataset": name, "builder": builder, "source": source_name, **built.provenance}
     if builder == "published":
         default = published.PUBLISHED.get(source_name, (None, None))
@@ -506,8 +629,10 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int =
         if "split_column" not in options:
             prov["seed"] = seed
     else:
-        recipe = {**(PAPER_RECIPES.get(builder) or {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0}),
-                  **{k: options[k] for k in recipe_keys(builder) if k in options}}
+        recipe = {
+            **(PAPER_RECIPES.get(builder) or {"n_splits": 10, "min_fraction": 0.1, "max_fraction": 1.0}),
+            **{k: options[k] for k in recipe_keys(builder) if k in options},
+        }
         prov.update(text=dataset.get("text"), rules="paper", seed=seed, recipe=recipe)
     schemes = label_schemes(built.splits, built.label_schemes)
     prov["label_schemes"] = sorted(set(schemes))
@@ -549,10 +674,12 @@ def describe(dataset: Dataset, name: str, show_texts: bool = True, max_examples:
     conflicts = label_conflicts(dataset.splits, schemes)
     if conflicts:
         in_a_split = len(split_label_conflicts(dataset.splits))
-        lines.append(f"  {len(conflicts)} texts have conflicting labels within the dataset (one text, two or more "
-                     f"labels among the splits of one label scheme: {', '.join(sorted(set(schemes)))}; "
-                     f"{in_a_split} of them inside one split). Kept: each item keeps its own label, as in the "
-                     "paper's published splits; examples:")
+        lines.append(
+            f"  {len(conflicts)} texts have conflicting labels within the dataset (one text, two or more "
+            f"labels among the splits of one label scheme: {', '.join(sorted(set(schemes)))}; "
+            f"{in_a_split} of them inside one split). Kept: each item keeps its own label, as in the "
+            "paper's published splits; examples:"
+        )
         for tid, labels in list(conflicts.items())[:max_examples]:
             text = dataset.texts[tid]
             shown = (repr(text[:60] + ("..." if len(text) > 60 else "")) + " ") if show_texts else ""

@@ -12,7 +12,7 @@ standard deviation, ``v_measures`` the per-split values in split order.
 - Task names carry the prefix ``tecb.`` (``tecb.RedditClusteringP2P``): our datasets are rebuilt or new, so a
   name must never pass for one of MTEB's own tasks (MTEB's ``RedditClusteringP2P`` is an English task).
 - ``dataset_revision`` is the hub revision only for the paper's published splits loaded as they are; a dataset
-  built here gets ``tecb-sha256:<content hash>`` (see :func:`tecb.datasets.content_hash`), never a hub revision.
+  built here gets ``tecb-sha256:<content hash>`` (see :func:`tecb.data.datasets.content_hash`), never a hub revision.
 - ``model_dir`` is the Hugging Face id with ``/`` -> ``__`` (MTEB's convention), else ``tecb__{key}``;
   ``revision`` the configured model revision, else ``no_revision_available`` (MTEB's placeholder). The commit
   actually used (from the embeddings file) is recorded in the result's ``tecb`` block.
@@ -22,7 +22,6 @@ standard deviation, ``v_measures`` the per-split values in split order.
 from __future__ import annotations
 
 # numpy/pandas/pyarrow are imported inside the functions: the workflow imports this module to name its outputs
-
 from pathlib import Path
 
 TASK_PREFIX = "tecb."
@@ -56,9 +55,14 @@ def result_relpath(model: str, spec: dict, dataset: str) -> str:
 def model_meta(model: str, spec: dict) -> dict:
     """The ``model_meta.json`` MTEB reads (``name``, ``revision``; the rest informative)."""
     name, revision = model_identity(model, spec)
-    return {"name": name, "revision": revision, "release_date": None, "languages": None,
-            "framework": ["Sentence Transformers"] if spec.get("kind", "huggingface") != "tfidf" else [],
-            "tecb": {"model": model, "kind": spec.get("kind", "huggingface"), "display_name": spec.get("name")}}
+    return {
+        "name": name,
+        "revision": revision,
+        "release_date": None,
+        "languages": None,
+        "framework": ["Sentence Transformers"] if spec.get("kind", "huggingface") != "tfidf" else [],
+        "tecb": {"model": model, "kind": spec.get("kind", "huggingface"), "display_name": spec.get("name")},
+    }
 
 
 def dataset_revision(dataset: str, provenance: dict | None) -> str:
@@ -71,14 +75,26 @@ def dataset_revision(dataset: str, provenance: dict | None) -> str:
     return "tecb-unknown"
 
 
-def mteb_result(scores, model: str, dataset: str, algorithm: str = "kmeans",
-                reduction: str = "none", model_id: str | None = None, model_revision: str | None = None,
-                provenance: dict | None = None, resolved_revision: str | None = None) -> dict:
+def mteb_result(
+    scores,
+    model: str,
+    dataset: str,
+    algorithm: str = "kmeans",
+    reduction: str = "none",
+    model_id: str | None = None,
+    model_revision: str | None = None,
+    provenance: dict | None = None,
+    resolved_revision: str | None = None,
+) -> dict:
     """The MTEB result object of one (model, dataset) from the long scores table."""
     import numpy as np
 
-    sub = scores[(scores.model == model) & (scores.dataset == dataset) & (scores.algorithm == algorithm)
-                 & (scores.reduction == reduction)].sort_values("split")
+    sub = scores[
+        (scores.model == model)
+        & (scores.dataset == dataset)
+        & (scores.algorithm == algorithm)
+        & (scores.reduction == reduction)
+    ].sort_values("split")
     if sub.empty:
         raise ValueError(f"no scores for model {model!r}, dataset {dataset!r}, {algorithm}/{reduction}")
     values = sub["v_measure"].astype(float).to_numpy()
@@ -98,19 +114,38 @@ def mteb_result(scores, model: str, dataset: str, algorithm: str = "kmeans",
         "scores": {"test": [score]},
         "evaluation_time": None,  # timings live in results/timings/ (scores are byte-identical across reruns)
         "kg_co2_emissions": None,
-        "tecb": {"model": model, "model_id": model_id, "model_revision": model_revision,
-                 "resolved_revision": resolved_revision, "dataset": dataset, "algorithm": algorithm,
-                 "reduction": reduction, "n_splits": int(len(values)),
-                 "dataset_origin": prov.get("origin"), "comparable_to_paper": prov.get("comparable_to_paper"),
-                 "not_comparable_because": prov.get("not_comparable_because"),
-                 "published": ({"repo_id": prov.get("repo_id"), "revision": prov.get("revision")}
-                               if prov.get("origin") == "published" else None)},
+        "tecb": {
+            "model": model,
+            "model_id": model_id,
+            "model_revision": model_revision,
+            "resolved_revision": resolved_revision,
+            "dataset": dataset,
+            "algorithm": algorithm,
+            "reduction": reduction,
+            "n_splits": int(len(values)),
+            "dataset_origin": prov.get("origin"),
+            "comparable_to_paper": prov.get("comparable_to_paper"),
+            "not_comparable_because": prov.get("not_comparable_because"),
+            "published": (
+                {"repo_id": prov.get("repo_id"), "revision": prov.get("revision")}
+                if prov.get("origin") == "published"
+                else None
+            ),
+        },
     }
 
 
-def write_mteb_results(scores_path, models: dict[str, dict], targets, algorithm: str = "kmeans",
-                       reduction: str = "none", log=print, provenance: dict[str, dict] | None = None,
-                       meta_targets=(), resolved_revisions: dict[str, str | None] | None = None) -> list[Path]:
+def write_mteb_results(
+    scores_path,
+    models: dict[str, dict],
+    targets,
+    algorithm: str = "kmeans",
+    reduction: str = "none",
+    log=print,
+    provenance: dict[str, dict] | None = None,
+    meta_targets=(),
+    resolved_revisions: dict[str, str | None] | None = None,
+) -> list[Path]:
     """Write one MTEB JSON per ``(model, dataset, path)`` of ``targets`` and ``model_meta.json`` per
     ``(model, path)`` of ``meta_targets``; ``models`` maps keys to config specs, ``provenance`` datasets to
     the provenance their files record (:func:`tecb.io.dataset_provenance`)."""
@@ -124,15 +159,28 @@ def write_mteb_results(scores_path, models: dict[str, dict], targets, algorithm:
         folder = model_folder(model, models[model])
         other = next((k for k, f in folders.items() if f == folder), None)
         if other is not None:
-            raise ValueError(f"config: models {other!r} and {model!r} have the same hub id and revision, so their "
-                             f"MTEB results would share {folder}/; give one of them a `revision` or another `id`")
+            raise ValueError(
+                f"config: models {other!r} and {model!r} have the same hub id and revision, so their "
+                f"MTEB results would share {folder}/; give one of them a `revision` or another `id`"
+            )
         folders[model] = folder
     paths = []
     for model, dataset, path in targets:
         spec = models[model]
-        write_json(mteb_result(scores, model, dataset, algorithm, reduction, spec.get("id") or spec.get("path"),
-                               spec.get("revision"), (provenance or {}).get(dataset),
-                               (resolved_revisions or {}).get(model)), path)
+        write_json(
+            mteb_result(
+                scores,
+                model,
+                dataset,
+                algorithm,
+                reduction,
+                spec.get("id") or spec.get("path"),
+                spec.get("revision"),
+                (provenance or {}).get(dataset),
+                (resolved_revisions or {}).get(model),
+            ),
+            path,
+        )
         paths.append(Path(path))
     for model, path in meta_targets:
         write_json(model_meta(model, models[model]), path)

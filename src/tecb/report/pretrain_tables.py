@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import atomic_path, write_table
-from tecb.tables import dataset_order, to_markdown, write_formats
+from tecb.report.tables import dataset_order, to_markdown, write_formats
 
 
 def collect(paths, keys) -> pd.DataFrame:
@@ -52,8 +52,9 @@ def baselines(paths: dict) -> dict:
 def summary(seeds: pd.DataFrame, base: dict) -> pd.DataFrame:
     """Mean, SD (over seeds, ddof=1; 0 for one seed), min, max and delta per (model, method, dataset, epoch)."""
     g = seeds.groupby(["model", "method", "dataset", "epoch"])["score"]
-    out = g.agg(avg="mean", sd=lambda s: float(s.std(ddof=1)) if len(s) > 1 else 0.0, lo="min", hi="max",
-                n_seeds="count").reset_index()
+    out = g.agg(
+        avg="mean", sd=lambda s: float(s.std(ddof=1)) if len(s) > 1 else 0.0, lo="min", hi="max", n_seeds="count"
+    ).reset_index()
     out["baseline"] = [base.get((m, d), np.nan) for m, d in zip(out.model, out.dataset)]
     out["delta"] = out.avg - out.baseline
     return out
@@ -92,23 +93,38 @@ def best_epochs(summ: pd.DataFrame, budgets: dict) -> pd.DataFrame:
     for (model, method, dataset), part in summ.groupby(["model", "method", "dataset"], sort=False):
         best = part.loc[part.avg.idxmax()]
         fixed = part[part.epoch == budgets.get(method)]
-        rows.append({"model": model, "method": method, "dataset": dataset, "budget_epoch": budgets.get(method),
-                     "budget_avg": float(fixed.avg.iloc[0]) if len(fixed) else np.nan,
-                     "budget_delta": float(fixed.delta.iloc[0]) if len(fixed) else np.nan,
-                     "best_epoch": int(best.epoch), "best_avg": float(best.avg), "best_sd": float(best.sd),
-                     "best_delta": float(best.delta), "baseline": float(best.baseline)})
+        rows.append(
+            {
+                "model": model,
+                "method": method,
+                "dataset": dataset,
+                "budget_epoch": budgets.get(method),
+                "budget_avg": float(fixed.avg.iloc[0]) if len(fixed) else np.nan,
+                "budget_delta": float(fixed.delta.iloc[0]) if len(fixed) else np.nan,
+                "best_epoch": int(best.epoch),
+                "best_avg": float(best.avg),
+                "best_sd": float(best.sd),
+                "best_delta": float(best.delta),
+                "baseline": float(best.baseline),
+            }
+        )
     df = pd.DataFrame(rows)
     df.index = [f"{r.model} {r.method} {r.dataset}" for r in df.itertuples()]
     df.index.name = "model method dataset"
     return df.drop(columns=["model", "method", "dataset"])
 
 
-def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_names: dict | None = None,
-                 not_comparable: dict | None = None) -> pd.DataFrame:
+def versus_paper(
+    summ: pd.DataFrame,
+    reference_path,
+    table_epochs: dict,
+    model_names: dict | None = None,
+    not_comparable: dict | None = None,
+) -> pd.DataFrame:
     """Our mean next to the published Table 5 cell and the difference, for every cell both have; a dataset named
-    in ``not_comparable`` with a reason (its provenance, :func:`tecb.tables.comparability`) gets no difference:
+    in ``not_comparable`` with a reason (its provenance, :func:`tecb.report.tables.comparability`) gets no difference:
     the cell says "not comparable (...)"."""
-    from tecb.tables import NOT_COMPARABLE, short_reason
+    from tecb.report.tables import NOT_COMPARABLE, short_reason
 
     model_names = model_names or {}
     not_comparable = not_comparable or {}
@@ -123,8 +139,14 @@ def versus_paper(summ: pd.DataFrame, reference_path, table_epochs: dict, model_n
         paper = float(hit[col].iloc[0]) if len(hit) and col in hit and pd.notna(hit[col].iloc[0]) else np.nan
         reason = not_comparable.get(r.dataset)
         delta = f"{NOT_COMPARABLE} ({short_reason(reason)})" if reason and pd.notna(paper) else r.avg - paper
-        rows.append({"cell": f"{name} {r.method.upper()} {r.epoch} {r.dataset}", "ours": r.avg, "paper": paper,
-                     "ours_minus_paper": delta})
+        rows.append(
+            {
+                "cell": f"{name} {r.method.upper()} {r.epoch} {r.dataset}",
+                "ours": r.avg,
+                "paper": paper,
+                "ours_minus_paper": delta,
+            }
+        )
     return pd.DataFrame(rows).set_index("cell")
 
 
@@ -149,7 +171,9 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
     curves = list(summ.groupby(["model", "method"], sort=False).groups)
     for ax, dataset in zip(axes.flat, datasets):
         for i, (model, method) in enumerate(curves):
-            part = summ[(summ.model == model) & (summ.method == method) & (summ.dataset == dataset)].sort_values("epoch")
+            part = summ[(summ.model == model) & (summ.method == method) & (summ.dataset == dataset)].sort_values(
+                "epoch"
+            )
             if part.empty:
                 continue
             color = colors[i % len(colors)]
@@ -165,7 +189,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("V-measure x 100")
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.axis("off")
     # Every curve's entry, from all panels (a curve may be missing from the first panel).
     entries = {}
@@ -175,16 +199,38 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
     ncol = max(1, min(len(entries), 2 * ncols))
     fig.tight_layout()
     if entries:
-        fig.legend(list(entries.values()), list(entries), loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                   ncol=ncol, fontsize=8, frameon=False)
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=ncol,
+            fontsize=8,
+            frameon=False,
+        )
     with matplotlib.rc_context({"svg.hashsalt": "tecb"}), atomic_path(out_path) as tmp:
         ext = Path(out_path).suffix.lstrip(".") or "png"
-        fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
-                    metadata={"Date": None} if ext == "svg" else {"Software": None})
+        fig.savefig(
+            tmp,
+            format=ext,
+            dpi=150,
+            bbox_inches="tight",
+            metadata={"Date": None} if ext == "svg" else {"Software": None},
+        )
 
 
-def render(seed_paths, seed_keys, baseline_paths: dict, reference_path, table_epochs: dict, budgets: dict,
-           outputs: dict, model_names: dict | None = None, log=print, not_comparable: dict | None = None) -> None:
+def render(
+    seed_paths,
+    seed_keys,
+    baseline_paths: dict,
+    reference_path,
+    table_epochs: dict,
+    budgets: dict,
+    outputs: dict,
+    model_names: dict | None = None,
+    log=print,
+    not_comparable: dict | None = None,
+) -> None:
     """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
     ``scores`` (Parquet), ``figure2`` (PNG) and, per table (``table5``, ``best_epochs``, ``table5_vs_paper``),
     a mapping format -> path (``md``, ``csv``, ``tex``, ``html``)."""
@@ -194,10 +240,17 @@ def render(seed_paths, seed_keys, baseline_paths: dict, reference_path, table_ep
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
     summ = summary(per_seed(long), baselines(baseline_paths))
     t5 = table5(summ, table_epochs, model_names)
-    write_formats(t5, outputs["table5"], "Table 5: V-measure x 100 after adaptive pre-training, mean and SD "
-                  "over seeds, delta vs. the un-adapted model (k-means, raw embeddings).")
-    write_formats(best_epochs(summ, budgets), outputs["best_epochs"],
-                  "Score at the fixed epoch budget and at the best epoch (by mean over seeds).")
+    write_formats(
+        t5,
+        outputs["table5"],
+        "Table 5: V-measure x 100 after adaptive pre-training, mean and SD "
+        "over seeds, delta vs. the un-adapted model (k-means, raw embeddings).",
+    )
+    write_formats(
+        best_epochs(summ, budgets),
+        outputs["best_epochs"],
+        "Score at the fixed epoch budget and at the best epoch (by mean over seeds).",
+    )
     if reference_path and Path(reference_path).exists():
         vs = versus_paper(summ, reference_path, table_epochs, model_names, not_comparable)
     else:

@@ -20,7 +20,8 @@ import pandas as pd
 
 # Frequent German (and a few English) function words, left out of the top terms; c-TF-IDF down-weights words
 # common to all clusters anyway, but with few clusters they can still surface.
-GERMAN_STOP_WORDS = frozenset("""
+GERMAN_STOP_WORDS = frozenset(
+    """
 aber alle allem allen aller alles als also am an ander andere anderem anderen anderer anderes auch auf aus bei bin
 bis bist da damit dann das dass dein deine dem den denn der des dich die dies diese diesem diesen dieser dieses dir
 doch dort du durch ein eine einem einen einer eines einige er es etwas euch euer für gegen gewesen hab habe haben
@@ -29,7 +30,8 @@ jeder jedes jetzt kann kein keine können könnte man manche mein meine mich mir
 noch nun nur ob oder ohne sehr sein seine seinem seinen seiner sich sie sind so solche soll sollte sondern sonst
 über um und uns unser unter viel vom von vor während war waren warum was weil welche wenn wer werde werden wie
 wieder will wir wird wo wollen wurde wurden zu zum zur zwar zwischen the and of to in is for on that with
-""".split())
+""".split()
+)
 TOKEN_PATTERN = r"(?u)\b[^\W\d_]{2,}\b"  # words of 2+ letters (no numbers)
 
 
@@ -55,8 +57,9 @@ def confusion(gold: Sequence, clusters: Sequence) -> pd.DataFrame:
     return table.reindex(index=rows, columns=cols)
 
 
-def ctfidf(docs_by_cluster: Mapping, top_n: int = 10, stop_words=GERMAN_STOP_WORDS,
-           token_pattern: str = TOKEN_PATTERN) -> dict:
+def ctfidf(
+    docs_by_cluster: Mapping, top_n: int = 10, stop_words=GERMAN_STOP_WORDS, token_pattern: str = TOKEN_PATTERN
+) -> dict:
     """Top ``top_n`` terms ``[(term, weight)]`` per cluster by c-TF-IDF (BERTopic's ``ClassTfidfTransformer``).
 
     ``docs_by_cluster``: cluster -> its texts. Terms are lower-cased words; ``stop_words`` are left out. Ties are
@@ -66,8 +69,9 @@ def ctfidf(docs_by_cluster: Mapping, top_n: int = 10, stop_words=GERMAN_STOP_WOR
 
     keys = list(docs_by_cluster)
     joined = [" ".join(map(str, docs_by_cluster[k])) for k in keys]
-    vectorizer = CountVectorizer(token_pattern=token_pattern, lowercase=True,
-                                 stop_words=sorted(stop_words) if stop_words else None)
+    vectorizer = CountVectorizer(
+        token_pattern=token_pattern, lowercase=True, stop_words=sorted(stop_words) if stop_words else None
+    )
     try:
         counts = vectorizer.fit_transform(joined).toarray().astype(float)
     except ValueError:  # no term at all
@@ -86,11 +90,12 @@ def ctfidf(docs_by_cluster: Mapping, top_n: int = 10, stop_words=GERMAN_STOP_WOR
     return out
 
 
-def cluster_view(texts: pd.DataFrame, splits: pd.DataFrame, labels: pd.DataFrame, split: int | str = "largest",
-                 top_n: int = 8) -> dict:
+def cluster_view(
+    texts: pd.DataFrame, splits: pd.DataFrame, labels: pd.DataFrame, split: int | str = "largest", top_n: int = 8
+) -> dict:
     """The pieces of one (model, dataset, configuration)'s view: the chosen split, its confusion table, each
     cluster's top terms, size and majority label. ``labels``: the saved predictions (``split, text_id, cluster``)."""
-    from tecb.metrics import score
+    from tecb.cluster.metrics import score
 
     s = choose_split(splits, split)
     gold = splits[splits["split"] == s][["text_id", "label"]]
@@ -100,8 +105,9 @@ def cluster_view(texts: pd.DataFrame, splits: pd.DataFrame, labels: pd.DataFrame
     # rows in split order on both sides (a text may occur twice in a split: align by position, not by id)
     if len(pred) != len(gold) or not np.array_equal(pred.text_id.to_numpy(), gold.text_id.to_numpy()):
         raise ValueError(f"split {s}: the predicted labels do not match the split's rows (text_id, order)")
-    both = pd.DataFrame({"text_id": gold.text_id.to_numpy(), "label": gold.label.to_numpy(),
-                         "cluster": pred.cluster.to_numpy()})
+    both = pd.DataFrame(
+        {"text_id": gold.text_id.to_numpy(), "label": gold.label.to_numpy(), "cluster": pred.cluster.to_numpy()}
+    )
     table = confusion(both.label, both.cluster)
     text_of = texts.set_index("text_id")["text"]
     docs = {c: text_of.loc[g.text_id].tolist() for c, g in both.groupby("cluster", sort=False)}
@@ -120,33 +126,61 @@ def render(view: dict, title: str, note: str = "") -> str:
         n = int(row.sum())
         top = row.idxmax()
         cells = "".join(
-            f'<td style="background:rgba(31,119,180,{v / n if n else 0:.2f})">{int(v) if v else ""}</td>'
-            for v in row)
+            f'<td style="background:rgba(31,119,180,{v / n if n else 0:.2f})">{int(v) if v else ""}</td>' for v in row
+        )
         words = ", ".join(escape(t) for t, _ in view["terms"].get(c, [])) or "&ndash;"
         label = "noise" if c == -1 else f"cluster {c}"
-        body.append(f"<tr><th>{label}</th><td>{n}</td><td>{escape(str(top))} ({row.max() / n:.0%})</td>"
-                    f"<td class='terms'>{words}</td>{cells}</tr>")
-    style = ("<style>body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
-             "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}td.terms{text-align:left;"
-             "max-width:28em}th{text-align:left}</style>")
-    summary = (f"Split {view['split']}: {sc['n_texts']} texts, {sc['n_labels']} gold labels, {sc['n_clusters']} "
-               f"clusters; V-measure {sc['v_measure']:.4f} (homogeneity {sc['homogeneity']:.4f}, completeness "
-               f"{sc['completeness']:.4f}), AMI {sc['ami']:.4f}.")
-    return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'>{style}</head><body>\n<h3>{escape(title)}</h3>\n"
-            f"<p>{escape(summary)}</p>\n" + (f"<p>{escape(note)}</p>\n" if note else "")
-            + "<table>\n<tr><th></th><th>size</th><th>majority label</th><th>top terms (c-TF-IDF)</th>"
-            + head + "</tr>\n" + "\n".join(body) + "\n</table>\n</body></html>\n")
+        body.append(
+            f"<tr><th>{label}</th><td>{n}</td><td>{escape(str(top))} ({row.max() / n:.0%})</td>"
+            f"<td class='terms'>{words}</td>{cells}</tr>"
+        )
+    style = (
+        "<style>body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
+        "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}td.terms{text-align:left;"
+        "max-width:28em}th{text-align:left}</style>"
+    )
+    summary = (
+        f"Split {view['split']}: {sc['n_texts']} texts, {sc['n_labels']} gold labels, {sc['n_clusters']} "
+        f"clusters; V-measure {sc['v_measure']:.4f} (homogeneity {sc['homogeneity']:.4f}, completeness "
+        f"{sc['completeness']:.4f}), AMI {sc['ami']:.4f}."
+    )
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'>{style}</head><body>\n<h3>{escape(title)}</h3>\n"
+        f"<p>{escape(summary)}</p>\n"
+        + (f"<p>{escape(note)}</p>\n" if note else "")
+        + "<table>\n<tr><th></th><th>size</th><th>majority label</th><th>top terms (c-TF-IDF)</th>"
+        + head
+        + "</tr>\n"
+        + "\n".join(body)
+        + "\n</table>\n</body></html>\n"
+    )
 
 
-def write_view(texts_path, splits_path, labels_path, out_path, *, title: str, split: int | str = "largest",
-               top_n: int = 8, log=print) -> None:
+def write_view(
+    texts_path,
+    splits_path,
+    labels_path,
+    out_path,
+    *,
+    title: str,
+    split: int | str = "largest",
+    top_n: int = 8,
+    log=print,
+) -> None:
     """Read the files, build :func:`cluster_view` and write :func:`render`'s page to ``out_path``."""
     from tecb.io import write_text
 
-    view = cluster_view(pd.read_parquet(texts_path), pd.read_parquet(splits_path), pd.read_parquet(labels_path),
-                        split=split, top_n=top_n)
-    note = ("Rows: predicted clusters (largest first); columns: gold labels (most frequent first); cells: texts; "
-            "shading: the share of the cluster's texts. Top terms: class-based TF-IDF (BERTopic's c-TF-IDF) of "
-            "the cluster's texts, German stop words left out.")
+    view = cluster_view(
+        pd.read_parquet(texts_path),
+        pd.read_parquet(splits_path),
+        pd.read_parquet(labels_path),
+        split=split,
+        top_n=top_n,
+    )
+    note = (
+        "Rows: predicted clusters (largest first); columns: gold labels (most frequent first); cells: texts; "
+        "shading: the share of the cluster's texts. Top terms: class-based TF-IDF (BERTopic's c-TF-IDF) of "
+        "the cluster's texts, German stop words left out."
+    )
     write_text(render(view, title, note), out_path)
     log(f"{title}: split {view['split']}, {len(view['confusion'])} clusters -> {out_path}")

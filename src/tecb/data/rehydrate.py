@@ -3,7 +3,7 @@
 The paper ships only submission ids. :func:`rehydrate` fetches them with ``reddit.info`` in batches
 of 100, appends every finished batch to a JSONL checkpoint (so an interrupted run resumes without
 refetching), backs off on 429 (honouring ``retry-after``) and 5xx, and writes
-``submissions.parquet`` (the schema of :mod:`tecb.sources.reddit`) in id-list order.
+``submissions.parquet`` (the schema of :mod:`tecb.data.sources.reddit`) in id-list order.
 
 Credentials come from ``praw.ini`` or ``praw_*`` environment variables and never reach a log, an
 output or an exception text: every message goes through a scrubber holding the secret values.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tecb import download
+from tecb.data import download
+from tecb.data.sources.reddit import SUBMISSIONS_SCHEMA
 from tecb.io import write_json, write_table, write_text
-from tecb.sources.reddit import SUBMISSIONS_SCHEMA
 
 BATCH = 100
 _ID = re.compile(r"^[0-9a-z]{1,13}$")
@@ -60,7 +60,7 @@ def read_ids(path: str | Path) -> tuple[list[str], int]:
     order and the number of lines read. A ``t3_`` prefix is accepted and stripped."""
     import io
 
-    from tecb.sources.files import read_text
+    from tecb.data.sources.files import read_text
 
     ids, seen, n = [], set(), 0
     with io.StringIO(read_text(path)) as fh:  # not UTF-8 / truncated .gz: an error naming the file and line
@@ -96,8 +96,9 @@ def prepare_ids(dest, path=None, url=None, sha256=None, log=print) -> list[str]:
     elif url:
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
         # named like tecb.io's temporaries, so a killed run's leftover is removed at the next start
-        with tempfile.TemporaryDirectory(prefix=f".{Path(dest).name}.download.", suffix=".tmp",
-                                         dir=Path(dest).parent) as tmp:
+        with tempfile.TemporaryDirectory(
+            prefix=f".{Path(dest).name}.download.", suffix=".tmp", dir=Path(dest).parent
+        ) as tmp:
             raw = download.download(url, Path(tmp) / "submission_ids.txt", sha256=sha256, log=log)
             ids, n_lines = read_ids(raw)
         origin = url

@@ -34,8 +34,9 @@ def create_tiny_bert(
     with atomic_dir(out_dir) as tmp:
         (tmp / "vocab.txt").write_text("\n".join(wordpiece_vocab(corpus, vocab_size)) + "\n", encoding="utf-8")
         # `vocab=` (a path): transformers 5 silently ignores `vocab_file=` and keeps only the special tokens
-        tokenizer = BertTokenizerFast(vocab=str(tmp / "vocab.txt"), do_lower_case=False,
-                                      model_max_length=max_position_embeddings)
+        tokenizer = BertTokenizerFast(
+            vocab=str(tmp / "vocab.txt"), do_lower_case=False, model_max_length=max_position_embeddings
+        )
         tokenizer.save_pretrained(tmp)
         torch.manual_seed(seed)
         config = BertConfig(

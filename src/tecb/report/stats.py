@@ -32,7 +32,8 @@ AVERAGE = "Average"
 def _blocks(values) -> list[np.ndarray]:
     """One array per dataset (a single array or a list of them); NaN-free, float64."""
     if isinstance(values, (np.ndarray, pd.Series)) or (
-            isinstance(values, Sequence) and len(values) and np.isscalar(values[0])):
+        isinstance(values, Sequence) and len(values) and np.isscalar(values[0])
+    ):
         values = [values]
     blocks = [np.asarray(b, dtype=float) for b in values]
     if not blocks or any(b.size == 0 for b in blocks):
@@ -51,8 +52,9 @@ def _boot_means(blocks: list[np.ndarray], n_resamples: int, rng: np.random.Gener
     return out / len(blocks)
 
 
-def bootstrap_interval(values, *, confidence: float = 0.95, n_resamples: int = 10_000,
-                       seed: int = 42) -> tuple[float, float]:
+def bootstrap_interval(
+    values, *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 42
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (one score per split).
 
     ``values`` may also be a list of arrays, one per dataset: the interval is then for the mean over datasets of
@@ -113,7 +115,7 @@ def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, s
         signs = rng.choice((1.0, -1.0), size=(n_resamples, n))
     stat, start = np.zeros(len(signs)), 0
     for b in blocks:
-        stat += (signs[:, start:start + b.size] * b).mean(axis=1)
+        stat += (signs[:, start : start + b.size] * b).mean(axis=1)
         start += b.size
     stat /= len(blocks)
     hits = int(np.sum(stat >= observed - tol))
@@ -122,8 +124,14 @@ def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, s
     return (1 + hits) / (n_resamples + 1)
 
 
-def compare_to_best(per_model: Mapping[str, Sequence[pd.Series]], *, test: str = "wilcoxon", alpha: float = 0.05,
-                    n_resamples: int = 10_000, seed: int = 42) -> pd.DataFrame:
+def compare_to_best(
+    per_model: Mapping[str, Sequence[pd.Series]],
+    *,
+    test: str = "wilcoxon",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, Holm-adjusted.
 
     ``per_model``: model -> one Series per dataset (index = split id, value = score); one Series for a dataset
@@ -154,8 +162,15 @@ def compare_to_best(per_model: Mapping[str, Sequence[pd.Series]], *, test: str =
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
         p = paired_pvalue(diffs, test=column_test, n_resamples=n_resamples, seed=seed)
         pvals.append(p)
-        rows.append({"model": m, "mean": means[m], "best": False,
-                     "diff": float(np.mean([d.mean() for d in diffs])), "p_value": p})
+        rows.append(
+            {
+                "model": m,
+                "mean": means[m],
+                "best": False,
+                "diff": float(np.mean([d.mean() for d in diffs])),
+                "p_value": p,
+            }
+        )
     adjusted = iter(holm(pvals))
     for row in rows:
         row["p_holm"] = np.nan if row["best"] else float(next(adjusted))
@@ -173,22 +188,46 @@ def _per_split(scores: pd.DataFrame, metric: str) -> dict[tuple, pd.Series]:
     return out
 
 
-def intervals(scores: pd.DataFrame, metric: str = "v_measure", *, confidence: float = 0.95,
-              n_resamples: int = 10_000, seed: int = 42) -> pd.DataFrame:
+def intervals(
+    scores: pd.DataFrame,
+    metric: str = "v_measure",
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> pd.DataFrame:
     """Per (model, dataset, reduction, algorithm): mean, std, n_splits and the bootstrap interval of the mean."""
     rows = []
     for key, s in _per_split(scores, metric).items():
         lo, hi = bootstrap_interval(s.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
-        rows.append(dict(zip(KEYS, key)) | {"metric": metric, "mean": float(s.mean()),
-                                             "std": float(s.std()) if s.size > 1 else np.nan,
-                                             "n_splits": int(s.size), "ci_low": lo, "ci_high": hi})
+        rows.append(
+            dict(zip(KEYS, key))
+            | {
+                "metric": metric,
+                "mean": float(s.mean()),
+                "std": float(s.std()) if s.size > 1 else np.nan,
+                "n_splits": int(s.size),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return pd.DataFrame(rows, columns=KEYS + ["metric", "mean", "std", "n_splits", "ci_low", "ci_high"])
 
 
-def table_statistics(scores: pd.DataFrame, *, algorithm: str, reduction: str, datasets: Sequence[str],
-                     metric: str = "v_measure", test: str = "wilcoxon", alpha: float = 0.05,
-                     confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 42,
-                     averages: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+def table_statistics(
+    scores: pd.DataFrame,
+    *,
+    algorithm: str,
+    reduction: str,
+    datasets: Sequence[str],
+    metric: str = "v_measure",
+    test: str = "wilcoxon",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+    averages: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
     """Table 2's statistics: per (column, model) the mean, bootstrap interval and the comparison with the best.
 
     Columns are ``datasets`` and the average columns of ``averages`` (name -> the datasets it averages; default
@@ -206,41 +245,70 @@ def table_statistics(scores: pd.DataFrame, *, algorithm: str, reduction: str, da
             return
         cmp = compare_to_best(series_by_model, test=column_test, alpha=alpha, n_resamples=n_resamples, seed=seed)
         for row in cmp.to_dict("records"):
-            lo, hi = bootstrap_interval([s.to_numpy() for s in series_by_model[row["model"]]],
-                                        confidence=confidence, n_resamples=n_resamples, seed=seed)
+            lo, hi = bootstrap_interval(
+                [s.to_numpy() for s in series_by_model[row["model"]]],
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
             n = sum(len(s) for s in series_by_model[row["model"]])
-            out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n,
-                        "test": column_test})
+            out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
 
     for d in datasets:
-        column(d, {m: [per[(m, d, reduction, algorithm)]] for m in models if (m, d, reduction, algorithm) in per},
-               test)
+        column(d, {m: [per[(m, d, reduction, algorithm)]] for m in models if (m, d, reduction, algorithm) in per}, test)
     for name, group in (averages if averages is not None else {AVERAGE: datasets}).items():
         complete = [m for m in models if all((m, d, reduction, algorithm) in per for d in group)]
         if group:
-            column(name, {m: [per[(m, d, reduction, algorithm)] for d in group] for m in complete},
-                   "permutation" if test == "wilcoxon" else test)
-    cols = ["column", "model", "mean", "ci_low", "ci_high", "n_splits", "best", "diff", "p_value", "p_holm",
-            "not_worse", "test"]
+            column(
+                name,
+                {m: [per[(m, d, reduction, algorithm)] for d in group] for m in complete},
+                "permutation" if test == "wilcoxon" else test,
+            )
+    cols = [
+        "column",
+        "model",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "n_splits",
+        "best",
+        "diff",
+        "p_value",
+        "p_holm",
+        "not_worse",
+        "test",
+    ]
     return pd.DataFrame(out, columns=cols)
 
 
 def describe_test(test: str, alpha: float, confidence: float, intervals: bool = True) -> str:
     """The footnote explaining the marks and intervals of a table."""
-    name = {"wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences (the average column: "
-                        "a sign-flip permutation test within each dataset)",
-            "permutation": "one-sided paired sign-flip permutation test over the splits",
-            "bootstrap": "one-sided paired bootstrap over the splits"}[test]
-    marks = (f"†: not significantly worse than the column's best (bold): {name}, Holm-adjusted over the column's "
-             f"comparisons, α = {alpha:g}.")
+    name = {
+        "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences (the average column: "
+        "a sign-flip permutation test within each dataset)",
+        "permutation": "one-sided paired sign-flip permutation test over the splits",
+        "bootstrap": "one-sided paired bootstrap over the splits",
+    }[test]
+    marks = (
+        f"†: not significantly worse than the column's best (bold): {name}, Holm-adjusted over the column's "
+        f"comparisons, α = {alpha:g}."
+    )
     if not intervals:
         return marks
-    return (f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (resampling splits; for the "
-            f"average, within each dataset). " + marks)
+    return (
+        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (resampling splits; for the "
+        f"average, within each dataset). " + marks
+    )
 
 
-def table_marks(table: pd.DataFrame, statistics: pd.DataFrame, model_names: Mapping[str, str] | None = None,
-                decimals: int = 2, scale: float = 100.0, show_intervals: bool = True) -> pd.DataFrame:
+def table_marks(
+    table: pd.DataFrame,
+    statistics: pd.DataFrame,
+    model_names: Mapping[str, str] | None = None,
+    decimals: int = 2,
+    scale: float = 100.0,
+    show_intervals: bool = True,
+) -> pd.DataFrame:
     """Suffixes for the cells of a models x columns ``table`` (index = display names): "†" where a model is not
     significantly worse than the column's best (the best itself is bold already), then " [low, high]"."""
     names = dict(model_names or {})

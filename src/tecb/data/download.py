@@ -63,8 +63,9 @@ def extract_member(archive: str | Path, member: str, dest: str | Path) -> Path:
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
         if isinstance(err, OSError) and (err.errno is not None or str(err).startswith(f"{archive}: no member")):
             raise  # a real I/O error (disk full, permissions) or a missing member: not a damaged archive
-        raise ValueError(f"{archive}: truncated or corrupt archive, cannot extract {member} ({err}); delete it and "
-                         "download it again") from None
+        raise ValueError(
+            f"{archive}: truncated or corrupt archive, cannot extract {member} ({err}); delete it and download it again"
+        ) from None
     return dest
 
 
@@ -85,8 +86,14 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
                 shutil.copyfileobj(tf.extractfile(infos[0]), out, CHUNK)
 
 
-def fetch(url: str, dest: str | Path, sha256: str | None = None, member: str | None = None,
-          archive: str | Path | None = None, log=print) -> Path:
+def fetch(
+    url: str,
+    dest: str | Path,
+    sha256: str | None = None,
+    member: str | None = None,
+    archive: str | Path | None = None,
+    log=print,
+) -> Path:
     """Download ``url`` to ``dest``; with ``member``, download the archive to ``archive`` (``sha256`` is the
     archive's) and extract that member to ``dest``."""
     if not url:

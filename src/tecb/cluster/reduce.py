@@ -110,11 +110,11 @@ def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int
     """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
 
     Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``. The spectral
-    initialisation is seeded too (:mod:`tecb.spectral`): with duplicate rows, stock umap's eigensolver
+    initialisation is seeded too (:mod:`tecb.cluster.spectral`): with duplicate rows, stock umap's eigensolver
     restarts from OS entropy and the coordinates differ in every process. Small splits get their exact
     neighbours from :func:`small_data_knn` (same coordinates as umap's own small-data route, 3-4x faster).
     """
-    from tecb.spectral import seeded_umap_class
+    from tecb.cluster.spectral import seeded_umap_class
 
     n_neighbors = min(params.pop("n_neighbors", 15), max(2, x.shape[0] - 1))
     knn = None
@@ -125,13 +125,21 @@ def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*overridden.*")
         warnings.filterwarnings("ignore", message=r".*precomputed_knn\[2\].*")
-        reducer = seeded_umap_class()(n_components=n_components, metric=metric, random_state=seed,
-                                      n_neighbors=n_neighbors, **params)
+        reducer = seeded_umap_class()(
+            n_components=n_components, metric=metric, random_state=seed, n_neighbors=n_neighbors, **params
+        )
         return reducer.fit_transform(x).astype(np.float32)
 
 
-def reduce(x: np.ndarray, method: str, seed: int = 42, n_components: int = 2, pca_components: int = 50,
-           metric: str = "cosine", **params) -> np.ndarray:
+def reduce(
+    x: np.ndarray,
+    method: str,
+    seed: int = 42,
+    n_components: int = 2,
+    pca_components: int = 50,
+    metric: str = "cosine",
+    **params,
+) -> np.ndarray:
     """Reduce ``x`` with a named method; ``pca_umap`` = PCA to ``pca_components`` dims, then UMAP."""
     if method == "pca":
         if params or pca_components != 50:
@@ -163,7 +171,7 @@ def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) 
     split, ``base_mb`` (Python and imports) and twice the embeddings file; ``base_mb`` before the inputs exist."""
     import os
 
-    from tecb.cluster import split_shape
+    from tecb.cluster.algorithms import split_shape
 
     if not (os.path.exists(splits_path) and os.path.exists(embeddings_path)):
         return base_mb

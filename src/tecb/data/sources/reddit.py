@@ -44,8 +44,10 @@ def read_submissions(path: str | Path) -> pa.Table:
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowInvalid) as err:
-        raise RedditFormatError(f"{path}: cannot read as Parquet ({err}); the file is incomplete or damaged: delete "
-                                "it and run the rehydrate_reddit rule again (it resumes from its checkpoint)") from None
+        raise RedditFormatError(
+            f"{path}: cannot read as Parquet ({err}); the file is incomplete or damaged: delete "
+            "it and run the rehydrate_reddit rule again (it resumes from its checkpoint)"
+        ) from None
     missing = [f.name for f in SUBMISSIONS_SCHEMA if f.name not in table.column_names]
     if missing:
         raise RedditFormatError(f"{path}: missing column(s) {', '.join(missing)}")

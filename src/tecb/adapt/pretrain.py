@@ -7,9 +7,9 @@ Two methods, both plain, seeded torch loops:
   tied to the encoder) on texts damaged by :func:`delete_words`.
 
 At every scheduled epoch the current weights are saved as a plain Hugging Face checkpoint and scored
-exactly as the benchmark scores a plain checkpoint: loaded by :func:`tecb.embed.load_sentence_transformer`
+exactly as the benchmark scores a plain checkpoint: loaded by :func:`tecb.embed.encode.load_sentence_transformer`
 (mean pooling over the last hidden states with the attention mask), encoded by
-:func:`tecb.embed.encode_transformer`, clustered and scored split by split by :func:`tecb.cluster.score_splits`.
+:func:`tecb.embed.encode.encode_transformer`, clustered and scored split by split by :func:`tecb.cluster.algorithms.score_splits`.
 Training on the texts that are then clustered is the paper's transductive setting.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
-from tecb.embed import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
+from tecb.embed.encode import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
 
@@ -88,8 +88,12 @@ class WholeWordMaskCollator:
                     input_ids[row, pos] = self.tokenizer.mask_token_id
                 elif draw < 0.9 and len(ordinary):
                     input_ids[row, pos] = int(self.rng.choice(ordinary))
-        return {"input_ids": input_ids, "attention_mask": enc["attention_mask"], "labels": labels,
-                **({"token_type_ids": enc["token_type_ids"]} if "token_type_ids" in enc else {})}
+        return {
+            "input_ids": input_ids,
+            "attention_mask": enc["attention_mask"],
+            "labels": labels,
+            **({"token_type_ids": enc["token_type_ids"]} if "token_type_ids" in enc else {}),
+        }
 
 
 # --- TSDAE noise --------------------------------------------------------------------------
@@ -115,10 +119,19 @@ def encode_checkpoint(path, texts: list[str], device=None, batch_size: int = 32,
     return np.concatenate([v for _, v in encode_transformer(model, texts, batch_size)])
 
 
-def evaluate_checkpoint(path, texts: list[str], splits, algorithm: dict, device=None, batch_size: int = 32,
-                        max_seq_length: int | None = None, seed: int = 42, log=print) -> list[dict]:
+def evaluate_checkpoint(
+    path,
+    texts: list[str],
+    splits,
+    algorithm: dict,
+    device=None,
+    batch_size: int = 32,
+    max_seq_length: int | None = None,
+    seed: int = 42,
+    log=print,
+) -> list[dict]:
     """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors)."""
-    from tecb.cluster import score_splits
+    from tecb.cluster.algorithms import score_splits
 
     vectors = encode_checkpoint(path, texts, device, batch_size, max_seq_length)
     points = ((s, vectors[ids], labels) for s, ids, labels in splits)
@@ -181,8 +194,9 @@ def _build(method: str, model_dir, params: dict, device: str):
 
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForMaskedLM.from_pretrained(model_dir).to(device)
-        collator = WholeWordMaskCollator(tokenizer, params["mlm_probability"], params["max_length"],
-                                         seed=params["seed"])
+        collator = WholeWordMaskCollator(
+            tokenizer, params["mlm_probability"], params["max_length"], seed=params["seed"]
+        )
 
         def step(texts, rng):
             batch = {k: v.to(device) for k, v in collator(texts).items()}
@@ -202,8 +216,9 @@ def _build(method: str, model_dir, params: dict, device: str):
         def step(texts, rng):
             noisy = [delete_words(t, params["deletion_ratio"], rng) for t in texts]
             prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
-            features = [{k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(x).items()}
-                        for x in (noisy, texts)]
+            features = [
+                {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(x).items()} for x in (noisy, texts)
+            ]
             return loss_fn(features, None)
 
         def save(out):
@@ -214,9 +229,23 @@ def _build(method: str, model_dir, params: dict, device: str):
     raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")
 
 
-def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval_epochs: list[int],
-             algorithm: dict, checkpoint_dir, seed: int = 42, device: str | None = None, eval_batch_size: int = 32,
-             log=print, eval_seed: int = 42, progress_every: float = 60.0, timings: list | None = None) -> list[dict]:
+def pretrain(
+    model_dir,
+    texts_path,
+    splits_path,
+    method: str,
+    params: dict,
+    eval_epochs: list[int],
+    algorithm: dict,
+    checkpoint_dir,
+    seed: int = 42,
+    device: str | None = None,
+    eval_batch_size: int = 32,
+    log=print,
+    eval_seed: int = 42,
+    progress_every: float = 60.0,
+    timings: list | None = None,
+) -> list[dict]:
     """Continue pre-training ``model_dir`` on the dataset's unique texts; score it after each of ``eval_epochs``.
 
     ``seed`` seeds the training (one job per seed); ``eval_seed`` the clustering of each evaluation (the
@@ -232,14 +261,42 @@ def pretrain(model_dir, texts_path, splits_path, method: str, params: dict, eval
     named like every temporary, so a killed job's is cleaned up), removed after its scoring.
     """
     with seeded_global_rngs(seed):
-        return _train(model_dir, texts_path, splits_path, method, params, eval_epochs, algorithm, checkpoint_dir,
-                      seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed,
-                      progress_every=progress_every, timings=timings)
+        return _train(
+            model_dir,
+            texts_path,
+            splits_path,
+            method,
+            params,
+            eval_epochs,
+            algorithm,
+            checkpoint_dir,
+            seed=seed,
+            device=device,
+            eval_batch_size=eval_batch_size,
+            log=log,
+            eval_seed=eval_seed,
+            progress_every=progress_every,
+            timings=timings,
+        )
 
 
-def _train(model_dir, texts_path, splits_path, method: str, params: dict, eval_epochs: list[int],
-           algorithm: dict, checkpoint_dir, seed: int = 42, device: str | None = None, eval_batch_size: int = 32,
-           log=print, eval_seed: int = 42, progress_every: float = 60.0, timings: list | None = None) -> list[dict]:
+def _train(
+    model_dir,
+    texts_path,
+    splits_path,
+    method: str,
+    params: dict,
+    eval_epochs: list[int],
+    algorithm: dict,
+    checkpoint_dir,
+    seed: int = 42,
+    device: str | None = None,
+    eval_batch_size: int = 32,
+    log=print,
+    eval_seed: int = 42,
+    progress_every: float = 60.0,
+    timings: list | None = None,
+) -> list[dict]:
     """The body of :func:`pretrain`, under its seeded global generators."""
     import torch
     from transformers import get_constant_schedule_with_warmup
@@ -260,16 +317,20 @@ def _train(model_dir, texts_path, splits_path, method: str, params: dict, eval_e
     trainable = [p for p in module.parameters() if p.requires_grad]
     decay = [p for p in trainable if p.ndim > 1]
     no_decay = [p for p in trainable if p.ndim <= 1]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": params.get("weight_decay", 0.0)},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=params["lr"])
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": params.get("weight_decay", 0.0)}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=params["lr"],
+    )
     batch_size, accum = int(params["batch_size"]), int(params.get("grad_accum", 1))
     steps_per_epoch = math.ceil(math.ceil(len(texts) / batch_size) / accum)
     total_steps = steps_per_epoch * eval_epochs[-1]
     warmup = int(round(params.get("warmup_ratio", 0.0) * total_steps))
     scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
     autocast, scaler, amp_dtype = _autocast(device)
-    log(f"{method}: {len(texts)} texts, batch {batch_size} x {accum}, {steps_per_epoch} optimizer steps/epoch, "
-        f"{eval_epochs[-1]} epochs, warmup {warmup} steps, device {device}, autocast {amp_dtype}")
+    log(
+        f"{method}: {len(texts)} texts, batch {batch_size} x {accum}, {steps_per_epoch} optimizer steps/epoch, "
+        f"{eval_epochs[-1]} epochs, warmup {warmup} steps, device {device}, autocast {amp_dtype}"
+    )
 
     rows, step_count, started, evaluating = [], 0, time.perf_counter(), 0.0
     checkpoint_dir = Path(checkpoint_dir)
@@ -304,27 +365,42 @@ def _train(model_dir, texts_path, splits_path, method: str, params: dict, eval_e
             module.eval()
             eval_started = time.perf_counter()
             train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
-            meta = {"base_model": str(model_dir), "method": method, "epoch": epoch, "seed": seed,
-                    "optimizer_steps": step_count, "params": params, "device": device, "autocast": amp_dtype,
-                    "texts": str(texts_path), "n_texts": len(texts), "versions": library_versions()}
+            meta = {
+                "base_model": str(model_dir),
+                "method": method,
+                "epoch": epoch,
+                "seed": seed,
+                "optimizer_steps": step_count,
+                "params": params,
+                "device": device,
+                "autocast": amp_dtype,
+                "texts": str(texts_path),
+                "n_texts": len(texts),
+                "versions": library_versions(),
+            }
             if epoch == eval_epochs[-1]:
                 with io.atomic_dir(checkpoint_dir) as tmp:
                     _save_checkpoint(save, tmp, meta)
-                scored = _score(checkpoint_dir, texts, splits, algorithm, device, eval_batch_size, params,
-                                eval_seed, log)
+                scored = _score(
+                    checkpoint_dir, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log
+                )
             else:
                 with io.scratch_dir(checkpoint_dir) as scratch:
                     _save_checkpoint(save, scratch, meta)
-                    scored = _score(scratch, texts, splits, algorithm, device, eval_batch_size, params, eval_seed,
-                                    log)
+                    scored = _score(scratch, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log)
             mean_v = float(np.mean([r["v_measure"] for r in scored]))
             log(f"epoch {epoch}: mean V-measure {mean_v:.4f}")
             for r in scored:
                 rows.append({"epoch": epoch, "optimizer_steps": step_count, "train_loss": train_loss, **r})
             evaluating += time.perf_counter() - eval_started
             if timings is not None:
-                timings.append({"epoch": epoch, "train_seconds": round(train_seconds, 3),
-                                "eval_seconds": round(time.perf_counter() - eval_started, 3)})
+                timings.append(
+                    {
+                        "epoch": epoch,
+                        "train_seconds": round(train_seconds, 3),
+                        "eval_seconds": round(time.perf_counter() - eval_started, 3),
+                    }
+                )
     return rows
 
 
@@ -338,25 +414,69 @@ def _score(folder, texts, splits, algorithm, device, eval_batch_size, params, ev
     import torch
 
     with torch.no_grad():
-        return evaluate_checkpoint(folder, texts, splits, algorithm, device=device, batch_size=eval_batch_size,
-                                   max_seq_length=params["max_length"], seed=eval_seed, log=log)
+        return evaluate_checkpoint(
+            folder,
+            texts,
+            splits,
+            algorithm,
+            device=device,
+            batch_size=eval_batch_size,
+            max_seq_length=params["max_length"],
+            seed=eval_seed,
+            log=log,
+        )
 
 
-def run(model_dir, texts_path, splits_path, out_path, checkpoint_dir, method: str, params: dict,
-        eval_epochs, algorithm: dict, seed: int, device=None, eval_batch_size: int = 32, log=print,
-        eval_seed: int = 42, timings_path=None) -> None:
+def run(
+    model_dir,
+    texts_path,
+    splits_path,
+    out_path,
+    checkpoint_dir,
+    method: str,
+    params: dict,
+    eval_epochs,
+    algorithm: dict,
+    seed: int,
+    device=None,
+    eval_batch_size: int = 32,
+    log=print,
+    eval_seed: int = 42,
+    timings_path=None,
+) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go
     to ``timings_path`` (JSON), when given, never into the scores."""
     import pyarrow as pa
 
     started, timings = time.perf_counter(), []
-    rows = pretrain(model_dir, texts_path, splits_path, method, params, eval_epochs, algorithm, checkpoint_dir,
-                    seed=seed, device=device, eval_batch_size=eval_batch_size, log=log, eval_seed=eval_seed,
-                    timings=timings)
+    rows = pretrain(
+        model_dir,
+        texts_path,
+        splits_path,
+        method,
+        params,
+        eval_epochs,
+        algorithm,
+        checkpoint_dir,
+        seed=seed,
+        device=device,
+        eval_batch_size=eval_batch_size,
+        log=log,
+        eval_seed=eval_seed,
+        timings=timings,
+    )
     table = pa.Table.from_pylist(rows)
-    table = table.replace_schema_metadata({"tecb": json.dumps({"method": method, "seed": seed,
-                                                               "params": params, "model_dir": str(model_dir)})})
+    table = table.replace_schema_metadata(
+        {"tecb": json.dumps({"method": method, "seed": seed, "params": params, "model_dir": str(model_dir)})}
+    )
     io.write_table(table, out_path)
     if timings_path is not None:
-        io.write_json({"method": method, "seed": seed, "epochs": timings,
-                       "total_seconds": round(time.perf_counter() - started, 3)}, timings_path)
+        io.write_json(
+            {
+                "method": method,
+                "seed": seed,
+                "epochs": timings,
+                "total_seconds": round(time.perf_counter() - started, 3),
+            },
+            timings_path,
+        )

@@ -47,17 +47,30 @@ def runtimes(benchmark_paths, keys) -> pd.DataFrame:
         for col in ("s", "max_rss"):
             if col not in bench.columns:
                 raise ValueError(f"{path}: benchmark file lacks the column {col!r}")
-        rows.append({"step": step, "job": job,
-                     "seconds": round(float(pd.to_numeric(bench["s"], errors="coerce").mean()), 2),
-                     "max_rss_mb": round(float(pd.to_numeric(bench["max_rss"], errors="coerce").mean()), 1)})
+        rows.append(
+            {
+                "step": step,
+                "job": job,
+                "seconds": round(float(pd.to_numeric(bench["s"], errors="coerce").mean()), 2),
+                "max_rss_mb": round(float(pd.to_numeric(bench["max_rss"], errors="coerce").mean()), 1),
+            }
+        )
     out = pd.DataFrame(rows, columns=["step", "job", "seconds", "max_rss_mb"])
     return out.sort_values(["step", "job"]).reset_index(drop=True)
 
 
 def runtime_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Jobs, total and maximum seconds per step."""
-    return table.groupby("step").agg(jobs=("job", "count"), total_seconds=("seconds", "sum"),
-                                     max_seconds=("seconds", "max"), max_rss_mb=("max_rss_mb", "max")).round(2)
+    return (
+        table.groupby("step")
+        .agg(
+            jobs=("job", "count"),
+            total_seconds=("seconds", "sum"),
+            max_seconds=("seconds", "max"),
+            max_rss_mb=("max_rss_mb", "max"),
+        )
+        .round(2)
+    )
 
 
 def truncation_table(embedding_paths, model_names=None, datasets=None) -> pd.DataFrame:
@@ -68,17 +81,23 @@ def truncation_table(embedding_paths, model_names=None, datasets=None) -> pd.Dat
 
     import pyarrow.parquet as pq
 
-    from tecb.tables import dataset_order
+    from tecb.report.tables import dataset_order
 
     cells = {}
     for (model, dataset), path in dict(embedding_paths).items():
         meta = json.loads((pq.read_schema(path).metadata or {}).get(b"tecb", b"{}"))
         frac, cov = meta.get("truncated_fraction"), meta.get("token_coverage")
-        cells[(model, dataset)] = "n/a" if frac is None else (
-            f"{100 * frac:.1f}% ({100 * cov:.1f}%)" if cov is not None else f"{100 * frac:.1f}%")
+        cells[(model, dataset)] = (
+            "n/a"
+            if frac is None
+            else (f"{100 * frac:.1f}% ({100 * cov:.1f}%)" if cov is not None else f"{100 * frac:.1f}%")
+        )
     models = list(dict.fromkeys([*(model_names or {}), *(m for m, _ in cells)]))
     models = [m for m in models if any(k[0] == m for k in cells)]
     columns = dataset_order(list(datasets or []) + [d for _, d in cells])
-    table = pd.DataFrame([[cells.get((m, d), "n/a") for d in columns] for m in models], columns=columns,
-                         index=pd.Index([(model_names or {}).get(m, m) for m in models], name="Model"))
+    table = pd.DataFrame(
+        [[cells.get((m, d), "n/a") for d in columns] for m in models],
+        columns=columns,
+        index=pd.Index([(model_names or {}).get(m, m) for m in models], name="Model"),
+    )
     return table

@@ -54,7 +54,9 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     prompt = resolve_prompt(spec.get("prompt"), dataset)
     prompt_name = spec.get("prompt_name")
     if prompt is not None and prompt_name is not None:
-        raise ValueError("a model takes `prompt` (a literal prefix) or `prompt_name` (one of its own prompts), not both")
+        raise ValueError(
+            "a model takes `prompt` (a literal prefix) or `prompt_name` (one of its own prompts), not both"
+        )
     pooling = spec.get("pooling")
     if pooling is not None and pooling not in POOLING_MODES:
         raise ValueError(f"pooling {pooling!r} is not one of {', '.join(POOLING_MODES)}")

@@ -39,8 +39,10 @@ def resolve_method(method: str):
     """The estimator class named by an import path such as ``sklearn.cluster.SpectralClustering``."""
     module_name, _, attr = method.rpartition(".")
     if not module_name:
-        raise ValueError(f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
-                         "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)")
+        raise ValueError(
+            f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
+            "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
@@ -58,8 +60,11 @@ def resolve_method(method: str):
 def _signature_params(cls) -> tuple[set[str], bool]:
     """Keyword names of ``cls``'s constructor and whether it takes ``**kwargs``."""
     sig = inspect.signature(cls.__init__)
-    names = {p.name for p in sig.parameters.values()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    names = {
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    }
     return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
 
 
@@ -83,8 +88,10 @@ def validate_algorithm(key: str, spec: dict) -> None:
     names, var_kw = _signature_params(cls)
     unknown = sorted(set(params) - names) if not var_kw else []
     if unknown:
-        raise ValueError(f"config: algorithms.{key}.params: {method} takes no parameter(s) {', '.join(unknown)} "
-                         f"(it takes: {', '.join(sorted(names))})")
+        raise ValueError(
+            f"config: algorithms.{key}.params: {method} takes no parameter(s) {', '.join(unknown)} "
+            f"(it takes: {', '.join(sorted(names))})"
+        )
 
 
 def estimator_labels(x, method: str, n_clusters: int, seed: int = 42, **params) -> np.ndarray:
@@ -108,8 +115,11 @@ def estimator_labels(x, method: str, n_clusters: int, seed: int = 42, **params) 
 def ward_route(dim: int, params: dict | None = None) -> str:
     """How :func:`agglomerative` runs: ``vector`` (low-dim), ``blas`` (high-dim) or ``sklearn`` (non-Ward)."""
     params = params or {}
-    default_ward = (set(params) <= {"linkage", "metric"} and params.get("linkage", "ward") == "ward"
-                    and params.get("metric", "euclidean") == "euclidean")
+    default_ward = (
+        set(params) <= {"linkage", "metric"}
+        and params.get("linkage", "ward") == "ward"
+        and params.get("metric", "euclidean") == "euclidean"
+    )
     if not default_ward:
         return "sklearn"
     return "vector" if dim <= LOW_DIM else "blas"
@@ -141,15 +151,17 @@ def memory_estimate(method: str, n: int, dim: int, params: dict | None = None) -
     return copy
 
 
-def check_memory(method: str, n: int, dim: int, max_memory_gb: float | None, where: str = "",
-                 params: dict | None = None) -> float:
+def check_memory(
+    method: str, n: int, dim: int, max_memory_gb: float | None, where: str = "", params: dict | None = None
+) -> float:
     """Raise :class:`MemoryLimitError` if :func:`memory_estimate` exceeds ``max_memory_gb``; return the GB."""
     gb = memory_estimate(method, n, dim, params) / 1e9
     if max_memory_gb is not None and gb > max_memory_gb:
         raise MemoryLimitError(
             f"{where}{method} on {n} points x {dim} dims needs ~{gb:.1f} GB (O(n^2) pairwise distances), "
             f"above the limit cluster.max_memory_gb = {max_memory_gb}; raise the limit in the config "
-            "(if the machine has the memory) or drop this configuration for this dataset")
+            "(if the machine has the memory) or drop this configuration for this dataset"
+        )
     return gb
 
 
@@ -214,10 +226,10 @@ def pairwise_condensed(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
         np.maximum(d2, 0.0, out=d2)
         np.sqrt(d2, out=d2)
         for i in range(a, b):
-            row = d2[i - a, i - a + 1:]
+            row = d2[i - a, i - a + 1 :]
             if has_duplicates:
-                row[inverse[i + 1:] == inverse[i]] = 0.0
-            out[pos:pos + len(row)] = row
+                row[inverse[i + 1 :] == inverse[i]] = 0.0
+            out[pos : pos + len(row)] = row
             pos += len(row)
     return out
 
@@ -260,13 +272,14 @@ def _tied(heights: np.ndarray, n_clusters: int) -> bool:
     n = len(heights) + 1
     if n_clusters > 1 and heights[n - n_clusters] <= 0.0:
         return True
-    top = heights[-min(len(heights), TIE_TOP * n_clusters + 100):]
+    top = heights[-min(len(heights), TIE_TOP * n_clusters + 100) :]
     top = top[top > 0]
     return bool(len(top) > 1 and np.any(np.diff(top) <= TIE_RTOL * top[1:]))
 
 
-def ward(x: np.ndarray, n_clusters: int, max_memory_gb: float | None = None, route: str | None = None,
-         log=None) -> np.ndarray:
+def ward(
+    x: np.ndarray, n_clusters: int, max_memory_gb: float | None = None, route: str | None = None, log=None
+) -> np.ndarray:
     """Ward clustering into ``n_clusters`` with the same partition as ``sklearn.cluster.AgglomerativeClustering``.
 
     scikit-learn computes ``scipy.cluster.hierarchy.ward`` on ``pdist(x)`` and undoes the last
@@ -311,7 +324,8 @@ def ward(x: np.ndarray, n_clusters: int, max_memory_gb: float | None = None, rou
         if max_memory_gb is not None and gb > max_memory_gb:
             raise MemoryLimitError(
                 f"Ward on {n} points x {x.shape[1]} dims has tied merge heights; resolving them as scikit-learn "
-                f"does needs ~{gb:.1f} GB (pdist), above cluster.max_memory_gb = {max_memory_gb}")
+                f"does needs ~{gb:.1f} GB (pdist), above cluster.max_memory_gb = {max_memory_gb}"
+            )
         return ward(x64, n_clusters, max_memory_gb, route="sklearn")
     return cut_tree(z, n_clusters)
 
@@ -380,8 +394,16 @@ def threads_used(method: str, threads: int) -> int:
     return 1 if method in SINGLE_THREADED else max(1, int(threads))
 
 
-def cluster(x: np.ndarray, method: str, n_clusters: int, seed: int = 42, threads: int = 1,
-            max_memory_gb: float | None = None, log=None, **params) -> np.ndarray:
+def cluster(
+    x: np.ndarray,
+    method: str,
+    n_clusters: int,
+    seed: int = 42,
+    threads: int = 1,
+    max_memory_gb: float | None = None,
+    log=None,
+    **params,
+) -> np.ndarray:
     """Cluster the rows of ``x`` with a named method or an estimator's import path; one label per row."""
     if method == "agglomerative":
         labels = agglomerative(x, n_clusters, seed=seed, max_memory_gb=max_memory_gb, log=log, **params)
@@ -392,8 +414,10 @@ def cluster(x: np.ndarray, method: str, n_clusters: int, seed: int = 42, threads
     elif "." in method:
         labels = estimator_labels(x, method, n_clusters, seed=seed, **params)
     else:
-        raise ValueError(f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
-                         "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)")
+        raise ValueError(
+            f"unknown clustering method {method!r}; known: {', '.join(METHODS)} "
+            "or the import path of an estimator class (e.g. sklearn.cluster.SpectralClustering)"
+        )
     return np.asarray(labels)
 
 
@@ -406,8 +430,9 @@ def degenerate(n_clusters: int, n_texts: int) -> str:
     return ""
 
 
-def cluster_splits(points_by_split, spec: dict, seed: int = 42, log=print, threads: int = 1,
-                   max_memory_gb: float | None = None):
+def cluster_splits(
+    points_by_split, spec: dict, seed: int = 42, log=print, threads: int = 1, max_memory_gb: float | None = None
+):
     """Cluster every split and score it; ``points_by_split`` yields ``(split, points, labels)``.
 
     Returns ``(rows, timings, predictions)``: one score row per split (no durations, so score files
@@ -415,7 +440,7 @@ def cluster_splits(points_by_split, spec: dict, seed: int = 42, log=print, threa
     A degenerate clustering (see :func:`degenerate`) is scored, flagged (``degenerate`` column) and
     logged as a warning; HDBSCAN noise (-1) counts as one cluster and its share is ``noise_fraction``.
     """
-    from tecb.metrics import score
+    from tecb.cluster.metrics import score
 
     spec = dict(spec)
     method = spec.pop("method")
@@ -424,8 +449,9 @@ def cluster_splits(points_by_split, spec: dict, seed: int = 42, log=print, threa
     for split, points, labels in points_by_split:
         n_labels = len(set(labels.tolist()))
         start = time.perf_counter()
-        predicted = cluster(points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb,
-                            log=log, **params)
+        predicted = cluster(
+            points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb, log=log, **params
+        )
         seconds = time.perf_counter() - start
         row = {"split": int(split), **score(labels, predicted)}
         why = degenerate(row["n_clusters"], row["n_texts"])
@@ -434,8 +460,10 @@ def cluster_splits(points_by_split, spec: dict, seed: int = 42, log=print, threa
             log(f"WARNING split {split}: degenerate result, {method} gave {why} ({len(labels)} texts)")
         if row["noise_fraction"] > 0:
             log(f"split {split}: {row['noise_fraction']:.1%} of the texts are noise (-1, scored as one cluster)")
-        log(f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
-            f"V-measure {row['v_measure']:.4f} ({seconds:.2f} s)")
+        log(
+            f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
+            f"V-measure {row['v_measure']:.4f} ({seconds:.2f} s)"
+        )
         rows.append(row)
         timings.append((int(split), seconds))
         predictions.append((int(split), predicted))
@@ -451,8 +479,12 @@ def timings_table(timings):
     """``split`` int16, ``seconds`` float64: one row per split."""
     import pyarrow as pa
 
-    return pa.table({"split": pa.array([s for s, _ in timings], pa.int16()),
-                     "seconds": pa.array([round(float(t), 4) for _, t in timings], pa.float64())})
+    return pa.table(
+        {
+            "split": pa.array([s for s, _ in timings], pa.int16()),
+            "seconds": pa.array([round(float(t), 4) for _, t in timings], pa.float64()),
+        }
+    )
 
 
 def labels_table(predictions, text_ids):
@@ -462,9 +494,17 @@ def labels_table(predictions, text_ids):
     splits = [np.full(len(p), s, dtype=np.int16) for s, p in predictions]
     ids = [np.asarray(text_ids[s], dtype=np.int32) for s, _ in predictions]
     clusters = [np.asarray(p).astype(np.int32) for _, p in predictions]
-    cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.array([], dtype))
-    return pa.table({"split": pa.array(cat(splits, np.int16)), "text_id": pa.array(cat(ids, np.int32)),
-                     "cluster": pa.array(cat(clusters, np.int32))})
+
+    def cat(parts, dtype):
+        return np.concatenate(parts) if parts else np.array([], dtype)
+
+    return pa.table(
+        {
+            "split": pa.array(cat(splits, np.int16)),
+            "text_id": pa.array(cat(ids, np.int32)),
+            "cluster": pa.array(cat(clusters, np.int32)),
+        }
+    )
 
 
 def load_points(splits_path, embeddings_path=None, reduced_path=None):
@@ -492,9 +532,21 @@ def load_points(splits_path, embeddings_path=None, reduced_path=None):
     return out
 
 
-def run_configuration(splits_path, spec: dict, scores_out, timings_out, labels_out, *, embeddings_path=None,
-                      reduced_path=None, seed: int = 42, threads: int = 1, max_memory_gb: float | None = None,
-                      log=print, where: str = "") -> None:
+def run_configuration(
+    splits_path,
+    spec: dict,
+    scores_out,
+    timings_out,
+    labels_out,
+    *,
+    embeddings_path=None,
+    reduced_path=None,
+    seed: int = 42,
+    threads: int = 1,
+    max_memory_gb: float | None = None,
+    log=print,
+    where: str = "",
+) -> None:
     """Cluster and score every split of one (model, dataset, reduction) with one algorithm ``spec``.
 
     Writes three files: scores (one row per split, no durations), timings (``split``, ``seconds``) and
@@ -508,11 +560,18 @@ def run_configuration(splits_path, spec: dict, scores_out, timings_out, labels_o
     data = load_points(splits_path, embeddings_path=embeddings_path, reduced_path=reduced_path)
     n = max(len(ids) for _, ids, _, _ in data)
     dim = data[0][2].shape[1]
-    gb = check_memory(spec["method"], n, dim, max_memory_gb, where=f"{where}largest split: ",
-                      params=spec.get("params") or {})
+    gb = check_memory(
+        spec["method"], n, dim, max_memory_gb, where=f"{where}largest split: ", params=spec.get("params") or {}
+    )
     log(f"memory estimate: {gb:.2f} GB at the largest split ({n} texts x {dim} dims)")
-    rows, timings, predictions = cluster_splits(((s, x, labels) for s, _, x, labels in data), spec, seed=seed,
-                                                log=log, threads=threads, max_memory_gb=max_memory_gb)
+    rows, timings, predictions = cluster_splits(
+        ((s, x, labels) for s, _, x, labels in data),
+        spec,
+        seed=seed,
+        log=log,
+        threads=threads,
+        max_memory_gb=max_memory_gb,
+    )
     text_ids = {s: ids for s, ids, _, _ in data}
     io.write_table(pa.Table.from_pylist(rows), scores_out)
     io.write_table(timings_table(timings), timings_out)
@@ -528,6 +587,8 @@ def _aligned(reduced: dict, split: int, ids, path="reduced coordinates") -> np.n
         else:
             bad = int(np.flatnonzero(np.asarray(red_ids) != np.asarray(ids))[0])
             detail = f"row {bad} has text_id {int(red_ids[bad])}, the split has text_id {int(ids[bad])}"
-        raise ValueError(f"{path}: split {split} does not match the split's rows ({detail}); it was computed "
-                         "for another version of the dataset: delete it and re-run the workflow")
+        raise ValueError(
+            f"{path}: split {split} does not match the split's rows ({detail}); it was computed "
+            "for another version of the dataset: delete it and re-run the workflow"
+        )
     return coords

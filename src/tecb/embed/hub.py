@@ -34,8 +34,19 @@ REMOTE_CODE_FILE = ".tecb_remote_code.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # weights for other frameworks and export formats: never read by the embed step, often the bulk of a repo
-IGNORE_PATTERNS = ["*.h5", "*.msgpack", "*.ot", "*.onnx", "onnx/*", "openvino/*", "tf_model*", "flax_model*",
-                   "rust_model*", "coreml/*", "*.tflite"]
+IGNORE_PATTERNS = [
+    "*.h5",
+    "*.msgpack",
+    "*.ot",
+    "*.onnx",
+    "onnx/*",
+    "openvino/*",
+    "tf_model*",
+    "flax_model*",
+    "rust_model*",
+    "coreml/*",
+    "*.tflite",
+]
 # what transformers imports from a code repository: its Python modules
 CODE_PATTERNS = ["*.py"]
 
@@ -145,8 +156,12 @@ def _rewrite_references(model_dir: Path) -> dict[str, dict]:
     return changed
 
 
-def vendor_remote_code(model_dir: str | Path, fetch: Callable[[str, str | None], tuple[Path, str]],
-                       code_revisions: Mapping[str, str] | None = None, log=print) -> dict:
+def vendor_remote_code(
+    model_dir: str | Path,
+    fetch: Callable[[str, str | None], tuple[Path, str]],
+    code_revisions: Mapping[str, str] | None = None,
+    log=print,
+) -> dict:
     """Copy the Python files of every code repository a model names (:func:`remote_code_references`) into
     ``model_dir`` and rewrite the references to them, so the model loads with ``trust_remote_code`` offline.
 
@@ -160,8 +175,10 @@ def vendor_remote_code(model_dir: str | Path, fetch: Callable[[str, str | None],
     code_revisions = dict(code_revisions or {})
     unused = sorted(set(code_revisions) - set(repos))
     if unused:
-        raise ValueError(f"code_revisions names {unused}, but the model's configs name no code in them "
-                         f"(they name: {sorted(repos) or 'none'})")
+        raise ValueError(
+            f"code_revisions names {unused}, but the model's configs name no code in them "
+            f"(they name: {sorted(repos) or 'none'})"
+        )
     if not repos:
         return {}
     record: dict = {"repositories": {}, "rewritten": {}}
@@ -169,23 +186,34 @@ def vendor_remote_code(model_dir: str | Path, fetch: Callable[[str, str | None],
     for repo, where in repos.items():
         revision = code_revisions.get(repo)
         folder, commit = fetch(repo, revision)
-        files = sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*.py")
-                       if ".cache" not in p.relative_to(folder).parts)
+        files = sorted(
+            p.relative_to(folder).as_posix()
+            for p in Path(folder).rglob("*.py")
+            if ".cache" not in p.relative_to(folder).parts
+        )
         if not files:
             raise FileNotFoundError(f"{repo}@{commit}: no Python module (named in {', '.join(where)})")
         for rel in files:
             source, target = Path(folder) / rel, model_dir / rel
             if target.exists() and target.read_bytes() != source.read_bytes():
                 owner = origin.get(rel, "the model's own repository")
-                raise ValueError(f"remote code of {repo}: {rel} differs from the file of the same name from {owner}; "
-                                 "cannot put both into one model folder")
+                raise ValueError(
+                    f"remote code of {repo}: {rel} differs from the file of the same name from {owner}; "
+                    "cannot put both into one model folder"
+                )
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
             origin.setdefault(rel, repo)
-        record["repositories"][repo] = {"requested": revision or "main", "commit": commit, "files": files,
-                                        "named_in": where}
-        log(f"remote code {repo}@{commit}: {len(files)} module(s) copied into the model folder "
-            f"(named in {', '.join(where)})")
+        record["repositories"][repo] = {
+            "requested": revision or "main",
+            "commit": commit,
+            "files": files,
+            "named_in": where,
+        }
+        log(
+            f"remote code {repo}@{commit}: {len(files)} module(s) copied into the model folder "
+            f"(named in {', '.join(where)})"
+        )
     record["rewritten"] = _rewrite_references(model_dir)
     (model_dir / REMOTE_CODE_FILE).write_text(json.dumps(record, indent=2) + "\n")
     return record
@@ -194,8 +222,14 @@ def vendor_remote_code(model_dir: str | Path, fetch: Callable[[str, str | None],
 # --- prefetch --------------------------------------------------------------------------------------
 
 
-def prefetch_model(repo_id: str, out_dir: str | Path, revision: str | None = None, log=print,
-                   cache_dir: str | Path | None = None, code_revisions: Mapping[str, str] | None = None) -> str:
+def prefetch_model(
+    repo_id: str,
+    out_dir: str | Path,
+    revision: str | None = None,
+    log=print,
+    cache_dir: str | Path | None = None,
+    code_revisions: Mapping[str, str] | None = None,
+) -> str:
     """Download a model snapshot into ``out_dir``; record the resolved commit in ``out_dir/.tecb_revision``.
 
     Code repositories the model names in ``auto_map`` are vendored into ``out_dir`` (:func:`vendor_remote_code`;
@@ -218,10 +252,16 @@ def prefetch_model(repo_id: str, out_dir: str | Path, revision: str | None = Non
             commit = _download(repo_id, out_dir, revision, cache_dir, code_revisions, log)
             log(f"{what} -> {out_dir} (commit {commit})")
     except Exception as error:  # noqa: BLE001 - re-raised with the model named
-        hint = ("not in the local Hugging Face cache; run the prefetch with network access (a login node)"
-                if is_offline() else "is the id right and the hub reachable? (set HF_TOKEN for gated models)")
-        raise RuntimeError(f"prefetch of {what} failed: {type(error).__name__}: {error if _safe(error) else ''} "
-                           f"{hint}".replace("  ", " ")) from error
+        hint = (
+            "not in the local Hugging Face cache; run the prefetch with network access (a login node)"
+            if is_offline()
+            else "is the id right and the hub reachable? (set HF_TOKEN for gated models)"
+        )
+        raise RuntimeError(
+            f"prefetch of {what} failed: {type(error).__name__}: {error if _safe(error) else ''} {hint}".replace(
+                "  ", " "
+            )
+        ) from error
     return commit
 
 
@@ -235,8 +275,7 @@ def _download(repo_id: str, out_dir: Path, revision: str | None, cache_dir, code
 
     commit = HfApi().model_info(repo_id, revision=revision).sha
     with atomic_dir(out_dir) as tmp:
-        snapshot_download(repo_id, revision=commit, local_dir=tmp, cache_dir=cache_dir,
-                          ignore_patterns=IGNORE_PATTERNS)
+        snapshot_download(repo_id, revision=commit, local_dir=tmp, cache_dir=cache_dir, ignore_patterns=IGNORE_PATTERNS)
         shutil.rmtree(Path(tmp) / ".cache", ignore_errors=True)  # download bookkeeping of local_dir mode
         vendor_remote_code(tmp, lambda repo, rev: _fetch_code(repo, rev, cache_dir), code_revisions, log)
         (Path(tmp) / REVISION_FILE).write_text(commit + "\n")
@@ -260,8 +299,9 @@ def _cached_code(repo_id: str, revision: str | None, cache_dir) -> tuple[Path, s
     return folder, folder.name
 
 
-def _copy_from_cache(repo_id: str, out_dir: Path, revision: str | None, cache_dir, code_revisions=None,
-                     log=print) -> str:
+def _copy_from_cache(
+    repo_id: str, out_dir: Path, revision: str | None, cache_dir, code_revisions=None, log=print
+) -> str:
     from huggingface_hub import snapshot_download
 
     snapshot = Path(snapshot_download(repo_id, revision=revision, cache_dir=cache_dir, local_files_only=True))

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from tecb.data.sources.reddit import SUBMISSIONS_SCHEMA
 from tecb.io import atomic_path, write_table
-from tecb.sources.reddit import SUBMISSIONS_SCHEMA
 
 # --- vocabularies ---------------------------------------------------------------------------
 # topic -> (phrases in the nominative, sentences of its own)
@@ -166,18 +166,54 @@ NEWS_TOPICS = {
 }
 
 SUBREDDITS = {
-    "Finanzen": ("das ETF-Depot;die Rente;der Sparplan;die Dividende;das Tagesgeldkonto;die Steuererklärung", "Lohnt sich ein Sparplan noch?|Welcher Broker ist der günstigste?"),
-    "fussball": ("der BVB;das Abseits;der Schiedsrichter;die Champions League;der Transfer;das Stadion", "Was für ein Spiel gestern!|Der Transfer ist endlich offiziell."),
-    "kochen": ("der Schmortopf;das Rezept;die Knoblauchsoße;der Hefeteig;die Gusseisenpfanne;das Curry", "Mein erster Versuch mit Sauerteig.|Was kocht ihr heute?"),
-    "wissenschaft": ("die Studie;das Experiment;der Teilchenbeschleuniger;die Hypothese;das Paper;die Peer-Review", "Neue Studie zeigt überraschende Ergebnisse.|Kann mir jemand das Paper erklären?"),
-    "berlin": ("die Ringbahn;der Späti;das Bürgeramt;die BVG;der Görlitzer Park;die Wohnungssuche", "Termin beim Bürgeramt ist unmöglich.|Die Ringbahn fällt schon wieder aus."),
-    "Austria": ("der Heurige;die Semmel;das Wiener Schnitzel;der ÖBB-Railjet;die Jause;das Gemeindeamt", "Servus aus Graz!|Gibt es noch gute Heurige in Wien?"),
-    "schach": ("die Eröffnung;der Springer;das Endspiel;die Rochade;der Großmeister;das Damengambit", "Wie verbessere ich meine Eröffnungen?|Ich habe endlich 1500 Elo erreicht."),
-    "fahrrad": ("die Kettenschaltung;der Fahrradweg;das Lastenrad;die Scheibenbremse;der Schlauch;das Rennrad", "Welches Lastenrad könnt ihr empfehlen?|Mein Schlauch ist schon wieder platt."),
-    "Gaming": ("das Rollenspiel;der Koop-Modus;die Konsole;das Speedrun;der Endboss;die Grafikkarte", "Welches Spiel zockt ihr gerade?|Der Endboss ist einfach unfair."),
-    "garten": ("das Hochbeet;die Tomatenpflanze;der Kompost;die Schnecke;das Saatgut;der Rasenmäher", "Meine Tomaten werden nicht rot.|Was tun gegen Schnecken im Hochbeet?"),
-    "reisen": ("der Rucksack;die Interrail-Reise;das Hostel;der Nachtzug;die Unterkunft;das Reiseziel", "Tipps für zwei Wochen Portugal?|Mit dem Nachtzug nach Rom."),
-    "Musik": ("die Gitarre;das Konzert;der Plattenspieler;die Band;das Album;der Synthesizer", "Welches Album hört ihr gerade?|Mein erstes Konzert mit der Band."),
+    "Finanzen": (
+        "das ETF-Depot;die Rente;der Sparplan;die Dividende;das Tagesgeldkonto;die Steuererklärung",
+        "Lohnt sich ein Sparplan noch?|Welcher Broker ist der günstigste?",
+    ),
+    "fussball": (
+        "der BVB;das Abseits;der Schiedsrichter;die Champions League;der Transfer;das Stadion",
+        "Was für ein Spiel gestern!|Der Transfer ist endlich offiziell.",
+    ),
+    "kochen": (
+        "der Schmortopf;das Rezept;die Knoblauchsoße;der Hefeteig;die Gusseisenpfanne;das Curry",
+        "Mein erster Versuch mit Sauerteig.|Was kocht ihr heute?",
+    ),
+    "wissenschaft": (
+        "die Studie;das Experiment;der Teilchenbeschleuniger;die Hypothese;das Paper;die Peer-Review",
+        "Neue Studie zeigt überraschende Ergebnisse.|Kann mir jemand das Paper erklären?",
+    ),
+    "berlin": (
+        "die Ringbahn;der Späti;das Bürgeramt;die BVG;der Görlitzer Park;die Wohnungssuche",
+        "Termin beim Bürgeramt ist unmöglich.|Die Ringbahn fällt schon wieder aus.",
+    ),
+    "Austria": (
+        "der Heurige;die Semmel;das Wiener Schnitzel;der ÖBB-Railjet;die Jause;das Gemeindeamt",
+        "Servus aus Graz!|Gibt es noch gute Heurige in Wien?",
+    ),
+    "schach": (
+        "die Eröffnung;der Springer;das Endspiel;die Rochade;der Großmeister;das Damengambit",
+        "Wie verbessere ich meine Eröffnungen?|Ich habe endlich 1500 Elo erreicht.",
+    ),
+    "fahrrad": (
+        "die Kettenschaltung;der Fahrradweg;das Lastenrad;die Scheibenbremse;der Schlauch;das Rennrad",
+        "Welches Lastenrad könnt ihr empfehlen?|Mein Schlauch ist schon wieder platt.",
+    ),
+    "Gaming": (
+        "das Rollenspiel;der Koop-Modus;die Konsole;das Speedrun;der Endboss;die Grafikkarte",
+        "Welches Spiel zockt ihr gerade?|Der Endboss ist einfach unfair.",
+    ),
+    "garten": (
+        "das Hochbeet;die Tomatenpflanze;der Kompost;die Schnecke;das Saatgut;der Rasenmäher",
+        "Meine Tomaten werden nicht rot.|Was tun gegen Schnecken im Hochbeet?",
+    ),
+    "reisen": (
+        "der Rucksack;die Interrail-Reise;das Hostel;der Nachtzug;die Unterkunft;das Reiseziel",
+        "Tipps für zwei Wochen Portugal?|Mit dem Nachtzug nach Rom.",
+    ),
+    "Musik": (
+        "die Gitarre;das Konzert;der Plattenspieler;die Band;das Album;der Synthesizer",
+        "Welches Album hört ihr gerade?|Mein erstes Konzert mit der Band.",
+    ),
 }
 
 NEUTRAL = [
@@ -270,8 +306,12 @@ def write_germeval_zip(path: str | Path, books_per_genre: int = 30, seed: int = 
     fa_names, fb_names = list(fa), list(fb)
     xml_records.append(_book_xml("Ohne Klappentext", "", [[(0, g0a), (1, fa_names[0])]], 9783999999991))
     xml_records.append(
-        _book_xml("Zwei Welten", "Ein Grenzfall &quot;zwischen&quot; den Genres.",
-                  [[(0, g0a), (1, fa_names[0])], [(0, g0b), (1, fb_names[0])]], 9783999999992)
+        _book_xml(
+            "Zwei Welten",
+            "Ein Grenzfall &quot;zwischen&quot; den Genres.",
+            [[(0, g0a), (1, fa_names[0])], [(0, g0b), (1, fb_names[0])]],
+            9783999999992,
+        )
     )
     xml_records.append(
         _book_xml("Alles auf einmal", "Ein Sammelband.", [[(0, g0a), (1, n)] for n in fa_names[:3]], 9783999999993)
@@ -356,7 +396,9 @@ def write_reddit_submissions(path: str | Path, posts_per_subreddit: int = 25, se
             else:
                 selftext = _paragraph(rng, words, own, int(rng.integers(1, 4)))
                 if rng.random() < 0.3:
-                    selftext += f" Mehr dazu [hier](https://www.reddit.com/r/{sub}/wiki) und unter https://example.org/{sub}."
+                    selftext += (
+                        f" Mehr dazu [hier](https://www.reddit.com/r/{sub}/wiki) und unter https://example.org/{sub}."
+                    )
             recs.append((sub, title, selftext))
     rng.shuffle(recs)
     ids = [np.base_repr(int(46656 + 7919 * i), 36).lower() for i in range(len(recs))]

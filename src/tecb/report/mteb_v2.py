@@ -53,8 +53,17 @@ def _levels(labels) -> list[list]:
     return [list(lab) if isinstance(lab, (list, tuple, np.ndarray)) else [lab] for lab in labels]
 
 
-def bootstrapped(embeddings: np.ndarray, labels, *, rng: random.Random, seed: int = 42, n_bootstraps: int = 10,
-                 sample_size: int = 16_384, batch_size: int = 512, max_depth: int | None = None) -> pd.DataFrame:
+def bootstrapped(
+    embeddings: np.ndarray,
+    labels,
+    *,
+    rng: random.Random,
+    seed: int = 42,
+    n_bootstraps: int = 10,
+    sample_size: int = 16_384,
+    batch_size: int = 512,
+    max_depth: int | None = None,
+) -> pd.DataFrame:
     """MTEB's ``_evaluate_clustering_bootstrapped``: one row per (level, bootstrap) with ``v_measure`` and ``ami``.
 
     ``rng`` is consumed as MTEB consumes it (``rng.choices`` per bootstrap). Texts lacking a level get the label
@@ -72,19 +81,37 @@ def bootstrapped(embeddings: np.ndarray, labels, *, rng: random.Random, seed: in
         level_labels = np.array([lab[level] if len(lab) > level else -1 for lab in labels])
         valid = np.array([x != -1 for x in level_labels])
         level_labels, level_x = level_labels[valid], embeddings[valid]
-        model = MiniBatchKMeans(n_clusters=np.unique(level_labels).size, batch_size=batch_size, init="k-means++",
-                                n_init=1, random_state=seed)
+        model = MiniBatchKMeans(
+            n_clusters=np.unique(level_labels).size,
+            batch_size=batch_size,
+            init="k-means++",
+            n_init=1,
+            random_state=seed,
+        )
         for b in range(n_bootstraps):
             idx = rng.choices(range(len(level_x)), k=sample_size)
             pred = model.fit_predict(level_x[idx])
             gold = level_labels[idx]
-            rows.append({"level": level, "bootstrap": b, "v_measure": float(v_measure_score(gold, pred)),
-                         "ami": float(adjusted_mutual_info_score(gold, pred))})
+            rows.append(
+                {
+                    "level": level,
+                    "bootstrap": b,
+                    "v_measure": float(v_measure_score(gold, pred)),
+                    "ami": float(adjusted_mutual_info_score(gold, pred)),
+                }
+            )
     return pd.DataFrame(rows, columns=["level", "bootstrap", "v_measure", "ami"])
 
 
-def score(embeddings: np.ndarray, labels: Sequence, *, seed: int = 42, max_documents: int | None = None,
-          max_fraction: float | None = None, **options) -> pd.DataFrame:
+def score(
+    embeddings: np.ndarray,
+    labels: Sequence,
+    *,
+    seed: int = 42,
+    max_documents: int | None = None,
+    max_fraction: float | None = None,
+    **options,
+) -> pd.DataFrame:
     """MTEB v2's clustering score of pooled texts (``embeddings`` row i has ``labels[i]``; see :func:`pool_splits`).
 
     ``max_documents`` / ``max_fraction``: MTEB's ``max_document_to_embed`` / ``max_fraction_of_documents_to_embed``
@@ -118,8 +145,17 @@ def summary(rows: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def run(embeddings_path, splits_path, out_path, *, dataset: str, seed: int = 42, max_documents: int | None = None,
-        log=print, **options) -> pd.DataFrame:
+def run(
+    embeddings_path,
+    splits_path,
+    out_path,
+    *,
+    dataset: str,
+    seed: int = 42,
+    max_documents: int | None = None,
+    log=print,
+    **options,
+) -> pd.DataFrame:
     """Score one (model, dataset) with MTEB v2's protocol and write its rows (``level, bootstrap, v_measure, ami``,
     plus ``n_texts``, ``n_labels``) to ``out_path``. ``max_documents`` defaults to MTEB's value for the dataset's
     name (:data:`MTEB_V2_DOCUMENTS`), else all texts."""
@@ -132,16 +168,17 @@ def run(embeddings_path, splits_path, out_path, *, dataset: str, seed: int = 42,
     pooled = pool_splits(pd.read_parquet(splits_path), max_pool=opts.pop("max_pool"), seed=seed)
     if max_documents is None:
         max_documents = MTEB_V2_DOCUMENTS.get(dataset)
-    rows = score(x[pooled.text_id.to_numpy()], pooled.label.tolist(), seed=seed, max_documents=max_documents,
-                 **opts)
+    rows = score(x[pooled.text_id.to_numpy()], pooled.label.tolist(), seed=seed, max_documents=max_documents, **opts)
     n_texts = min(len(pooled), max_documents) if max_documents is not None else len(pooled)
     rows.insert(2, "n_texts", np.int32(n_texts))
     rows.insert(3, "n_labels", np.int32(pooled.label.nunique()))
     rows = rows.astype({"level": "int16", "bootstrap": "int16"})
     write_table(pa.Table.from_pandas(rows, preserve_index=False).replace_schema_metadata(None), out_path)
     s = summary(rows)
-    log(f"{dataset}: MTEB v2 V-measure {s['v_measure']:.4f} ± {s['v_measure_std']:.4f} over {len(rows)} bootstraps "
-        f"of {opts['sample_size']} from {n_texts} pooled texts")
+    log(
+        f"{dataset}: MTEB v2 V-measure {s['v_measure']:.4f} ± {s['v_measure_std']:.4f} over {len(rows)} bootstraps "
+        f"of {opts['sample_size']} from {n_texts} pooled texts"
+    )
     return rows
 
 
@@ -151,19 +188,28 @@ def collect(files) -> pd.DataFrame:
     rows = []
     for (model, dataset), path in files.items():
         df = pd.read_parquet(path)
-        rows.append({"model": model, "dataset": dataset, **summary(df), "n_texts": int(df.n_texts.iloc[0]),
-                     "n_bootstraps": len(df)})
-    return pd.DataFrame(rows, columns=["model", "dataset", "v_measure", "v_measure_std", "ami", "ami_std",
-                                       "n_texts", "n_bootstraps"])
+        rows.append(
+            {
+                "model": model,
+                "dataset": dataset,
+                **summary(df),
+                "n_texts": int(df.n_texts.iloc[0]),
+                "n_bootstraps": len(df),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["model", "dataset", "v_measure", "v_measure_std", "ami", "ami_std", "n_texts", "n_bootstraps"]
+    )
 
 
-def render_table(files, model_names, datasets, table_paths, long_path, metric: str = "v_measure",
-                 log=print) -> pd.DataFrame:
+def render_table(
+    files, model_names, datasets, table_paths, long_path, metric: str = "v_measure", log=print
+) -> pd.DataFrame:
     """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") to ``table_paths`` (format
     -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
     rule passes its declared outputs. ``files`` as for :func:`collect`."""
-    from tecb import tables as T
     from tecb.io import write_text
+    from tecb.report import tables as T
 
     long = collect(files)
     summary = long.assign(reduction="none", algorithm="mteb_v2")
@@ -177,12 +223,20 @@ def render_table(files, model_names, datasets, table_paths, long_path, metric: s
             if name in suffix.index and dataset in suffix.columns and pd.notna(table.at[name, dataset]):
                 suffix.at[name, dataset] = f" ± {sd.at[model, dataset]:.2f}"
     label = "V-measure" if metric == "v_measure" else metric.upper()
-    notes = ["MTEB v2 protocol (src/tecb/mteb_v2.py): the texts of all splits pooled (each once, first label), "
-             "drawn down to MTEB's per-task size (2048 for Blurbs; all texts otherwise), then k-means on bootstrap "
-             "samples drawn with replacement; mean ± SD over the bootstraps, as MTEB reports it. Comparable with MTEB's *.v2 "
-             "tasks (not with Table 2), except BlurbsClusteringS2S.v2, whose pool MTEB builds differently."]
-    T.write_formats(table, table_paths, f"MTEB v2 clustering: {label} x 100 per model and dataset.", mark_best=True,
-                    footnotes=notes, suffix=suffix)
+    notes = [
+        "MTEB v2 protocol (src/tecb/report/mteb_v2.py): the texts of all splits pooled (each once, first label), "
+        "drawn down to MTEB's per-task size (2048 for Blurbs; all texts otherwise), then k-means on bootstrap "
+        "samples drawn with replacement; mean ± SD over the bootstraps, as MTEB reports it. Comparable with MTEB's *.v2 "
+        "tasks (not with Table 2), except BlurbsClusteringS2S.v2, whose pool MTEB builds differently."
+    ]
+    T.write_formats(
+        table,
+        table_paths,
+        f"MTEB v2 clustering: {label} x 100 per model and dataset.",
+        mark_best=True,
+        footnotes=notes,
+        suffix=suffix,
+    )
     write_text(long.round(6).to_csv(index=False), long_path)
     log(T.to_markdown(table, mark_best=True, suffix=suffix))
     return table

@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tecb.io import atomic_path
-from tecb.tables import header_label
+from tecb.report.tables import header_label
 
 FORMATS = ("png", "svg")
 DPI = 150
@@ -130,19 +130,20 @@ def heatmap_figure(table: pd.DataFrame, out_paths, title: str = "") -> list[Path
 
 def averages_title(datasets, metric_label: str = "V-measure") -> str:
     """The title of the Table 2 averages chart, saying which datasets the averages are over."""
-    from tecb.tables import PAPER_DATASETS
+    from tecb.report.tables import PAPER_DATASETS
 
     k, n = len(set(datasets) & set(PAPER_DATASETS)), len(PAPER_DATASETS)
     over = "the paper's 6 datasets" if k == n else f"{k} of the paper's {n} datasets" if k else "the datasets"
     return f"Table 2: average {metric_label} x 100 over {over}"
 
 
-def bar_figure(averages: pd.Series, out_paths, title: str = "", reference: pd.Series | None = None,
-               no_reference_because: str = "") -> list[Path]:
+def bar_figure(
+    averages: pd.Series, out_paths, title: str = "", reference: pd.Series | None = None, no_reference_because: str = ""
+) -> list[Path]:
     """Horizontal bars of per-model averages (Table 2), highest on top; paper values as markers when given.
 
     Give ``reference`` only where the averages are comparable with the paper's
-    (:func:`tecb.tables.paper_average_not_comparable`); else ``no_reference_because`` says why in the title."""
+    (:func:`tecb.report.tables.paper_average_not_comparable`); else ``no_reference_because`` says why in the title."""
     averages = averages.astype(float).sort_values(na_position="first")
     fig = new_figure((7, 0.4 * len(averages) + 1.5))
     ax = fig.subplots()
@@ -159,8 +160,7 @@ def bar_figure(averages: pd.Series, out_paths, title: str = "", reference: pd.Se
     if reference is not None:
         ref = reference.reindex(averages.index).astype(float)
         if ref.notna().any():
-            ax.scatter(ref.to_numpy(), y, marker="|", s=300, linewidths=2.5, color="black", zorder=3,
-                       label="paper")
+            ax.scatter(ref.to_numpy(), y, marker="|", s=300, linewidths=2.5, color="black", zorder=3, label="paper")
             ax.legend(loc="lower right", fontsize=8)
     ax.set_yticks(y, [str(i) for i in averages.index])
     ax.set_xlabel("average V-measure x 100 over datasets")

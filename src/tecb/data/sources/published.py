@@ -1,7 +1,7 @@
 """The paper's published splits on the Hugging Face hub (design §6): ``test.jsonl`` -> a dataset.
 
 Each line of ``test.jsonl`` is one split, ``{"sentences": [...], "labels": [...]}``. Loading them
-gives exactly the splits the paper scored; texts are deduplicated across splits by :func:`tecb.datasets.assemble`.
+gives exactly the splits the paper scored; texts are deduplicated across splits by :func:`tecb.data.datasets.assemble`.
 """
 
 from __future__ import annotations
@@ -21,14 +21,38 @@ FILENAME = "test.jsonl"
 #: exact counts a local ``test.jsonl`` must have to count as the paper's splits (the hub file's SHA-256 cannot be
 #: checked offline). ``avg_chars`` is left out: it is rounded and the paper does not say over what it averages.
 PAPER_TABLE1 = {
-    "published_blurbs_s2s": {"unique_samples": 17726, "splits": 28, "split_size_min": 177, "split_size_max": 16425,
-                             "classes_min": 4, "classes_max": 93},
-    "published_blurbs_p2p": {"unique_samples": 18084, "splits": 28, "split_size_min": 177, "split_size_max": 16425,
-                             "classes_min": 4, "classes_max": 93},
-    "published_tenkgnad_s2s": {"unique_samples": 10267, "splits": 10, "split_size_min": 1436, "split_size_max": 9962,
-                               "classes_min": 9, "classes_max": 9},
-    "published_tenkgnad_p2p": {"unique_samples": 10275, "splits": 10, "split_size_min": 1436, "split_size_max": 9962,
-                               "classes_min": 9, "classes_max": 9},
+    "published_blurbs_s2s": {
+        "unique_samples": 17726,
+        "splits": 28,
+        "split_size_min": 177,
+        "split_size_max": 16425,
+        "classes_min": 4,
+        "classes_max": 93,
+    },
+    "published_blurbs_p2p": {
+        "unique_samples": 18084,
+        "splits": 28,
+        "split_size_min": 177,
+        "split_size_max": 16425,
+        "classes_min": 4,
+        "classes_max": 93,
+    },
+    "published_tenkgnad_s2s": {
+        "unique_samples": 10267,
+        "splits": 10,
+        "split_size_min": 1436,
+        "split_size_max": 9962,
+        "classes_min": 9,
+        "classes_max": 9,
+    },
+    "published_tenkgnad_p2p": {
+        "unique_samples": 10275,
+        "splits": 10,
+        "split_size_min": 1436,
+        "split_size_max": 9962,
+        "classes_min": 9,
+        "classes_max": 9,
+    },
 }
 
 
@@ -36,9 +60,14 @@ def statistics(texts: list[str], splits) -> dict:
     """The Table 1 counts of a dataset (its unique ``texts`` and ``splits`` of (text_ids, labels))."""
     sizes = [len(ids) for ids, _ in splits]
     classes = [len(set(labels)) for _, labels in splits]
-    return {"unique_samples": len(texts), "splits": len(splits), "split_size_min": min(sizes, default=0),
-            "split_size_max": max(sizes, default=0), "classes_min": min(classes, default=0),
-            "classes_max": max(classes, default=0)}
+    return {
+        "unique_samples": len(texts),
+        "splits": len(splits),
+        "split_size_min": min(sizes, default=0),
+        "split_size_max": max(sizes, default=0),
+        "classes_min": min(classes, default=0),
+        "classes_max": max(classes, default=0),
+    }
 
 
 def table1_differences(source_name: str, stats: dict) -> str:
@@ -56,8 +85,8 @@ class PublishedFormatError(ValueError):
 
 def read_splits(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """Read ``test.jsonl``: one ``(sentences, labels)`` pair per non-empty line."""
-    from tecb.sources.custom import CustomFormatError, _numeric_collisions, _value
-    from tecb.sources.files import json_lines, read_text
+    from tecb.data.sources.custom import CustomFormatError, _numeric_collisions, _value
+    from tecb.data.sources.files import json_lines, read_text
 
     splits = []
     all_labels, where_labels = [], []
@@ -67,8 +96,9 @@ def read_splits(path: str | Path) -> list[tuple[list[str], list[str]]]:
             value = obj.get(name)
             if not isinstance(value, list):
                 raise PublishedFormatError(f"{where}: field {name!r} is missing or not a list")
-            bad = next((i for i, v in enumerate(value) if not isinstance(v, (str, int, float))
-                        or isinstance(v, bool)), None)
+            bad = next(
+                (i for i, v in enumerate(value) if not isinstance(v, (str, int, float)) or isinstance(v, bool)), None
+            )
             if bad is not None:
                 raise PublishedFormatError(f"{where}: field {name!r}[{bad}] is not a string")
         if len(obj["sentences"]) != len(obj["labels"]):

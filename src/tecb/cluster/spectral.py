@@ -70,18 +70,29 @@ def _connected_layout(graph, dim, random_state, seed):
         x0[:, 0] = sqrt_deg / np.linalg.norm(sqrt_deg)
         if n < 2000000:
             eigenvalues, eigenvectors = scipy.sparse.linalg.eigsh(
-                lap, k, which="SM", ncv=num_lanczos_vectors, tol=1e-4, v0=np.ones(n),
-                maxiter=n * 5, rng=_eigsh_rng(seed))
+                lap,
+                k,
+                which="SM",
+                ncv=num_lanczos_vectors,
+                tol=1e-4,
+                v0=np.ones(n),
+                maxiter=n * 5,
+                rng=_eigsh_rng(seed),
+            )
         else:
             with warnings.catch_warnings():
-                warnings.filterwarnings(category=UserWarning, action="error",
-                                        message=r"(?ms).*not reaching the requested tolerance")
+                warnings.filterwarnings(
+                    category=UserWarning, action="error", message=r"(?ms).*not reaching the requested tolerance"
+                )
                 eigenvalues, eigenvectors = scipy.sparse.linalg.lobpcg(
-                    lap, np.asarray(x0), largest=False, tol=1e-4, maxiter=5 * n)
+                    lap, np.asarray(x0), largest=False, tol=1e-4, maxiter=5 * n
+                )
         order = np.argsort(eigenvalues)[1:k]
         return eigenvectors[:, order]
     except (scipy.sparse.linalg.ArpackError, UserWarning):
-        warnings.warn("Spectral initialisation failed (eigensolver); falling back to random initialisation")
+        warnings.warn(
+            "Spectral initialisation failed (eigensolver); falling back to random initialisation", stacklevel=2
+        )
         return random_state.uniform(low=-10.0, high=10.0, size=(n, dim))
 
 
@@ -94,8 +105,9 @@ def _meta_spectral_embedding(affinity, dim, random_state, seed):
     laplacian = np.array(laplacian)
     laplacian.flat[:: laplacian.shape[0] + 1] = 1
     v0 = random_state.uniform(-1, 1, laplacian.shape[0])
-    _, diffusion_map = scipy.sparse.linalg.eigsh(laplacian, k=n_components, sigma=-1e-5, which="LM", tol=0,
-                                                 v0=v0, rng=_eigsh_rng(seed))
+    _, diffusion_map = scipy.sparse.linalg.eigsh(
+        laplacian, k=n_components, sigma=-1e-5, which="LM", tol=0, v0=v0, rng=_eigsh_rng(seed)
+    )
     embedding = diffusion_map.T[:n_components] / dd
     embedding = _deterministic_vector_sign_flip(embedding)
     return embedding[1:n_components].T
@@ -115,7 +127,7 @@ def _component_layout(data, n_components, labels, dim, random_state, metric, met
         distance_matrix = pairwise_special_metric(centroids, metric=metric, kwds=metric_kwds)
     else:
         distance_matrix = pairwise_distances(centroids, metric=metric, **(metric_kwds or {}))
-    affinity = np.exp(-(distance_matrix ** 2))
+    affinity = np.exp(-(distance_matrix**2))
     embedding = _meta_spectral_embedding(affinity, dim, random_state, seed)
     embedding /= embedding.max()
     return embedding
@@ -139,8 +151,10 @@ def _multi_component_layout(data, graph, n_components, labels, dim, random_state
         distances = pairwise_distances([meta[label]], meta)
         data_range = distances[distances > 0.0].min() / 2.0
         if component_graph.shape[0] < 2 * dim or component_graph.shape[0] <= dim + 1:
-            result[mask] = random_state.uniform(low=-data_range, high=data_range,
-                                                size=(component_graph.shape[0], dim)) + meta[label]
+            result[mask] = (
+                random_state.uniform(low=-data_range, high=data_range, size=(component_graph.shape[0], dim))
+                + meta[label]
+            )
         else:
             embedding = _connected_layout(component_graph, dim, random_state, seed)
             embedding = embedding * (data_range / np.max(np.abs(embedding)))
@@ -155,8 +169,7 @@ def spectral_layout(data, graph, dim, random_state, metric="euclidean", metric_k
     """
     n_components, labels = scipy.sparse.csgraph.connected_components(graph)
     if n_components > 1:
-        return _multi_component_layout(data, graph, n_components, labels, dim, random_state, metric,
-                                       metric_kwds, seed)
+        return _multi_component_layout(data, graph, n_components, labels, dim, random_state, metric, metric_kwds, seed)
     return _connected_layout(graph, dim, random_state, seed)
 
 
@@ -180,12 +193,23 @@ def seeded_umap_class():
 
     class SeededSpectralUMAP(umap.UMAP):
         def _fit_embed_data(self, X, n_epochs, init, random_state, **kwargs):
-            if (isinstance(init, str) and init == "spectral" and isinstance(self.random_state, (int, np.integer))
-                    and self.metric != "precomputed" and not scipy.sparse.issparse(X)):
+            if (
+                isinstance(init, str)
+                and init == "spectral"
+                and isinstance(self.random_state, (int, np.integer))
+                and self.metric != "precomputed"
+                and not scipy.sparse.issparse(X)
+            ):
                 graph = _pruned_graph(self.graph_, n_epochs, bool(self.densmap))
-                coords = spectral_layout(X, graph, self.n_components, random_state,
-                                         metric=self._input_distance_func, metric_kwds=self._metric_kwds,
-                                         seed=int(self.random_state))
+                coords = spectral_layout(
+                    X,
+                    graph,
+                    self.n_components,
+                    random_state,
+                    metric=self._input_distance_func,
+                    metric_kwds=self._metric_kwds,
+                    seed=int(self.random_state),
+                )
                 init = noisy_scale_coords(coords, random_state, max_coord=10, noise=0.0001)
             return super()._fit_embed_data(X, n_epochs, init, random_state, **kwargs)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from tecb.sources.files import REDOWNLOAD, SourceFileError, read_text
+from tecb.data.sources.files import REDOWNLOAD, SourceFileError, read_text
 
 QUERY = (
     "SELECT ID_Article, Path, Title, Body FROM Articles "
@@ -109,15 +109,20 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
     with open(sqlite_path, "rb") as fh:
         magic = fh.read(16)
     if magic != b"SQLite format 3\x00":
-        raise GnadFormatError(f"{sqlite_path}: cannot read table Articles (not an SQLite database: it does not start "
-                              f"with the SQLite header); million_posts needs corpus.sqlite3 from "
-                              f"million_post_corpus.tar.bz2; if it is that file, {REDOWNLOAD}")
+        raise GnadFormatError(
+            f"{sqlite_path}: cannot read table Articles (not an SQLite database: it does not start "
+            f"with the SQLite header); million_posts needs corpus.sqlite3 from "
+            f"million_post_corpus.tar.bz2; if it is that file, {REDOWNLOAD}"
+        )
     con = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
     try:
         rows = con.execute(QUERY).fetchall()
     except sqlite3.DatabaseError as err:
-        hint = REDOWNLOAD if "malformed" in str(err) or "not a database" in str(err) else \
-            "is it the One Million Posts corpus.sqlite3 (table Articles with ID_Article, Path, Title, Body)?"
+        hint = (
+            REDOWNLOAD
+            if "malformed" in str(err) or "not a database" in str(err)
+            else "is it the One Million Posts corpus.sqlite3 (table Articles with ID_Article, Path, Title, Body)?"
+        )
         raise GnadFormatError(f"{sqlite_path}: cannot read table Articles ({err}); {hint}") from None
     finally:
         con.close()
@@ -125,7 +130,9 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
     for id_, path, title, body in rows:
         parts = (path or "").split("/")
         if len(parts) < 2 or not parts[1]:
-            raise GnadFormatError(f"{sqlite_path}: Articles record ID_Article={id_}: field Path {path!r} has no category")
+            raise GnadFormatError(
+                f"{sqlite_path}: Articles record ID_Article={id_}: field Path {path!r} has no category"
+            )
         if title is None:
             raise GnadFormatError(f"{sqlite_path}: Articles record ID_Article={id_}: field Title is NULL")
         description, paragraphs = parse_body(body or "")
@@ -162,8 +169,11 @@ def _folder_files(folder: Path) -> tuple[list[Path], list[str]]:
         raise SourceFileError(f"no 10kGNAD csv file found in {folder} (expected train.csv and test.csv{hint})")
     notes = []
     for name in others:
-        why = ("it holds the articles of train.csv and test.csv together: reading it too would count each "
-               "article twice" if _csv_name(Path(name)) == "articles" else "a folder is read as train.csv + test.csv")
+        why = (
+            "it holds the articles of train.csv and test.csv together: reading it too would count each article twice"
+            if _csv_name(Path(name)) == "articles"
+            else "a folder is read as train.csv + test.csv"
+        )
         notes.append(f"  {folder / name}: ignored ({why}; name it in `path` to read it instead)")
     missing = [f"{part}.csv" for part in CSV_PARTS if part not in {_csv_name(p) for p in parts}]
     if missing:
@@ -197,9 +207,11 @@ def csv_files(paths) -> tuple[list[Path], list[str]]:
         raise SourceFileError(f"10kgnad_csv: {', '.join(twice)} named more than once: its articles would count twice")
     names = {_csv_name(p) for p in files}
     if "articles" in names and names & set(CSV_PARTS):
-        raise SourceFileError("10kgnad_csv: articles.csv holds the articles of train.csv and test.csv together: "
-                              "reading it with them counts each article twice; name either articles.csv alone or "
-                              "train.csv and test.csv")
+        raise SourceFileError(
+            "10kgnad_csv: articles.csv holds the articles of train.csv and test.csv together: "
+            "reading it with them counts each article twice; name either articles.csv alone or "
+            "train.csv and test.csv"
+        )
     return sorted(files, key=_order), notes
 
 

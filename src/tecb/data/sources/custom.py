@@ -29,10 +29,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from tecb.sources.files import SourceFileError, decode, read_bytes
+from tecb.data.sources.files import SourceFileError, decode, read_bytes
 
-FORMATS = {".tsv": "tsv", ".tab": "tsv", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet",
-           ".jsonl": "jsonl", ".ndjson": "jsonl"}
+FORMATS = {
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
 QUOTING = ("minimal", "none")
 
 
@@ -56,12 +63,15 @@ def _delimited(path, text: str, sep: str, quoting: str) -> tuple[list[str], list
         raise CustomFormatError(f"{path}: quoting must be one of {', '.join(QUOTING)}, got {quoting!r}")
     if len(sep) != 1:
         raise CustomFormatError(f"{path}: sep must be one character, got {sep!r}")
-    kwargs = {"quoting": csv.QUOTE_NONE} if quoting == "none" else {"quotechar": '"', "doublequote": True,
-                                                                     "strict": True}
+    kwargs = (
+        {"quoting": csv.QUOTE_NONE} if quoting == "none" else {"quotechar": '"', "doublequote": True, "strict": True}
+    )
     first = text.split("\n", 1)[0]
     if sep != ";" and ";" in first and sep not in first:
-        raise CustomFormatError(f"{path}, line 1: the header {first.strip()!r} holds no {sep!r} but ';': "
-                                "is the file `;`-separated (German Excel)? set `sep: \";\"`")
+        raise CustomFormatError(
+            f"{path}, line 1: the header {first.strip()!r} holds no {sep!r} but ';': "
+            'is the file `;`-separated (German Excel)? set `sep: ";"`'
+        )
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, **kwargs)
     rows, lines = [], []
     start = 1
@@ -73,30 +83,33 @@ def _delimited(path, text: str, sep: str, quoting: str) -> tuple[list[str], list
             start = reader.line_num + 1
     except csv.Error as err:
         raise CustomFormatError(
-            f"{path}, line {start}: a field starts with a quote (\") but is not a well-formed quoted field ({err}); "
-            "if quotes are plain text in this file, set `quoting: none`") from None
+            f'{path}, line {start}: a field starts with a quote (") but is not a well-formed quoted field ({err}); '
+            "if quotes are plain text in this file, set `quoting: none`"
+        ) from None
     if not rows:
         raise CustomFormatError(f"{path}: no header line")
     header, rows, lines = rows[0], rows[1:], lines[1:]
     for row, line in zip(rows, lines):
         if len(row) != len(header):
-            hint = "" if sep != "," else "; a `;`-separated file needs `sep: \";\"`"
-            raise CustomFormatError(f"{path}, line {line}: {len(row)} fields, the header has {len(header)} "
-                                    f"(separator {sep!r}){hint}")
+            hint = "" if sep != "," else '; a `;`-separated file needs `sep: ";"`'
+            raise CustomFormatError(
+                f"{path}, line {line}: {len(row)} fields, the header has {len(header)} (separator {sep!r}){hint}"
+            )
     if len(header) == 1 and len(rows) and sep != ";" and ";" in header[0]:
-        raise CustomFormatError(f"{path}: one column {header[0]!r}: is it `;`-separated? set `sep: \";\"`")
+        raise CustomFormatError(f'{path}: one column {header[0]!r}: is it `;`-separated? set `sep: ";"`')
     return header, rows, lines
 
 
 def _jsonl(path, text: str) -> tuple[list[dict], list[int]]:
-    from tecb.sources.files import json_lines
+    from tecb.data.sources.files import json_lines
 
     pairs = list(json_lines(path, text, CustomFormatError))
     return [obj for _, obj in pairs], [line_no for line_no, _ in pairs]
 
 
-def read_records(path, fmt: str | None = None, sep: str | None = None,
-                 quoting: str = "minimal") -> tuple[list[dict], list[str], list[str]]:
+def read_records(
+    path, fmt: str | None = None, sep: str | None = None, quoting: str = "minimal"
+) -> tuple[list[dict], list[str], list[str]]:
     """All records as dicts, their column names, and where each record is (``record N (line L)``)."""
     fmt = file_format(path, fmt)
     if fmt == "parquet":
@@ -158,12 +171,20 @@ def _numeric_collisions(labels: list[str], where: list[str], path, col: str) -> 
         if value in first and first[value][0] != label:
             raise CustomFormatError(
                 f"{path}, {at}: field {col!r} is {label!r} but {first[value][1]} has {first[value][0]!r}: the same "
-                "number written two ways would become two different classes; write the labels one way")
+                "number written two ways would become two different classes; write the labels one way"
+            )
         first.setdefault(value, (label, at))
 
 
-def read_rows(path, text_column: str, label_column: str, split_column: str | None = None, fmt: str | None = None,
-              sep: str | None = None, quoting: str = "minimal"):
+def read_rows(
+    path,
+    text_column: str,
+    label_column: str,
+    split_column: str | None = None,
+    fmt: str | None = None,
+    sep: str | None = None,
+    quoting: str = "minimal",
+):
     """Return ``(texts, labels, split_values or None)``; a missing or empty field is an error naming the record."""
     records, columns, where = read_records(path, fmt, sep, quoting)
     for col in (text_column, label_column, split_column):
@@ -186,8 +207,9 @@ def read_rows(path, text_column: str, label_column: str, split_column: str | Non
     return out[text_column], out[label_column], out.get(split_column)
 
 
-def read_table(path: str | Path, fmt: str | None = None, sep: str | None = None,
-               quoting: str = "minimal") -> pd.DataFrame:
+def read_table(
+    path: str | Path, fmt: str | None = None, sep: str | None = None, quoting: str = "minimal"
+) -> pd.DataFrame:
     """The whole file as a frame of the stored values (TSV/CSV fields are strings)."""
     records, columns, _ = read_records(path, fmt, sep, quoting)
     return pd.DataFrame(records, columns=columns)

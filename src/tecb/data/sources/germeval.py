@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tecb.sources.files import REDOWNLOAD, SourceFileError, decode, gunzip, sha256_bytes, sha256_file
+from tecb.data.sources.files import REDOWNLOAD, SourceFileError, decode, gunzip, sha256_bytes, sha256_file
 
 BLURB_FILES = ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt")
 
@@ -69,7 +69,9 @@ def _field(text: str, start: int, end: int, name: str, source: str) -> str:
     if m is None:
         opened = re.search(rf"<{name}>", block)
         if opened:
-            raise BlurbsFormatError(f"{source}, line {_line(text, start + opened.start())}: field <{name}> is not closed")
+            raise BlurbsFormatError(
+                f"{source}, line {_line(text, start + opened.start())}: field <{name}> is not closed"
+            )
         return ""
     return clean_field(m.group(1))
 
@@ -81,7 +83,9 @@ def _categories(text: str, start: int, end: int, source: str) -> list[list[tuple
         if n_open != n_close:
             at = re.search(rf"<{tag}\b", block)
             line = _line(text, start + (at.start() if at else 0))
-            raise BlurbsFormatError(f"{source}, line {line}: field <{tag}> opened {n_open} times, closed {n_close} times")
+            raise BlurbsFormatError(
+                f"{source}, line {line}: field <{tag}> opened {n_open} times, closed {n_close} times"
+            )
     cats = []
     for c in _CATEGORY.finditer(block):
         topics = _TOPIC.findall(c.group(1))
@@ -150,8 +154,13 @@ class BlurbsSource:
     def report(self) -> str:
         lines = []
         for f in self.files:
-            state = ("labelled" if f.labelled else "UNLABELLED (no <categories>): not used" if f.books
-                     else "no <book> records: not a blurbs file?")
+            state = (
+                "labelled"
+                if f.labelled
+                else "UNLABELLED (no <categories>): not used"
+                if f.books
+                else "no <book> records: not a blurbs file?"
+            )
             lines.append(f"    {f.name}: {f.books} books read, {state}")
         return "\n".join(lines)
 

@@ -8,7 +8,7 @@ total, rate, ETA) is logged. Nothing here changes process-wide state: the workfl
 ``HF_HUB_OFFLINE=1`` before any Hugging Face import (compute jobs never reach the hub); fp16/bf16
 apply on CUDA only (:func:`dtype_parity` compares them with float32 on any device).
 
-A model spec (:mod:`tecb.model_spec`) adds what current models need to score correctly: a literal
+A model spec (:mod:`tecb.embed.spec`) adds what current models need to score correctly: a literal
 ``prompt`` or a ``prompt_name`` of the model, ``trust_remote_code``, a ``pooling`` override,
 ``normalize``, ``max_seq_length``, ``model_kwargs``/``tokenizer_kwargs``/``encode_kwargs`` and a
 ``revision``; all are recorded in the file's metadata with the share of texts cut at
@@ -28,9 +28,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.io import (atomic_path, embedding_batch, embedding_schema, nonfinite_rows, update_vectors_hash,
-                     vectors_hasher, write_json)
-from tecb.model_spec import encoder_settings
+from tecb.embed.spec import encoder_settings
+from tecb.io import (
+    atomic_path,
+    embedding_batch,
+    embedding_schema,
+    nonfinite_rows,
+    update_vectors_hash,
+    vectors_hasher,
+    write_json,
+)
 
 CHUNK_SIZE = 4096
 
@@ -77,14 +84,25 @@ def load_sentence_transformer(
         if trust_remote_code:  # SentenceTransformer(trust_remote_code=...) passes it on by itself
             model_kwargs.setdefault("trust_remote_code", True)
             tokenizer_kwargs.setdefault("trust_remote_code", True)
-        word = modules.Transformer(str(path), model_kwargs=model_kwargs, processor_kwargs=tokenizer_kwargs,
-                                   config_kwargs={"trust_remote_code": True} if trust_remote_code else None)
+        word = modules.Transformer(
+            str(path),
+            model_kwargs=model_kwargs,
+            processor_kwargs=tokenizer_kwargs,
+            config_kwargs={"trust_remote_code": True} if trust_remote_code else None,
+        )
         mode = pooling or "mean"
-        model = SentenceTransformer(modules=[word, modules.Pooling(word.get_embedding_dimension(), mode)],
-                                    device=device)
+        model = SentenceTransformer(
+            modules=[word, modules.Pooling(word.get_embedding_dimension(), mode)], device=device
+        )
     else:
-        model = SentenceTransformer(name_or_path, revision=revision, device=device, trust_remote_code=trust_remote_code,
-                                    model_kwargs=model_kwargs or None, processor_kwargs=tokenizer_kwargs or None)
+        model = SentenceTransformer(
+            name_or_path,
+            revision=revision,
+            device=device,
+            trust_remote_code=trust_remote_code,
+            model_kwargs=model_kwargs or None,
+            processor_kwargs=tokenizer_kwargs or None,
+        )
         if pooling:
             set_pooling(model, pooling)
     if normalize is False:
@@ -104,8 +122,9 @@ def set_pooling(model, mode: str) -> None:
             dim = module.get_embedding_dimension()
             model._modules[name] = modules.Pooling(dim, mode, include_prompt=getattr(module, "include_prompt", True))
             return
-    raise ValueError(f"the model has no Pooling module to override with pooling={mode!r}: "
-                     f"{[type(m).__name__ for m in model]}")
+    raise ValueError(
+        f"the model has no Pooling module to override with pooling={mode!r}: {[type(m).__name__ for m in model]}"
+    )
 
 
 def pooling_mode(model) -> str:
@@ -122,13 +141,20 @@ def is_normalized(model) -> bool:
 
 
 def load_encoder(settings: dict, device: str | None = None, dtype: str | None = None):
-    """Load the model described by resolved settings (:func:`tecb.model_spec.encoder_settings`)."""
+    """Load the model described by resolved settings (:func:`tecb.embed.spec.encoder_settings`)."""
     source = settings.get("path") or settings["id"]
     return load_sentence_transformer(
-        str(source), settings.get("revision"), device, settings.get("max_seq_length"),
-        dtype or settings.get("dtype") or "float32", trust_remote_code=settings.get("trust_remote_code", False),
-        pooling=settings.get("pooling"), normalize=settings.get("normalize"),
-        model_kwargs=settings.get("model_kwargs"), tokenizer_kwargs=settings.get("tokenizer_kwargs"))
+        str(source),
+        settings.get("revision"),
+        device,
+        settings.get("max_seq_length"),
+        dtype or settings.get("dtype") or "float32",
+        trust_remote_code=settings.get("trust_remote_code", False),
+        pooling=settings.get("pooling"),
+        normalize=settings.get("normalize"),
+        model_kwargs=settings.get("model_kwargs"),
+        tokenizer_kwargs=settings.get("tokenizer_kwargs"),
+    )
 
 
 def effective_prompt(model, prompt: str | None = None, prompt_name: str | None = None) -> str | None:
@@ -193,8 +219,10 @@ class Progress:
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         rate = done / elapsed
         eta = (self.total - done) / rate if rate > 0 else float("inf")
-        line = (f"{self.what}{done}/{self.total} {self.unit} ({100 * done / max(self.total, 1):.0f}%), "
-                f"{rate:.1f} {self.unit}/s, elapsed {_hms(elapsed)}, ETA {_hms(eta)}")
+        line = (
+            f"{self.what}{done}/{self.total} {self.unit} ({100 * done / max(self.total, 1):.0f}%), "
+            f"{rate:.1f} {self.unit}/s, elapsed {_hms(elapsed)}, ETA {_hms(eta)}"
+        )
         if self.log:
             self.log(line)
         return line
@@ -208,7 +236,12 @@ def _hms(seconds: float) -> str:
 
 
 def encode_transformer(
-    model, texts: list[str], batch_size: int = 32, chunk_size: int = CHUNK_SIZE, log=None, state: dict | None = None,
+    model,
+    texts: list[str],
+    batch_size: int = 32,
+    chunk_size: int = CHUNK_SIZE,
+    log=None,
+    state: dict | None = None,
     encode_kwargs: dict | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(first_text_id, vectors)`` per chunk of ``chunk_size`` texts in ``text_id`` order.
@@ -228,8 +261,9 @@ def encode_transformer(
     for start, chunk in chunks(texts, chunk_size):
         while True:
             try:
-                vectors = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
-                                       show_progress_bar=False, **options)
+                vectors = model.encode(
+                    chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False, **options
+                )
                 break
             except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
                 if not _is_oom(error) or batch_size == 1:
@@ -252,8 +286,15 @@ def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size:
     for _, part in chunks(texts, chunk_size):
         if prompt:
             part = [prompt + text for text in part]
-        encoded = tokenizer(part, add_special_tokens=True, truncation=False, padding=False, verbose=False,
-                            return_attention_mask=False, return_token_type_ids=False)
+        encoded = tokenizer(
+            part,
+            add_special_tokens=True,
+            truncation=False,
+            padding=False,
+            verbose=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
         counts += [len(ids) for ids in encoded["input_ids"]]
     return np.asarray(counts, dtype=np.int64)
 
@@ -324,20 +365,30 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
                     writer = pq.ParquetWriter(tmp, embedding_schema(dim, {}), store_schema=False)
                 bad = nonfinite_rows(vectors)
                 if len(bad):
-                    raise ValueError(f"{path}: the model gave NaN/inf vectors for {len(bad)} text(s), "
-                                     f"first text_id {start + int(bad[0])} (fp16 overflow? try dtype float32)")
+                    raise ValueError(
+                        f"{path}: the model gave NaN/inf vectors for {len(bad)} text(s), "
+                        f"first text_id {start + int(bad[0])} (fp16 overflow? try dtype float32)"
+                    )
                 writer.write_batch(embedding_batch(writer.schema, start, vectors))
                 update_vectors_hash(hasher, vectors)
                 encoded += len(vectors)
             if encoded != n_texts or writer is None:
                 raise ValueError(f"{path}: encoded {encoded} texts, expected {n_texts}")
-            meta = dict(metadata, dim=int(dim), n_texts=n_texts, n_texts_encoded=encoded,
-                        vectors_sha256=hasher.hexdigest(), versions=dict(library_versions()))
+            meta = dict(
+                metadata,
+                dim=int(dim),
+                n_texts=n_texts,
+                n_texts_encoded=encoded,
+                vectors_sha256=hasher.hexdigest(),
+                versions=dict(library_versions()),
+            )
             final = embedding_schema(dim, meta)
-            writer.add_key_value_metadata({
-                "ARROW:schema": base64.b64encode(final.serialize().to_pybytes()).decode("ascii"),
-                **{k.decode(): v.decode() for k, v in final.metadata.items()},
-            })
+            writer.add_key_value_metadata(
+                {
+                    "ARROW:schema": base64.b64encode(final.serialize().to_pybytes()).decode("ascii"),
+                    **{k.decode(): v.decode() for k, v in final.metadata.items()},
+                }
+            )
         finally:
             if writer is not None:
                 writer.close()
@@ -349,12 +400,21 @@ def read_texts(path: str | Path) -> list[str]:
     return table.column("text").to_pylist()
 
 
-def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, seed: int = 42, log=print,
-                  dataset: str | None = None, model_digest: str | None = None, timings_path=None) -> dict:
+def embed_dataset(
+    texts_path,
+    out_path,
+    model_spec: dict,
+    embed_options: dict,
+    seed: int = 42,
+    log=print,
+    dataset: str | None = None,
+    model_digest: str | None = None,
+    timings_path=None,
+) -> dict:
     """Embed a dataset's unique texts with the model described by ``model_spec``.
 
     ``model_spec`` is a ``models.<key>`` config entry or its resolved settings
-    (:func:`tecb.model_spec.encoder_settings`; ``dataset`` picks a per-dataset prompt); its
+    (:func:`tecb.embed.spec.encoder_settings`; ``dataset`` picks a per-dataset prompt); its
     ``batch_size`` and the ``embed_options`` (``batch_size``, ``device``, ``dtype`` default) are how
     it runs. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
     The metadata records the settings, what was actually used (pooling, prompt text, dtype, device),
@@ -368,9 +428,18 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
     kind = settings["kind"]
     if kind == "tfidf":
         dim = settings["dim"]
-        meta = {"model": "tfidf", "kind": "tfidf", "pooling": "none", "requested_dim": dim, "device": "cpu",
-                "dtype": "float32", "revision": None, "max_seq_length": None,
-                "truncated_fraction": 0.0, "token_coverage": 1.0}
+        meta = {
+            "model": "tfidf",
+            "kind": "tfidf",
+            "pooling": "none",
+            "requested_dim": dim,
+            "device": "cpu",
+            "dtype": "float32",
+            "revision": None,
+            "max_seq_length": None,
+            "truncated_fraction": 0.0,
+            "token_coverage": 1.0,
+        }
         vectors = tfidf_vectors(texts, dim=dim, seed=seed)
         batches = chunks(list(vectors), CHUNK_SIZE)
         batches = ((s, np.stack(v)) for s, v in batches)
@@ -384,37 +453,68 @@ def embed_dataset(texts_path, out_path, model_spec: dict, embed_options: dict, s
         batch_size = int(model_spec.get("batch_size") or embed_options.get("batch_size", 32))
         prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
         stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
-        meta = {"model": settings.get("id") or str(source), "kind": kind, "source": str(source),
-                "revision": _resolved_revision(source) or settings.get("revision"),
-                "model_sha256": model_digest,
-                "pooling": pooling_mode(model), "pooling_override": settings.get("pooling"),
-                "normalize": settings.get("normalize"),
-                "normalized": bool(settings.get("normalize")) or is_normalized(model),
-                "prompt": prompt, "prompt_name": settings.get("prompt_name"),
-                "trust_remote_code": settings.get("trust_remote_code", False),
-                "model_kwargs": settings.get("model_kwargs") or {},
-                "tokenizer_kwargs": settings.get("tokenizer_kwargs") or {},
-                "encode_kwargs": settings.get("encode_kwargs") or {},
-                "max_seq_length": model.max_seq_length, **stats,
-                "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
-                "dtype_requested": settings["dtype"], "device": str(model.device),
-                "batch_size": batch_size, "sorted_by_length": True}
-        log(f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
+        meta = {
+            "model": settings.get("id") or str(source),
+            "kind": kind,
+            "source": str(source),
+            "revision": _resolved_revision(source) or settings.get("revision"),
+            "model_sha256": model_digest,
+            "pooling": pooling_mode(model),
+            "pooling_override": settings.get("pooling"),
+            "normalize": settings.get("normalize"),
+            "normalized": bool(settings.get("normalize")) or is_normalized(model),
+            "prompt": prompt,
+            "prompt_name": settings.get("prompt_name"),
+            "trust_remote_code": settings.get("trust_remote_code", False),
+            "model_kwargs": settings.get("model_kwargs") or {},
+            "tokenizer_kwargs": settings.get("tokenizer_kwargs") or {},
+            "encode_kwargs": settings.get("encode_kwargs") or {},
+            "max_seq_length": model.max_seq_length,
+            **stats,
+            "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
+            "dtype_requested": settings["dtype"],
+            "device": str(model.device),
+            "batch_size": batch_size,
+            "sorted_by_length": True,
+        }
+        log(
+            f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
             f"max_seq_length {meta['max_seq_length']}: {stats['truncated_fraction']} of the texts truncated, "
-            f"token coverage {stats['token_coverage']})")
-        batches = encode_transformer(model, texts, batch_size, log=log, state=meta,  # adds final_batch_size
-                                     encode_kwargs=encode_options(settings))
+            f"token coverage {stats['token_coverage']})"
+        )
+        batches = encode_transformer(
+            model,
+            texts,
+            batch_size,
+            log=log,
+            state=meta,  # adds final_batch_size
+            encode_kwargs=encode_options(settings),
+        )
     meta = write_embeddings(out_path, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
     if timings_path is not None:
         seconds = time.perf_counter() - started
-        write_json({"seconds": round(seconds, 3), "n_texts": len(texts),
-                    "texts_per_second": round(len(texts) / max(seconds, 1e-9), 1)}, timings_path)
+        write_json(
+            {
+                "seconds": round(seconds, 3),
+                "n_texts": len(texts),
+                "texts_per_second": round(len(texts) / max(seconds, 1e-9), 1),
+            },
+            timings_path,
+        )
     return meta
 
 
-def dtype_parity(model_spec: dict, texts: list[str], labels: list, dtype: str = "bfloat16", device: str | None = None,
-                 batch_size: int = 32, seed: int = 42, n_seeds: int = 5) -> dict:
+def dtype_parity(
+    model_spec: dict,
+    texts: list[str],
+    labels: list,
+    dtype: str = "bfloat16",
+    device: str | None = None,
+    batch_size: int = 32,
+    seed: int = 42,
+    n_seeds: int = 5,
+) -> dict:
     """Half precision vs float32 on the same texts: vector agreement and the k-means V-measure of each.
 
     Both runs load the model described by ``model_spec`` on ``device`` (``dtype`` is applied on any
@@ -438,18 +538,34 @@ def dtype_parity(model_spec: dict, texts: list[str], labels: list, dtype: str = 
         _free_cuda_cache()
     k = len(set(labels))
     seeds = range(seed, seed + max(1, n_seeds))
-    scores = {d: np.array([v_measure_score(labels, MiniBatchKMeans(n_clusters=k, batch_size=500, n_init="auto",
-                                                                   random_state=s).fit_predict(v)) for s in seeds])
-              for d, v in vectors.items()}
+    scores = {
+        d: np.array(
+            [
+                v_measure_score(
+                    labels, MiniBatchKMeans(n_clusters=k, batch_size=500, n_init="auto", random_state=s).fit_predict(v)
+                )
+                for s in seeds
+            ]
+        )
+        for d, v in vectors.items()
+    }
     a, b = vectors["float32"], vectors[dtype]
     cosine = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
-    return {"dtype": dtype, "dtype_loaded": used[dtype], "device": device_used, "n_texts": len(texts), "n_labels": k,
-            "seeds": list(seeds), "v_measure_float32": float(scores["float32"].mean()),
-            "v_measure_half": float(scores[dtype].mean()),
-            "v_measure_difference": float((scores[dtype] - scores["float32"]).mean()),
-            "v_measure_seed_std": float(scores["float32"].std(ddof=1)) if len(seeds) > 1 else 0.0,
-            "max_abs_difference": float(np.max(np.abs(a - b))), "min_cosine": float(cosine.min()),
-            "mean_cosine": float(cosine.mean())}
+    return {
+        "dtype": dtype,
+        "dtype_loaded": used[dtype],
+        "device": device_used,
+        "n_texts": len(texts),
+        "n_labels": k,
+        "seeds": list(seeds),
+        "v_measure_float32": float(scores["float32"].mean()),
+        "v_measure_half": float(scores[dtype].mean()),
+        "v_measure_difference": float((scores[dtype] - scores["float32"]).mean()),
+        "v_measure_seed_std": float(scores["float32"].std(ddof=1)) if len(seeds) > 1 else 0.0,
+        "max_abs_difference": float(np.max(np.abs(a - b))),
+        "min_cosine": float(cosine.min()),
+        "mean_cosine": float(cosine.mean()),
+    }
 
 
 def _on_cuda(device: str | None) -> bool:

@@ -1,7 +1,7 @@
 """The paper's split recipes (design §6).
 
 A recipe works on *items* (books, articles, submissions) and returns, per split, the item indices in
-the order they were drawn. Turning items into unique texts happens later (:func:`tecb.datasets.assemble`),
+the order they were drawn. Turning items into unique texts happens later (:func:`tecb.data.datasets.assemble`),
 so the S2S and P2P variants of a source share exactly the same splits.
 """
 
@@ -18,8 +18,9 @@ def random_fraction_splits(
     """``n_splits`` random samples (without replacement) of ``min_fraction``..``max_fraction`` of ``n_items``
     items each."""
     if not 0 < min_fraction <= max_fraction <= 1:
-        raise ValueError("fractions must satisfy 0 < min_fraction <= max_fraction <= 1, "
-                         f"got {min_fraction}..{max_fraction}")
+        raise ValueError(
+            f"fractions must satisfy 0 < min_fraction <= max_fraction <= 1, got {min_fraction}..{max_fraction}"
+        )
     splits = []
     for _ in range(n_splits):
         size = max(2, int(round(rng.uniform(min_fraction, max_fraction) * n_items)))
@@ -46,7 +47,9 @@ def group_draw_splits(
     return splits
 
 
-def within_group_splits(groups: Sequence[str], labels: Sequence[str], min_labels: int = 2) -> list[tuple[str, np.ndarray]]:
+def within_group_splits(
+    groups: Sequence[str], labels: Sequence[str], min_labels: int = 2
+) -> list[tuple[str, np.ndarray]]:
     """One split per group (sorted by name) holding its items; groups with fewer than ``min_labels`` labels are skipped."""
     groups = np.asarray(groups, dtype=object)
     labels = np.asarray(labels, dtype=object)
