@@ -209,6 +209,7 @@ def render_table(
     -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
     rule passes its declared outputs. ``files`` as for :func:`collect`."""
     from tecb.io import write_text
+    from tecb.report import render as R
     from tecb.report import tables as T
 
     long = collect(files)
@@ -229,7 +230,7 @@ def render_table(
         "samples drawn with replacement; mean ± SD over the bootstraps, as MTEB reports it. Comparable with MTEB's *.v2 "
         "tasks (not with Table 2), except BlurbsClusteringS2S.v2, whose pool MTEB builds differently."
     ]
-    T.write_formats(
+    R.write_formats(
         table,
         table_paths,
         f"MTEB v2 clustering: {label} x 100 per model and dataset.",
@@ -238,5 +239,5 @@ def render_table(
         suffix=suffix,
     )
     write_text(long.round(6).to_csv(index=False), long_path)
-    log(T.to_markdown(table, mark_best=True, suffix=suffix))
+    log(R.to_markdown(table, mark_best=True, suffix=suffix))
     return table

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import atomic_path, write_table
-from tecb.report.tables import dataset_order, to_markdown, write_formats
+from tecb.report.render import to_markdown, write_formats
+from tecb.report.tables import dataset_order
 
 
 def collect(paths, keys) -> pd.DataFrame:
@@ -124,7 +125,7 @@ def versus_paper(
     """Our mean next to the published Table 5 cell and the difference, for every cell both have; a dataset named
     in ``not_comparable`` with a reason (its provenance, :func:`tecb.report.tables.comparability`) gets no difference:
     the cell says "not comparable (...)"."""
-    from tecb.report.tables import NOT_COMPARABLE, short_reason
+    from tecb.report.paper import NOT_COMPARABLE, short_reason
 
     model_names = model_names or {}
     not_comparable = not_comparable or {}
