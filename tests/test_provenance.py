@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from render_helpers import render
 
 from tecb import io
 from tecb.data import datasets
@@ -16,7 +17,6 @@ from tecb.data import demo as demo_data
 from tecb.data.sources.files import sha256_file
 from tecb.report import paper as P
 from tecb.report import render as R
-from tecb.report import table_files as F
 from tecb.report import tables as T
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv"
@@ -288,7 +288,7 @@ def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_pat
         for s in range(len(ds.splits))
     ]
     pd.DataFrame(rows).to_parquet(tmp_path / "scores.parquet")
-    F.render_tables(
+    render(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [texts],

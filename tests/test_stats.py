@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from render_helpers import render
 
 from tecb.report import render as R
 from tecb.report import stats as S
-from tecb.report import table_files as F
 from tecb.report import tables as T
 
 DATASETS = ["BlurbsClusteringS2S", "TenKGnadClusteringS2S"]
@@ -210,7 +210,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     out = tmp_path / "tables"
     kwargs = dict(statistics={"test": "wilcoxon"}, metrics=["v_measure", "ami"], seed=42, log=lambda m: None)
-    F.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,
@@ -231,7 +231,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    F.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,
@@ -244,7 +244,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     )
     assert first == {p.name: p.read_bytes() for p in out.iterdir()}  # byte-identical rerun
     # statistics off: no marks, no statistics files
-    F.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,

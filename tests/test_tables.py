@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from render_helpers import render
 
 from tecb.report import paper as P
 from tecb.report import render as R
@@ -189,7 +190,7 @@ def test_render_tables_on_partial_results(tmp_path):
     pq.write_table(
         splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}), tmp_path / "splits.parquet"
     )  # provenance: comparable with the paper's dataset
-    F.render_tables(
+    render(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [tmp_path / "texts.parquet"],
@@ -257,7 +258,7 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
         {"algorithm": "kmeans", "reduction": "none"},
     )
     kwargs = dict(log=lambda m: None, statistics={"n_resamples": 200}, metrics=["v_measure", "ami"])
-    F.render_tables(*args, outputs, **kwargs)
+    render(*args, outputs, **kwargs)
     expected = sorted(str(p) for formats in outputs.values() for p in formats.values())
     assert sorted(str(p) for p in out.iterdir()) == expected
     assert "Table 2: AMI x 100" in (out / "3-md.file").read_text()
@@ -267,9 +268,9 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
     assert pd.read_csv(out / "6-csv.file").metric.tolist()[0] == "v_measure"  # intervals
     del outputs["intervals"]
     with pytest.raises(ValueError, match=r"missing \['intervals'\]"):
-        F.render_tables(*args, outputs, **kwargs)
+        render(*args, outputs, **kwargs)
     with pytest.raises(ValueError, match=r"not written \['table9'\]"):
-        F.render_tables(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}}, **kwargs)
+        render(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}}, **kwargs)
 
 
 def test_average_heading_says_how_many_of_the_papers_datasets_it_averages():

@@ -1,5 +1,6 @@
 # Scores and datasets -> the paper's tables (Markdown, CSV, LaTeX, HTML), each also beside the paper's numbers.
-# The rule names every file (table_path, common.smk); tecb.report.tables.render_tables writes exactly those, by key.
+# The rule names every file (table_path, common.smk); tecb.report.table_files.render_tables writes exactly those,
+# by key. Rule chance: the random-partition floor of each dataset (tecb.report.chance), a row under every table.
 
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
 REFERENCE = config["tables"]["reference"] or None
@@ -15,13 +16,44 @@ EXTRA_TABLE_STEMS = [
     for metric in config["tables"]["metrics"]
     if metric != "v_measure"
     for n in (2, 3)
-]
+] + (["table2_per_kind"] if config["tables"]["per_kind"] else [])
 # tables.statistics: Table 2's intervals and significance marks, and these CSV files.
 STATISTICS_STEMS = (
     ["table2_statistics", "intervals"]
     if config["tables"]["statistics"]["enabled"]
     else []
-)
+) + (["chance"] if config["tables"]["chance"]["enabled"] else [])
+
+
+def chance_path(dataset):
+    return result("chance", f"{dataset}.parquet")
+
+
+def chance_inputs(wildcards):
+    """The chance file of every dataset when tables.chance is on."""
+    if not config["tables"]["chance"]["enabled"]:
+        return []
+    return [chance_path(d) for d in DATASETS]
+
+
+rule chance:
+    """Scores of seeded random partitions of each split of a dataset (the chance row of the tables)."""
+    input:
+        splits=splits_path("{dataset}"),
+    output:
+        chance_path("{dataset}"),
+    log:
+        log_path("chance", "{dataset}.log"),
+    benchmark:
+        benchmark_path("chance", "{dataset}.tsv")
+    conda:
+        "../../envs/tables.yaml"
+    threads: 1
+    params:
+        n_draws=config["tables"]["chance"]["n_draws"],
+        seed=SEED,
+    script:
+        "../scripts/chance.py"
 TABLE_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 TABLE_FILES = [
     table_path(stem, ext)
@@ -36,6 +68,7 @@ rule tables:
         texts=[texts_path(d) for d in DATASETS],
         splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE, REFERENCE_TABLE1] if REFERENCE else [],
+        chance=chance_inputs,
     output:
         # one named output per table: its formats, its html (a report item) and the CSV-only statistics
         **{
@@ -68,6 +101,8 @@ rule tables:
         table2=config["tables"]["table2"],
         metrics=config["tables"]["metrics"],
         statistics=config["tables"]["statistics"],
+        chance=config["tables"]["chance"]["enabled"],
+        per_kind=config["tables"]["per_kind"],
         seed=SEED,
     script:
         "../scripts/tables.py"
