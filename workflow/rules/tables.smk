@@ -54,6 +54,8 @@ rule chance:
         seed=SEED,
     script:
         "../scripts/chance.py"
+
+
 TABLE_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 TABLE_FILES = [
     table_path(stem, ext)
