@@ -2,6 +2,10 @@
 # The rule names every file (table_path, common.smk); tecb.report.table_files.render_tables writes exactly those,
 # by key. Rule chance: the random-partition floor of each dataset (tecb.report.chance), a row under every table.
 
+
+include: "functions/tables.smk"
+
+
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
 REFERENCE = config["tables"]["reference"] or None
 REFERENCE_TABLE1 = (
