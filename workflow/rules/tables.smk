@@ -29,17 +29,6 @@ STATISTICS_STEMS = (
 ) + (["chance"] if config["tables"]["chance"]["enabled"] else [])
 
 
-def chance_path(dataset):
-    return result("chance", f"{dataset}.parquet")
-
-
-def chance_inputs(wildcards):
-    """The chance file of every dataset when tables.chance is on."""
-    if not config["tables"]["chance"]["enabled"]:
-        return []
-    return [chance_path(d) for d in DATASETS]
-
-
 rule chance:
     """Scores of seeded random partitions of each split of a dataset (the chance row of the tables)."""
     input:

@@ -11,3 +11,15 @@ def table_report(stem):
         subcategory="beside the paper" if stem.endswith("_vs_paper") else "this run",
         labels={"table": stem},
     )
+
+
+def chance_path(dataset):
+    """The random-partition scores of a dataset (rule chance)."""
+    return result("chance", f"{dataset}.parquet")
+
+
+def chance_inputs(wildcards):
+    """The chance file of every dataset when tables.chance is on."""
+    if not config["tables"]["chance"]["enabled"]:
+        return []
+    return [chance_path(d) for d in DATASETS]
