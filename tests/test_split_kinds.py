@@ -214,6 +214,7 @@ def test_tables_show_the_chance_row_per_kind_table_and_comparability(tmp_path):
     for stem in ("table3", "table2_ami", "table3_ami", "table2_per_kind"):
         assert T.CHANCE_ROW in (out / f"{stem}.md").read_text(), stem
     per_kind = pd.read_csv(out / "table2_per_kind.csv", index_col=0)
+    assert T.CHANCE_ROW not in per_kind.index and T.CHANCE_ROW not in pd.read_csv(out / "table2.csv", index_col=0).index
     assert list(per_kind.columns) == ["BlurbsClusteringS2S coarse", "BlurbsClusteringS2S fine"]
     assert per_kind.at["A", "BlurbsClusteringS2S coarse"] == pytest.approx(3.05)
     chance = pd.read_csv(out / "chance.csv")

@@ -128,6 +128,14 @@ def _check_outputs(outputs, keys) -> None:
             raise ValueError(f"tables: {key} is written as CSV only, not {sorted(outputs[key])}")
 
 
+def _write(table, paths, caption, *, csv_table, **options) -> None:
+    """``table`` to the formats of ``paths`` except CSV, which gets ``csv_table`` (the table without its chance
+    row: the CSV has one row per model or configuration; the chance numbers are in ``chance.csv``)."""
+    write_formats(table, {k: v for k, v in paths.items() if k != "csv"}, caption, **options)
+    if "csv" in paths:
+        write_text(to_csv(csv_table, options.get("decimals", 2)), paths["csv"])
+
+
 def _averages(columns) -> dict[str, list[str]]:
     """The average columns as :func:`tecb.report.tables.add_averages` forms them."""
     paper, other = [c for c in columns if c in PAPER_DATASETS], [c for c in columns if c not in PAPER_DATASETS]
@@ -269,17 +277,18 @@ def render_tables(
             scores if v else keep, t2, model_names, datasets, settings.table2, statistics, settings.seed, metric, kinds
         )
         long = long_m if v else long
-        chance_notes = []
+        chance_notes, plain2 = [], t2
         if chance is not None:
             t2, marks = chance.add_row(t2, marks, metric)
             chance_notes = [chance.note()]
-        write_formats(
+        _write(
             label_average(t2),
             outputs["table2" if v else f"table2_{metric}"],
             f"Table 2: {label} x 100, {cfg}, mean over splits.",
             mark_best=True,
             footnotes=notes2 + chance_notes + (nc_plain if v else []) + ([status] if status else []),
             suffix=label_average(marks),
+            csv_table=label_average(plain2),
         )
         present = summary[summary.model.isin(list(model_names))] if model_names and v else summary
         t3, n_models = table3(present, configurations, datasets=datasets, metric=metric)
@@ -289,16 +298,17 @@ def render_tables(
             if v and len(per_cell) and per_cell.min() < n_models
             else []
         )
-        marks3 = None
+        marks3, plain3 = None, t3
         if chance is not None:
             t3, marks3 = chance.add_row(t3, None, metric)
-        write_formats(
+        _write(
             label_average(t3),
             outputs["table3" if v else f"table3_{metric}"],
             f"Table 3: {label} x 100 per (algorithm, reduction), mean over the {n_models} model(s) present.",
             mark_best=True,
             footnotes=notes + chance_notes + (nc_plain if v else []) + ([status] if status else []),
             suffix=label_average(marks3),
+            csv_table=label_average(plain3),
         )
         log(to_markdown(label_average(t2), mark_best=True, suffix=label_average(marks)))
         if v:
@@ -404,15 +414,17 @@ def _per_kind_table(keep, settings: TableSettings, kinds, chance, opts, paths, c
     ]
     if not pairs:
         notes = ["No dataset of this run records split kinds (its splits are of one design)."]
+    plain = table
     if chance is not None and pairs:
         table, suffix = chance.add_row(table, suffix, "v_measure", [d for d, _ in pairs], [k for _, k in pairs])
         notes.append(chance.note())
-    write_formats(
+    _write(
         table,
         paths,
         f"Table 2 per split kind: V-measure x 100, {cfg}, mean over the splits of each kind.",
         mark_best=True,
         footnotes=notes,
         suffix=suffix,
+        csv_table=plain,
     )
     log(to_markdown(table, mark_best=True, suffix=suffix))
