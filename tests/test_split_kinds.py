@@ -233,3 +233,42 @@ def test_comparability_is_decided_in_one_place():
     assert line == (
         "Comparability with the paper's published numbers: A: comparable; B: not comparable (partial source)."
     )
+
+
+def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
+    """Random vectors carry nothing of the labels: the v2 protocol's AMI is about 0 on them, its V-measure above
+    0; the v2 table gets the chance row (not in its CSV)."""
+    from tecb.report import mteb_v2
+
+    rng = np.random.default_rng(0)
+    splits = pd.DataFrame(
+        {"split": np.repeat([0, 1], 150), "text_id": np.arange(300), "label": rng.integers(0, 4, 300).astype(str)}
+    )
+    splits.to_parquet(tmp_path / "s.parquet")
+    opts = {"sample_size": 300, "n_bootstraps": 3}
+    rows = C.mteb_v2_chance(
+        tmp_path / "s.parquet", tmp_path / "c.parquet", dataset="Mine", n_draws=3, seed=42, log=lambda m: None, **opts
+    )
+    assert len(rows) == 3 * 3 and rows.equals(pd.read_parquet(tmp_path / "c.parquet"))
+    assert abs(rows.ami.mean()) < 0.02 and rows.v_measure.mean() > 0.001
+    # the v2 table of a model (here random vectors too) with the chance row
+    x = rng.standard_normal((300, 8)).astype(np.float32)
+    from tecb.io import embedding_batch, embedding_schema, write_table
+
+    schema = embedding_schema(8, {"n_texts": 300})
+    import pyarrow as pa
+
+    write_table(pa.Table.from_batches([embedding_batch(schema, 0, x)]), tmp_path / "e.parquet")
+    mteb_v2.run(tmp_path / "e.parquet", tmp_path / "s.parquet", tmp_path / "m.parquet", dataset="Mine", seed=42, **opts)
+    paths = {ext: tmp_path / f"v2.{ext}" for ext in ("md", "csv", "tex", "html")}
+    mteb_v2.render_table(
+        {("m", "Mine"): tmp_path / "m.parquet"},
+        {"m": "M"},
+        ["Mine"],
+        paths,
+        tmp_path / "long.csv",
+        log=lambda m: None,
+        chance={"Mine": tmp_path / "c.parquet"},
+    )
+    md = paths["md"].read_text()
+    assert f"| {T.CHANCE_ROW} |" in md and T.CHANCE_ROW not in paths["csv"].read_text()

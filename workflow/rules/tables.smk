@@ -49,6 +49,34 @@ rule chance:
         "../scripts/chance.py"
 
 
+rule chance_mteb_v2:
+    """The MTEB v2 protocol (pool, bootstraps, k-means) on seeded random vectors: the v2 table's chance row."""
+    input:
+        splits=splits_path("{dataset}"),
+    output:
+        chance_mteb_v2_path("{dataset}"),
+    log:
+        log_path("chance", "{dataset}.mteb_v2.log"),
+    benchmark:
+        benchmark_path("chance", "{dataset}.mteb_v2.tsv")
+    conda:
+        "../../envs/cluster.yaml"
+    threads: config["cluster"]["threads"]
+    params:
+        n_draws=config["tables"]["chance"]["mteb_v2_draws"],
+        seed=SEED,
+        options={
+            k: v
+            for k, v in config["scoring"]["mteb_v2"].items()
+            if k != "max_documents"
+        },
+        max_documents=lambda wc: config["scoring"]["mteb_v2"]["max_documents"].get(
+            wc.dataset
+        ),
+    script:
+        "../scripts/chance_mteb_v2.py"
+
+
 TABLE_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 TABLE_FILES = [
     table_path(stem, ext)

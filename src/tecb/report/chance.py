@@ -91,3 +91,83 @@ def chance_summary(
             if not sub.empty:
                 out.append({"column": dataset, "kind": kind} | _cell(sub.groupby("draw")[metric].mean(), confidence))
     return pd.DataFrame(out, columns=["column", "kind", "mean", "ci_low", "ci_high"])
+
+
+def mteb_v2_chance(
+    splits_path, out_path, *, dataset: str, n_draws: int, seed: int, max_documents=None, log=print, **options
+) -> pd.DataFrame:
+    """The chance floor of the MTEB v2 table: :func:`tecb.report.mteb_v2.run` (the same pool, sub-sample,
+    bootstrap samples and k-means as a model's v2 score) on ``n_draws`` sets of seeded random vectors that carry
+    nothing of the texts, so each k-means partition is a random partition with the level's number of clusters.
+    Writes one row per (draw, level, bootstrap) (``v_measure``, ``ami``) to ``out_path``; a v2 chance cell is the
+    mean over draws of each draw's mean."""
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow as pa
+
+    from tecb.io import embedding_batch, embedding_schema, write_table
+    from tecb.report import mteb_v2
+
+    if n_draws < 1:
+        raise ValueError(f"n_draws must be at least 1, got {n_draws}")
+    n = int(pd.read_parquet(splits_path, columns=["text_id"]).text_id.max()) + 1
+    rng = np.random.default_rng(seed)
+    frames = []
+    with tempfile.TemporaryDirectory() as tmp:
+        vectors, rows_path = Path(tmp) / "random.parquet", Path(tmp) / "rows.parquet"
+        schema = embedding_schema(8, {"n_texts": n})
+        for draw in range(n_draws):
+            x = rng.standard_normal((n, 8)).astype(np.float32)
+            write_table(pa.Table.from_batches([embedding_batch(schema, 0, x)]), vectors)
+            rows = mteb_v2.run(
+                vectors,
+                splits_path,
+                rows_path,
+                dataset=dataset,
+                seed=seed,
+                max_documents=max_documents,
+                log=lambda *a: None,
+                **options,
+            )
+            frames.append(rows[["level", "bootstrap", "v_measure", "ami"]].assign(draw=np.int32(draw)))
+    out = pd.concat(frames, ignore_index=True)[["draw", "level", "bootstrap", "v_measure", "ami"]]
+    write_table(pa.Table.from_pandas(out, preserve_index=False).replace_schema_metadata(None), out_path)
+    log(f"{dataset}: MTEB v2 protocol on random vectors: V-measure {out.v_measure.mean():.4f} over {n_draws} draws")
+    return out
+
+
+def mteb_v2_chance_cells(chance: Mapping[str, pd.DataFrame], *, metric: str, confidence: float) -> pd.DataFrame:
+    """Per dataset of ``chance`` (dataset -> :func:`mteb_v2_chance` rows): ``column, mean, ci_low, ci_high``."""
+    rows = [{"column": d} | _cell(r.groupby("draw")[metric].mean(), confidence) for d, r in chance.items()]
+    return pd.DataFrame(rows, columns=["column", "mean", "ci_low", "ci_high"])
+
+
+def add_chance_row(
+    table: pd.DataFrame, suffix: pd.DataFrame | None, cells: pd.DataFrame, keys: Sequence[tuple[str, str]] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``table`` (x 100) with the chance row appended, and its suffix with "‡" before every cell that is not above
+    the chance range's upper end (compared as printed, 2 decimals) and the range in the chance row.
+
+    ``cells``: ``column``, ``mean``, ``ci_low``, ``ci_high`` (0..1) and optionally ``kind``; ``keys``: the
+    (column, kind) of each table column (default: the column itself, kind "")."""
+    from tecb.report.tables import CHANCE_ROW
+
+    cells = cells if "kind" in cells.columns else cells.assign(kind="")
+    lookup = {(r["column"], r["kind"]): r for r in cells.to_dict("records")}
+    found = [lookup.get(k) for k in (keys or [(c, "") for c in table.columns])]
+    row = pd.DataFrame([[c["mean"] * 100 if c else np.nan for c in found]], index=[CHANCE_ROW], columns=table.columns)
+    out = pd.concat([table, row])
+    out.index.name = table.index.name
+    marks = pd.DataFrame("", index=out.index, columns=out.columns, dtype=object)
+    if suffix is not None:
+        marks.loc[suffix.index, suffix.columns] = suffix
+    for j, (col, c) in enumerate(zip(out.columns, found)):
+        if c is None:
+            continue
+        for name in table.index:
+            v = table.at[name, col]
+            if pd.notna(v) and round(float(v), 2) <= round(c["ci_high"] * 100, 2):
+                marks.at[name, col] = "‡" + marks.at[name, col]
+        marks.iat[len(out) - 1, j] = f" [{c['ci_low'] * 100:.2f}, {c['ci_high'] * 100:.2f}]"
+    return out, marks

@@ -162,38 +162,14 @@ class _Chance:
             ignore_index=True,
         )
 
-    def cell(self, metric: str, column: str, kind: str = "") -> dict | None:
-        s = self.summary
-        hit = s[(s.metric == metric) & (s.column == column) & (s.kind == kind)]
-        return hit.iloc[0].to_dict() if len(hit) else None
-
     def add_row(self, table: pd.DataFrame, suffix: pd.DataFrame | None, metric: str, columns=None, kinds=None):
-        """``table`` with the chance row appended and every cell not above the chance interval marked ‡ in the
-        returned suffix (a new one when ``suffix`` is None). ``columns``/``kinds``: the (dataset, kind) of each
-        column (default: the column itself, no kind)."""
+        """``table`` with the chance row appended and every cell not above the chance range marked ‡ in the
+        returned suffix (:func:`tecb.report.chance.add_chance_row`). ``columns``/``kinds``: the (dataset, kind)
+        of each column (default: the column itself, no kind)."""
+        from tecb.report.chance import add_chance_row
+
         keys = list(zip(columns or table.columns, kinds or [""] * len(table.columns)))
-        cells = [self.cell(metric, c, k) for c, k in keys]
-        out = pd.concat(
-            [
-                table,
-                pd.DataFrame(
-                    [[c["mean"] * 100 if c else float("nan") for c in cells]], index=[CHANCE_ROW], columns=table.columns
-                ),
-            ]
-        )
-        out.index.name = table.index.name
-        marks = pd.DataFrame("", index=out.index, columns=out.columns, dtype=object)
-        if suffix is not None:
-            marks.loc[suffix.index, suffix.columns] = suffix
-        for j, (col, c) in enumerate(zip(out.columns, cells)):
-            if c is None:
-                continue
-            for name in table.index:
-                v = table.at[name, col]
-                if pd.notna(v) and round(float(v), 2) <= round(c["ci_high"] * 100, 2):
-                    marks.at[name, col] = "‡" + marks.at[name, col]
-            marks.iat[len(out) - 1, j] = f" [{c['ci_low'] * 100:.2f}, {c['ci_high'] * 100:.2f}]"
-        return out, marks
+        return add_chance_row(table, suffix, self.summary[self.summary.metric == metric], keys)
 
     def note(self) -> str:
         return (

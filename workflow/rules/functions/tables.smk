@@ -23,3 +23,15 @@ def chance_inputs(wildcards):
     if not config["tables"]["chance"]["enabled"]:
         return []
     return [chance_path(d) for d in DATASETS]
+
+
+def chance_mteb_v2_path(dataset):
+    """The MTEB v2 protocol on random vectors for a dataset (rule chance_mteb_v2)."""
+    return result("chance", f"{dataset}.mteb_v2.parquet")
+
+
+def chance_mteb_v2_inputs(wildcards):
+    """The v2 chance file of every dataset when tables.chance is on (read by the mteb_v2_table rule)."""
+    if not config["tables"]["chance"]["enabled"]:
+        return []
+    return [chance_mteb_v2_path(d) for d in DATASETS]
