@@ -137,9 +137,21 @@ def mteb_v2_chance(
     return out
 
 
-def mteb_v2_chance_cells(chance: Mapping[str, pd.DataFrame], *, metric: str, confidence: float) -> pd.DataFrame:
-    """Per dataset of ``chance`` (dataset -> :func:`mteb_v2_chance` rows): ``column, mean, ci_low, ci_high``."""
-    rows = [{"column": d} | _cell(r.groupby("draw")[metric].mean(), confidence) for d, r in chance.items()]
+def mteb_v2_chance_cells(
+    chance: Mapping[str, pd.DataFrame],
+    *,
+    metric: str,
+    confidence: float,
+    averages: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Per dataset of ``chance`` (dataset -> :func:`mteb_v2_chance` rows) and per average column of ``averages``
+    (name -> datasets; per draw the mean over them): ``column, mean, ci_low, ci_high``."""
+    per_draw = {d: r.groupby("draw")[metric].mean() for d, r in chance.items()}
+    rows = [{"column": d} | _cell(s, confidence) for d, s in per_draw.items()]
+    for name, group in (averages or {}).items():
+        if group and all(d in per_draw for d in group):
+            both = pd.concat([per_draw[d] for d in group], axis=1, join="inner")
+            rows.append({"column": name} | _cell(both.mean(axis=1), confidence))
     return pd.DataFrame(rows, columns=["column", "mean", "ci_low", "ci_high"])
 
 

@@ -245,7 +245,10 @@ def render_table(
         from tecb.report.chance import add_chance_row, mteb_v2_chance_cells
 
         cells = mteb_v2_chance_cells(
-            {d: pd.read_parquet(p) for d, p in chance.items()}, metric=metric, confidence=confidence
+            {d: pd.read_parquet(p) for d, p in chance.items()},
+            metric=metric,
+            confidence=confidence,
+            averages=T.average_groups([c for c in datasets if c in chance]),
         )
         table, suffix = add_chance_row(table, suffix, cells)
         notes.append(

@@ -22,10 +22,10 @@ from tecb.report.render import FORMATS, stem_paths, to_csv, to_markdown, write_f
 from tecb.report.tables import (
     CHANCE_ROW,
     METRIC_LABELS,
-    OTHER_AVERAGE,
     PAPER_DATASETS,
     STATISTICS_DEFAULTS,
     TABLE1_LABELS,
+    average_groups,
     dataset_stats,
     label_average,
     summarize,
@@ -136,12 +136,6 @@ def _write(table, paths, caption, *, csv_table, **options) -> None:
         write_text(to_csv(csv_table, options.get("decimals", 2)), paths["csv"])
 
 
-def _averages(columns) -> dict[str, list[str]]:
-    """The average columns as :func:`tecb.report.tables.add_averages` forms them."""
-    paper, other = [c for c in columns if c in PAPER_DATASETS], [c for c in columns if c not in PAPER_DATASETS]
-    return {"Average": paper} | ({OTHER_AVERAGE: other} if other else {}) if paper else {"Average": other}
-
-
 class _Chance:
     """The random-partition floor of every (column, metric) of a run (:mod:`tecb.report.chance`)."""
 
@@ -155,7 +149,11 @@ class _Chance:
         self.summary = pd.concat(
             [
                 chance_summary(
-                    self.rows, metric=m, confidence=confidence, averages=_averages(columns), split_kinds=split_kinds
+                    self.rows,
+                    metric=m,
+                    confidence=confidence,
+                    averages=average_groups(columns),
+                    split_kinds=split_kinds,
                 ).assign(metric=m)
                 for m in ("v_measure", "ami", "ari", "homogeneity", "completeness")
             ],

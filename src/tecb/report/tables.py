@@ -77,6 +77,13 @@ def add_averages(wide: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def average_groups(columns) -> dict[str, list[str]]:
+    """The average columns :func:`add_averages` appends to ``columns`` (datasets), each with the datasets it
+    averages."""
+    paper, other = [c for c in columns if c in PAPER_DATASETS], [c for c in columns if c not in PAPER_DATASETS]
+    return {"Average": paper} | ({OTHER_AVERAGE: other} if other else {}) if paper else {"Average": other}
+
+
 def average_label(columns) -> str:
     """The heading of the ``Average`` column: ``Average`` when it averages all six of the paper's datasets (or
     none of them: then it averages the run's own), else ``Average (k of the paper's 6)``, so that it is not
