@@ -14,6 +14,7 @@ from tecb import io
 from tecb.data import datasets
 from tecb.data import demo as demo_data
 from tecb.report import chance as C
+from tecb.report import chance_v2 as C2
 from tecb.report import paper as P
 from tecb.report import stats as S
 from tecb.report import tables as T
@@ -246,7 +247,7 @@ def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     )
     splits.to_parquet(tmp_path / "s.parquet")
     opts = {"sample_size": 300, "n_bootstraps": 3}
-    rows = C.mteb_v2_chance(
+    rows = C2.mteb_v2_chance(
         tmp_path / "s.parquet", tmp_path / "c.parquet", dataset="Mine", n_draws=3, seed=42, log=lambda m: None, **opts
     )
     assert len(rows) == 3 * 3 and rows.equals(pd.read_parquet(tmp_path / "c.parquet"))

@@ -2,7 +2,7 @@
 
 from threadpoolctl import threadpool_limits
 
-from tecb.report.chance import mteb_v2_chance
+from tecb.report.chance_v2 import mteb_v2_chance
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

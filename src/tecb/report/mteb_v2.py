@@ -216,7 +216,7 @@ def render_table(
     """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") to ``table_paths`` (format
     -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
     rule passes its declared outputs. ``files`` as for :func:`collect`. ``chance`` (dataset -> path of
-    :func:`tecb.report.chance.mteb_v2_chance`) adds the chance row (not in the CSV) and marks ‡ the cells not
+    :func:`tecb.report.chance_v2.mteb_v2_chance`) adds the chance row (not in the CSV) and marks ‡ the cells not
     above its ``confidence`` range."""
     from tecb.io import write_text
     from tecb.report import render as R
