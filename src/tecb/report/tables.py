@@ -254,8 +254,7 @@ def table2_statistics(
         return None, [], None
     keep = scores[scores.model.isin(list(model_names))] if model_names else scores
     columns = [c for c in t2.columns if c not in ("Average", OTHER_AVERAGE)]
-    paper, other = [c for c in columns if c in PAPER_DATASETS], [c for c in columns if c not in PAPER_DATASETS]
-    averages = {"Average": paper} | ({OTHER_AVERAGE: other} if other else {}) if paper else {"Average": other}
+    averages = average_groups(columns)
     long = S.table_statistics(
         keep,
         algorithm=table2_config["algorithm"],
