@@ -98,7 +98,8 @@ def paper_rows(paths: list[str], dim: int) -> list[dict]:
                 spec = dict(reductions.get(reduction, {"method": reduction}))
                 method = spec.pop("method")
                 extra = reduce.memory_estimate(method, n, dim, **spec) + 2 * embeddings_bytes
-                declared = int(algorithms.HEADROOM * (500 + -(-extra // 1_000_000)))  # reduce.job_memory_mb
+                base = 500 + (reduce.UMAP_IMPORTS_MB if method != "pca" else 0)
+                declared = int(algorithms.HEADROOM * (base + -(-extra // 1_000_000)))  # reduce.job_memory_mb
                 job = f"reduce {reduction} at {n} x {dim}"
             else:
                 spec = algos.get(algorithm, {"method": algorithm})

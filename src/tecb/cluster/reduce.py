@@ -166,10 +166,16 @@ def memory_estimate(method: str, n: int, dim: int, n_neighbors: int = 15, **_spe
     return copy + n * 2000 * max(1, n_neighbors) // 15
 
 
+#: What umap, pynndescent and numba's compiled code add to a job process (MB): a demo-sized UMAP job peaked at
+#: 526 MB against ~280 MB for a clustering job (benchmarks/resources_check.md).
+UMAP_IMPORTS_MB = 250
+
+
 def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
-    split, ``base_mb`` (Python and imports) and twice the embeddings file, times the clustering jobs' headroom
-    (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the inputs exist."""
+    split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and twice the embeddings file,
+    times the clustering jobs' headroom (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the
+    inputs exist."""
     import os
 
     from tecb.cluster.algorithms import HEADROOM, split_shape
@@ -178,8 +184,10 @@ def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) 
         return base_mb
     n, dim = split_shape(splits_path, embeddings_path)
     spec = dict(spec)
-    extra = memory_estimate(spec.pop("method"), n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
-    return int(HEADROOM * (base_mb + -(-extra // 1_000_000)))
+    method = spec.pop("method")
+    extra = memory_estimate(method, n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
+    base = base_mb + (UMAP_IMPORTS_MB if method != "pca" else 0)
+    return int(HEADROOM * (base + -(-extra // 1_000_000)))
 
 
 def reduce_splits(embeddings: np.ndarray, splits, spec: dict, seed: int = 42, log=print):
