@@ -451,6 +451,7 @@ def cluster_splits(
     rows, timings, predictions = [], [], []
     for split, points, labels in points_by_split:
         n_labels = len(set(labels.tolist()))
+        log(f"split {split}: {method} on {len(labels)} x {points.shape[1]} ...")  # a long step says what it does
         start = time.perf_counter()
         predicted = cluster(
             points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb, log=log, **params

@@ -195,6 +195,7 @@ def reduce_splits(embeddings: np.ndarray, splits, spec: dict, seed: int = 42, lo
     spec = dict(spec)
     method = spec.pop("method")
     for split, ids, _labels in splits:
+        log(f"split {split}: reducing {len(ids)} x {embeddings.shape[1]} with {method} ...")  # a long step says so
         coords = reduce(embeddings[ids], method, seed=seed, **spec)
         log(f"split {split}: {len(ids)} x {embeddings.shape[1]} -> {coords.shape[1]} ({method})")
         yield split, ids, coords
