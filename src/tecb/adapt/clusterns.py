@@ -10,7 +10,7 @@ margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient
 
 from __future__ import annotations
 
-from tecb.adapt.simcse import cosine_matrix, infonce_loss, text_batches, two_views
+from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views
 from tecb.adapt.training import Phase
 
 # ClusterNS Appendix A (grid) with the values of the authors' released run script (run_non_prompt.sh: 2 GPUs x
@@ -107,7 +107,7 @@ class BatchKMeans:
 
     def step(self, z1, z2, t: int, rng):
         """Advance by one training step; return ``(labels, hard negatives)`` or ``None`` before clustering starts."""
-        z1 = z1.detach().float()
+        z1 = full_precision(z1.detach())
         if self.centroids is None:
             mean_cos = float(cosine_matrix(z1, z2.detach()).mean())
             if t >= self.warmup_steps and mean_cos <= self.threshold and z1.shape[0] >= self.k:

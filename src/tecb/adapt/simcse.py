@@ -21,11 +21,19 @@ DEFAULTS = {
 }
 
 
+def full_precision(x):
+    """``x`` in float32 if it is half precision (autocast), else as it is."""
+    import torch
+
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
 def cosine_matrix(a, b):
-    """Cosine similarities of every row of ``a`` with every row of ``b``."""
+    """Cosine similarities of every row of ``a`` with every row of ``b`` (half precision computed in float32)."""
     import torch.nn.functional as F
 
-    return F.normalize(a.float(), dim=-1) @ F.normalize(b.float(), dim=-1).T
+    a, b = full_precision(a), full_precision(b)
+    return F.normalize(a, dim=-1) @ F.normalize(b.to(a.dtype), dim=-1).T
 
 
 def infonce_loss(z1, z2, temperature: float, hard=None, hard_weight: float = 1.0):
