@@ -1,6 +1,6 @@
-"""argueBERT-style sentence-pair objectives (Behrendt & Harmeling, 2021): BERT's next-sentence prediction is
-replaced by binary pair classification (similarity prediction, order prediction, graph-edge validation), then
-the encoder is fine-tuned siamese (SBERT, cosine similarity with MSE, Eq. 1).
+"""argueBERT-style sentence-pair objectives (the argueBERT paper, ``shared/papers/004_*``): BERT's next-sentence
+prediction is replaced by binary pair classification (similarity prediction, order prediction, graph-edge
+validation), then the encoder is fine-tuned siamese (SBERT, cosine similarity with MSE, Eq. 1).
 
 Phase ``pairs``: each pair ``[CLS] a [SEP] b [SEP]`` goes through the encoder as one sequence; the [CLS] state
 goes through a head of the shape of BERT's pooler + NSP classifier (dense, tanh, 2 logits), one head per
