@@ -51,10 +51,10 @@ def test_stratified_interval_width_matches_the_closed_form():
 def test_stratified_interval_over_datasets_strata_per_dataset():
     """A list of datasets: kinds only for the first; the second is resampled as one block."""
     blurbs, other = np.array([0.0] * 5 + [1.0] * 5), np.full(6, 0.4)
-    lo, hi = S.bootstrap_interval([blurbs, other], strata=[["c"] * 5 + ["f"] * 5, None])
+    lo, hi = S.bootstrap_interval([blurbs, other], strata=[["c"] * 5 + ["f"] * 5, None], seed=42)
     assert lo == pytest.approx(0.45) and hi == pytest.approx(0.45)
     with pytest.raises(ValueError, match="split kinds"):
-        S.bootstrap_interval(blurbs, strata=["c"] * 3)
+        S.bootstrap_interval(blurbs, strata=["c"] * 3, seed=42)
 
 
 def test_plain_interval_is_unchanged_by_the_strata_code():
@@ -75,10 +75,10 @@ def test_stratified_wilcoxon_is_van_elteren_computed_by_hand():
     of n=3 (counts 1,1,1,2,1,1,1 for 0..6) and W_A + W_B >= 9 in 12 of 64 patterns: p = 12/64."""
     d = np.array([0.01, 0.02, -0.03, 1.0, 2.0, 3.0])
     kinds = ["a"] * 3 + ["b"] * 3
-    assert S.paired_pvalue(d, test="wilcoxon") == pytest.approx(5 / 64)
-    assert S.paired_pvalue(d, strata=kinds, test="wilcoxon") == pytest.approx(12 / 64)
+    assert S.paired_pvalue(d, test="wilcoxon", seed=42) == pytest.approx(5 / 64)
+    assert S.paired_pvalue(d, strata=kinds, test="wilcoxon", seed=42) == pytest.approx(12 / 64)
     # one kind only: the plain (exact) Wilcoxon test
-    assert S.paired_pvalue(d, strata=["a"] * 6, test="wilcoxon") == pytest.approx(5 / 64)
+    assert S.paired_pvalue(d, strata=["a"] * 6, test="wilcoxon", seed=42) == pytest.approx(5 / 64)
 
 
 def test_stratified_signed_rank_with_one_kind_equals_scipys_exact_wilcoxon():
@@ -96,7 +96,9 @@ def test_stratified_signed_rank_with_one_kind_equals_scipys_exact_wilcoxon():
 def test_stratified_bootstrap_test_and_unchanged_permutation_test():
     d = np.array([0.01, 0.02, -0.005, 0.3, 0.28, 0.33, 0.31])
     kinds = ["a"] * 3 + ["b"] * 4
-    assert S.paired_pvalue(d, strata=kinds, test="permutation") == S.paired_pvalue(d, test="permutation")
+    assert S.paired_pvalue(d, strata=kinds, test="permutation", seed=42) == S.paired_pvalue(
+        d, test="permutation", seed=42
+    )
     p_strat = S.paired_pvalue(d, strata=kinds, test="bootstrap", seed=2)
     assert p_strat == S.paired_pvalue(d, strata=kinds, test="bootstrap", seed=2) and p_strat < 0.01
 
@@ -117,13 +119,13 @@ def _kind_scores(n_models=2):
 def test_table_statistics_and_kind_means_use_the_split_kinds():
     scores = _kind_scores()
     kinds = {"BlurbsClusteringS2S": {s: "coarse" if s < 4 else "fine" for s in range(8)}}
-    common = dict(algorithm="kmeans", reduction="none", datasets=["BlurbsClusteringS2S"], n_resamples=2000)
+    common = dict(algorithm="kmeans", reduction="none", datasets=["BlurbsClusteringS2S"], n_resamples=2000, seed=42)
     plain = S.table_statistics(scores, **common)
     strat = S.table_statistics(scores, split_kinds=kinds, **common)
     a_plain, a_strat = plain[plain.model == "a"].iloc[0], strat[strat.model == "a"].iloc[0]
     assert a_strat["mean"] == a_plain["mean"]
     assert (a_strat.ci_high - a_strat.ci_low) * 5 < a_plain.ci_high - a_plain.ci_low
-    per = S.kind_means(scores, algorithm="kmeans", reduction="none", split_kinds=kinds, n_resamples=500)
+    per = S.kind_means(scores, algorithm="kmeans", reduction="none", split_kinds=kinds, n_resamples=500, seed=42)
     got = per.set_index(["model", "kind"])["mean"]
     assert got["a", "coarse"] == pytest.approx(np.mean([0.03, 0.031, 0.029, 0.032]))
     assert got["b", "fine"] == pytest.approx(np.mean([0.31, 0.305, 0.312, 0.309]) - 0.01)
@@ -134,7 +136,9 @@ def test_table_statistics_and_kind_means_use_the_split_kinds():
 
 def test_blurbs_build_records_split_kinds_without_changing_its_splits(tmp_path):
     zip_path = demo_data.write_germeval_zip(tmp_path / "germeval2019.zip", books_per_genre=6)
-    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, zip_path)
+    ds = datasets.build_from_config(
+        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, zip_path, seed=42
+    )
     kinds = ds.provenance["split_kinds"]
     assert len(kinds) == len(ds.splits)
     assert kinds[:20] == ["coarse"] * 10 + ["fine"] * 10 and set(kinds[20:]) == {"within-genre"}

@@ -97,7 +97,7 @@ def _boot_means(blocks: list[np.ndarray], n_resamples: int, rng: np.random.Gener
 
 
 def bootstrap_interval(
-    values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 42
+    values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (one score per split).
 
@@ -155,7 +155,7 @@ def _stratified_signed_rank(d: np.ndarray, kinds: np.ndarray, n_resamples: int, 
     return (1 + hits) / (n_resamples + 1)
 
 
-def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int = 42) -> float:
+def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
     """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other).
 
     ``diffs``: one array of per-split differences, or a list of them (one per dataset; the statistic is then the
@@ -210,7 +210,7 @@ def compare_to_best(
     test: str = "wilcoxon",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
 ) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, Holm-adjusted.
 
@@ -291,7 +291,7 @@ def intervals(
     split_kinds: Mapping[str, Mapping[int, str]] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
 ) -> pd.DataFrame:
     """Per (model, dataset, reduction, algorithm): mean, std, n_splits and the bootstrap interval of the mean
     (stratified by split kind where ``split_kinds`` has the dataset)."""
@@ -329,7 +329,7 @@ def table_statistics(
     alpha: float = 0.05,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
     averages: Mapping[str, Sequence[str]] | None = None,
     split_kinds: Mapping[str, Mapping[int, str]] | None = None,
 ) -> pd.DataFrame:
@@ -464,7 +464,7 @@ def kind_means(
     metric: str = "v_measure",
     confidence: float = 0.95,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
 ) -> pd.DataFrame:
     """Per (model, dataset with split kinds, kind): the mean over that kind's splits and its bootstrap interval.
 

@@ -248,7 +248,15 @@ def render_tables(
         summary = summarize(scores) if v else summarize(keep, metric)
         t2 = table2(summary, model_names, datasets=datasets, metric=metric, **settings.table2)
         marks, notes2, long_m = table2_statistics(
-            scores if v else keep, t2, model_names, datasets, settings.table2, statistics, settings.seed, metric, kinds
+            scores if v else keep,
+            t2,
+            model_names,
+            datasets,
+            settings.table2,
+            statistics,
+            seed=settings.seed,
+            metric=metric,
+            split_kinds=kinds,
         )
         long = long_m if v else long
         chance_notes, plain2 = [], t2

@@ -240,7 +240,8 @@ def table2_statistics(
     datasets,
     table2_config,
     statistics: dict | None,
-    seed: int = 42,
+    *,
+    seed: int,
     metric: str = "v_measure",
     split_kinds: dict | None = None,
 ):
