@@ -129,3 +129,40 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
     assert len(jobs) == len(planned), (acct, planned)
     assert "submitted with SLURM jobid" in proc.stdout
+
+
+def _accounting(env, since: str) -> list[list[str]]:
+    """(comment, partition, ReqTRES, state) of every SLURM job since ``since``."""
+    acct = subprocess.run(
+        ["sacct", "-a", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,Partition,ReqTRES,State"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    return [line.split("|")[1:] for line in acct.strip().splitlines()]
+
+
+def test_second_run_folder_reuses_the_embedding_cache_on_slurm(slurm_env, tmp_path):
+    """embed.cache_dir on the cluster: run a computes both entries (the tiny-bert one on the GPU), run b submits
+    no embedding job for TF-IDF (same key) and links the same bytes; embed_key and embed_cached stay local."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    work = _project(tmp_path / "cache")
+    config = dict(TINY, embed={**TINY["embed"], "cache_dir": "resources/embedding-cache"})
+    (work / "config" / "cache.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env = {"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]}
+    dataset = next(iter(TINY["datasets"]))
+    jobs = {}
+    for run in ("a", "b"):
+        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
+        targets = [f"results/{run}/embeddings/{m}/{dataset}.parquet" for m in TINY["models"]]
+        run_snakemake(
+            work, *targets, "--workflow-profile", "profiles/slurm", "--configfile", "config/cache.yaml",
+            "--config", f"run={run}", env=env,
+        )  # fmt: skip
+        jobs[run] = _accounting(slurm_env, since)
+        assert jobs[run] and all(j[3] == "COMPLETED" for j in jobs[run]), jobs[run]
+        assert not any(j[0].startswith(("rule_embed_key", "rule_embed_cached")) for j in jobs[run]), jobs[run]
+    computed = {run: [j for j in jobs[run] if j[0].startswith("rule_embed_compute_")] for run in jobs}
+    assert len(computed["a"]) == 2 and len(computed["b"]) == 1, computed  # b: tiny-bert only (built in the run)
+    assert sorted((j[1], "gres/gpu=1" in j[2]) for j in computed["a"]) == [("cpu", False), ("gpu", True)], computed
+    assert computed["b"][0][1] == "gpu" and "gres/gpu=1" in computed["b"][0][2], computed
+    tfidf = [work / "results" / run / "embeddings" / "tfidf" / f"{dataset}.parquet" for run in ("a", "b")]
+    assert tfidf[0].read_bytes() == tfidf[1].read_bytes()
