@@ -22,7 +22,8 @@ def gpu_rules() -> set[str]:
     """Rules whose `resources:` declare `gpu=` (embed: 1 for neural models; pretrain: 1)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
+        # rules at top level or indented (inside `if`): the body is what is indented deeper than `rule`
+        for _, name, body in re.findall(r"^([ \t]*)rule (\w+):\n((?:\1[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
             if re.search(r"^\s+resources:\s*\n(?:\s{8,}.*\n)*?\s{8,}gpu\s*=", body, flags=re.M):
                 found.add(name)
     return found
@@ -37,7 +38,7 @@ def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them():
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values()), partitions
     assert "slurm_partition" not in profile["default-resources"]
     rules = gpu_rules()
-    assert {"embed", "pretrain"} <= rules, rules
+    assert {"embed", "embed_compute", "pretrain"} <= rules, rules
     for rule in rules:
         spec = profile["set-resources"].get(rule)
         assert spec, f"profiles/slurm: no set-resources for the GPU rule {rule!r}"
