@@ -7,13 +7,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 
 import json
 
-import torch
-
 from tecb.embed.encode import embed_dataset
-from tecb.runlog import open_log
+from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
-torch.set_num_threads(snakemake.threads)
+if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
+    import torch
+
+    torch.set_num_threads(snakemake.threads)
 model, dataset = snakemake.params.owner["model"], snakemake.params.owner["dataset"]
 embed_options = dict(snakemake.config.get("embed", {}))
 model_batch_size = snakemake.config["models"][model].get("batch_size")
@@ -35,3 +36,4 @@ embed_dataset(
     model_digest=digest,
     timings_path=snakemake.output.timings,
 )
+finish()  # skip the interpreter teardown: every output is written

@@ -4,7 +4,7 @@
 from tecb.embed.cache import cache_key, model_content
 from tecb.embed.spec import file_sha256
 from tecb.io import write_json
-from tecb.runlog import open_log
+from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
 record = {
@@ -27,3 +27,4 @@ record["key"] = cache_key(
 )
 log(f"cache key {record['key']}")
 write_json(record, snakemake.output[0])
+finish()  # skip the interpreter teardown: every output is written
