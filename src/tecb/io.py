@@ -288,6 +288,29 @@ def _read_parquet(path, what: str) -> pa.Table:
         ) from exc
 
 
+def read_parquet_schema(path, what: str) -> pa.Schema:
+    """The schema of a Parquet file (its footer only); an unreadable file is a :class:`ContractError` naming it and
+    what to do, as :func:`_read_parquet` says it (for input functions that look before a job runs)."""
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise ContractError(
+            f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
+            "delete it and re-run the workflow to recompute it"
+        ) from exc
+
+
+def read_parquet_columns(path, columns: list[str], what: str) -> pa.Table:
+    """Some columns of a Parquet file; an unreadable file is a :class:`ContractError` naming it (see above)."""
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise ContractError(
+            f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
+            "delete it and re-run the workflow to recompute it"
+        ) from exc
+
+
 def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_columns: tuple) -> None:
     """Columns and types of an embeddings/reduced file; a damaged schema is a :class:`ContractError` naming the file."""
     try:
