@@ -113,7 +113,10 @@ def germeval(kind: str):
             with zipfile.ZipFile(good) as zf:
                 text = zf.read(next(n for n in zf.namelist() if n.endswith("blurbs_train.txt")))
             if kind == "latin1":
-                write(target / "blurbs_train.txt", text.decode("utf-8").encode("latin-1", "replace") + "Straße".encode("latin-1"))
+                write(
+                    target / "blurbs_train.txt",
+                    text.decode("utf-8").encode("latin-1", "replace") + "Straße".encode("latin-1"),
+                )
             elif kind == "gz truncated":
                 write(target / "blurbs_train.txt.gz", gzip.compress(text)[:-40])
             else:
@@ -244,8 +247,19 @@ def local_model(kind: str):
         if kind == "a file":
             path = "models/mine/config.json"
         if kind == "st module":
-            write(folder / "modules.json", json.dumps([{"idx": 0, "name": "0", "path": "0_Transformer",
-                                                       "type": "sentence_transformers.models.Transformer"}]))
+            write(
+                folder / "modules.json",
+                json.dumps(
+                    [
+                        {
+                            "idx": 0,
+                            "name": "0",
+                            "path": "0_Transformer",
+                            "type": "sentence_transformers.models.Transformer",
+                        }
+                    ]
+                ),
+            )
             write(folder / "0_Transformer" / "config.json", json.dumps(BERT_CONFIG))
             (folder / "model.safetensors").unlink()
         cfg["models"]["mine"] = {"name": "Mine", "kind": "local", "path": path}
@@ -287,40 +301,158 @@ def yaml_text(text: str):
 # (case id, how to break it, expected stage, fragments of the message: all must appear)
 CASES = [
     # --- custom files: columns, format, encoding, records ---------------------------------------------------
-    ("text_column not in file", with_file("mine.tsv", GOOD_TSV, text_column="sentence"), ["datasets.Mine", "data/mine.tsv", "no column 'sentence'", "text_column"]),
-    ("label_column not in file", with_file("mine.tsv", GOOD_TSV, label_column="topic"), ["datasets.Mine", "no column 'topic'", "label_column"]),
-    ("split_column not in file", with_file("mine.tsv", GOOD_TSV, split_column="fold2", n_splits=None), ["datasets.Mine", "no column 'fold2'", "split_column"]),
-    ("latin-1 tsv", with_file("mine.tsv", GOOD_TSV.replace("über", "Größe").encode("latin-1")), ["datasets.Mine", "data/mine.tsv", "not UTF-8", "iconv"]),
-    ("windows-1252 quotes", with_file("mine.tsv", "text\tlabel\n\u201eZitat\u201c eins\ta\nzwei\tb\n".encode("cp1252")), ["datasets.Mine", "not UTF-8"]),
+    (
+        "text_column not in file",
+        with_file("mine.tsv", GOOD_TSV, text_column="sentence"),
+        ["datasets.Mine", "data/mine.tsv", "no column 'sentence'", "text_column"],
+    ),
+    (
+        "label_column not in file",
+        with_file("mine.tsv", GOOD_TSV, label_column="topic"),
+        ["datasets.Mine", "no column 'topic'", "label_column"],
+    ),
+    (
+        "split_column not in file",
+        with_file("mine.tsv", GOOD_TSV, split_column="fold2", n_splits=None),
+        ["datasets.Mine", "no column 'fold2'", "split_column"],
+    ),
+    (
+        "latin-1 tsv",
+        with_file("mine.tsv", GOOD_TSV.replace("über", "Größe").encode("latin-1")),
+        ["datasets.Mine", "data/mine.tsv", "not UTF-8", "iconv"],
+    ),
+    (
+        "windows-1252 quotes",
+        with_file("mine.tsv", "text\tlabel\n\u201eZitat\u201c eins\ta\nzwei\tb\n".encode("cp1252")),
+        ["datasets.Mine", "not UTF-8"],
+    ),
     ("utf-16 file", with_file("mine.tsv", GOOD_TSV.encode("utf-16")), ["datasets.Mine", "not UTF-8"]),
-    ("semicolon csv without sep", with_file("mine.csv", "text;label\neins;a\nzwei;b\n"), ["datasets.Mine", "data/mine.csv", 'sep: ";"']),
-    ("row with extra field", with_file("mine.tsv", GOOD_TSV + "zu\tviele\tfelder\there\n"), ["datasets.Mine", "line 14", "fields, the header has 3"]),
-    ("broken quoted field", with_file("mine.csv", 'text,label\n"offen,a\nzwei,b\n'), ["datasets.Mine", "quoting: none"]),
+    (
+        "semicolon csv without sep",
+        with_file("mine.csv", "text;label\neins;a\nzwei;b\n"),
+        ["datasets.Mine", "data/mine.csv", 'sep: ";"'],
+    ),
+    (
+        "row with extra field",
+        with_file("mine.tsv", GOOD_TSV + "zu\tviele\tfelder\there\n"),
+        ["datasets.Mine", "line 14", "fields, the header has 3"],
+    ),
+    (
+        "broken quoted field",
+        with_file("mine.csv", 'text,label\n"offen,a\nzwei,b\n'),
+        ["datasets.Mine", "quoting: none"],
+    ),
     ("empty file", with_file("mine.tsv", ""), ["datasets.Mine", "no header line"]),
     ("header only", with_file("mine.tsv", "text\tlabel\n"), ["datasets.Mine", "no records"]),
-    ("one label dataset", with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\ta\ndrei\ta\n"), ["datasets.Mine", "1 distinct label", "at least two"]),
-    ("one-label split", with_file("mine.tsv", GOOD_TSV + "noch einer\tsport\t3\nund einer\tsport\t3\n", split_column="fold", n_splits=None), ["datasets.Mine", "split fold='3'", "at least two"]),
-    ("one-record split", with_file("mine.tsv", GOOD_TSV + "allein\tsport\t3\n", split_column="fold", n_splits=None), ["datasets.Mine", "split fold='3' has 1 record"]),
-    ("literal NaN label", with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\tNaN\ndrei\tb\n"), ["datasets.Mine", "record 2", "'NaN'", "missing value"]),
-    ("lowercase nan label", with_file("mine.csv", "text,label\neins,a\nzwei,nan\ndrei,b\n"), ["datasets.Mine", "'nan'", "missing value"]),
-    ("empty text field", with_file("mine.tsv", "text\tlabel\neins\ta\n\tb\n"), ["datasets.Mine", "record 2", "field 'text' is empty"]),
-    ("empty label field", with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\t\n"), ["datasets.Mine", "field 'label' is empty"]),
-    ("label 1 and 1.0", with_file("mine.tsv", "text\tlabel\neins\t1\nzwei\t1.0\ndrei\t2\n"), ["datasets.Mine", "written two ways"]),
-    ("jsonl broken line", with_file("mine.jsonl", '{"text": "a", "label": "x"}\n{"text": "b", "label": \n'), ["datasets.Mine", "line 2", "not valid JSON"]),
-    ("jsonl array line", with_file("mine.jsonl", '{"text": "a", "label": "x"}\n["b", "y"]\n'), ["datasets.Mine", "line 2", "expected a JSON object"]),
-    ("jsonl boolean label", with_file("mine.jsonl", '{"text": "a", "label": true}\n{"text": "b", "label": "y"}\n'), ["datasets.Mine", "boolean"]),
-    ("jsonl list text", with_file("mine.jsonl", '{"text": ["a"], "label": "x"}\n{"text": "b", "label": "y"}\n'), ["datasets.Mine", "field 'text' is a list"]),
-    ("parquet truncated", with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME)[:-30]), ["datasets.Mine", "data/mine.parquet", "cannot read as parquet"]),
-    ("parquet random bytes", with_file("mine.parquet", bytes(range(256)) * 4), ["datasets.Mine", "cannot read as parquet"]),
-    ("parquet without the label column", with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME.rename(columns={"label": "klasse"}))), ["datasets.Mine", "no column 'label'", "label_column"]),
-    ("parquet NaN label", with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME.assign(label=["a", None] * 4))), ["datasets.Mine", "field 'label' is empty"]),
-    ("gzip tsv truncated", with_file("mine.tsv.gz", gzip.compress(GOOD_TSV.encode())[:-20]), ["datasets.Mine", "truncated or corrupt gzip"]),
+    (
+        "one label dataset",
+        with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\ta\ndrei\ta\n"),
+        ["datasets.Mine", "1 distinct label", "at least two"],
+    ),
+    (
+        "one-label split",
+        with_file(
+            "mine.tsv", GOOD_TSV + "noch einer\tsport\t3\nund einer\tsport\t3\n", split_column="fold", n_splits=None
+        ),
+        ["datasets.Mine", "split fold='3'", "at least two"],
+    ),
+    (
+        "one-record split",
+        with_file("mine.tsv", GOOD_TSV + "allein\tsport\t3\n", split_column="fold", n_splits=None),
+        ["datasets.Mine", "split fold='3' has 1 record"],
+    ),
+    (
+        "literal NaN label",
+        with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\tNaN\ndrei\tb\n"),
+        ["datasets.Mine", "record 2", "'NaN'", "missing value"],
+    ),
+    (
+        "lowercase nan label",
+        with_file("mine.csv", "text,label\neins,a\nzwei,nan\ndrei,b\n"),
+        ["datasets.Mine", "'nan'", "missing value"],
+    ),
+    (
+        "empty text field",
+        with_file("mine.tsv", "text\tlabel\neins\ta\n\tb\n"),
+        ["datasets.Mine", "record 2", "field 'text' is empty"],
+    ),
+    (
+        "empty label field",
+        with_file("mine.tsv", "text\tlabel\neins\ta\nzwei\t\n"),
+        ["datasets.Mine", "field 'label' is empty"],
+    ),
+    (
+        "label 1 and 1.0",
+        with_file("mine.tsv", "text\tlabel\neins\t1\nzwei\t1.0\ndrei\t2\n"),
+        ["datasets.Mine", "written two ways"],
+    ),
+    (
+        "jsonl broken line",
+        with_file("mine.jsonl", '{"text": "a", "label": "x"}\n{"text": "b", "label": \n'),
+        ["datasets.Mine", "line 2", "not valid JSON"],
+    ),
+    (
+        "jsonl array line",
+        with_file("mine.jsonl", '{"text": "a", "label": "x"}\n["b", "y"]\n'),
+        ["datasets.Mine", "line 2", "expected a JSON object"],
+    ),
+    (
+        "jsonl boolean label",
+        with_file("mine.jsonl", '{"text": "a", "label": true}\n{"text": "b", "label": "y"}\n'),
+        ["datasets.Mine", "boolean"],
+    ),
+    (
+        "jsonl list text",
+        with_file("mine.jsonl", '{"text": ["a"], "label": "x"}\n{"text": "b", "label": "y"}\n'),
+        ["datasets.Mine", "field 'text' is a list"],
+    ),
+    (
+        "parquet truncated",
+        with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME)[:-30]),
+        ["datasets.Mine", "data/mine.parquet", "cannot read as parquet"],
+    ),
+    (
+        "parquet random bytes",
+        with_file("mine.parquet", bytes(range(256)) * 4),
+        ["datasets.Mine", "cannot read as parquet"],
+    ),
+    (
+        "parquet without the label column",
+        with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME.rename(columns={"label": "klasse"}))),
+        ["datasets.Mine", "no column 'label'", "label_column"],
+    ),
+    (
+        "parquet NaN label",
+        with_file("mine.parquet", lambda tmp: parquet_bytes(tmp, GOOD_FRAME.assign(label=["a", None] * 4))),
+        ["datasets.Mine", "field 'label' is empty"],
+    ),
+    (
+        "gzip tsv truncated",
+        with_file("mine.tsv.gz", gzip.compress(GOOD_TSV.encode())[:-20]),
+        ["datasets.Mine", "truncated or corrupt gzip"],
+    ),
     ("unknown suffix", with_file("mine.txt", GOOD_TSV), ["datasets.Mine", "unknown format", "format: tsv"]),
-    ("custom path is a folder", change(lambda cfg: cfg["sources"]["mine"].update(path="data")), ["datasets.Mine", "is a folder"]),
-    ("missing custom file", change(lambda cfg: cfg["sources"]["mine"].update(path="data/mine.csv")), ["sources.mine.path", "data/mine.csv", "does not exist", "fix the path"]),
-    ("custom file without builder", change(lambda cfg: cfg["sources"]["mine"].pop("builder")), ["sources.mine", "builder: custom", "datasets.Mine"]),
+    (
+        "custom path is a folder",
+        change(lambda cfg: cfg["sources"]["mine"].update(path="data")),
+        ["datasets.Mine", "is a folder"],
+    ),
+    (
+        "missing custom file",
+        change(lambda cfg: cfg["sources"]["mine"].update(path="data/mine.csv")),
+        ["sources.mine.path", "data/mine.csv", "does not exist", "fix the path"],
+    ),
+    (
+        "custom file without builder",
+        change(lambda cfg: cfg["sources"]["mine"].pop("builder")),
+        ["sources.mine", "builder: custom", "datasets.Mine"],
+    ),
     # --- GermEval 2019 -----------------------------------------------------------------------------------------
-    ("germeval zip truncated", germeval("truncated"), ["sources.germeval2019.path", "germeval.zip", "truncated or corrupt zip"]),
+    (
+        "germeval zip truncated",
+        germeval("truncated"),
+        ["sources.germeval2019.path", "germeval.zip", "truncated or corrupt zip"],
+    ),
     ("germeval zip random bytes", germeval("random"), ["sources.germeval2019.path", "germeval.zip"]),
     ("germeval zip without blurbs", germeval("no blurbs"), ["sources.germeval2019.path", "no blurbs file"]),
     ("germeval folder without blurbs", germeval("empty folder"), ["sources.germeval2019.path", "no blurbs file"]),
@@ -328,9 +460,17 @@ CASES = [
     ("germeval gzip truncated", germeval("gz truncated"), ["sources.germeval2019.path", "truncated or corrupt gzip"]),
     ("germeval without labels", germeval("unlabelled"), ["sources.germeval2019.path", "no labelled books"]),
     # --- One Million Posts, 10kGNAD, Reddit, published splits ------------------------------------------------------
-    ("sqlite not a database", million_posts("not sqlite"), ["sources.million_posts.path", "corpus.sqlite3", "SQLite header"]),
+    (
+        "sqlite not a database",
+        million_posts("not sqlite"),
+        ["sources.million_posts.path", "corpus.sqlite3", "SQLite header"],
+    ),
     ("sqlite without Articles", million_posts("no table"), ["sources.million_posts.path", "table Articles"]),
-    ("sqlite Articles without Body", million_posts("no column"), ["sources.million_posts.path", "table Articles", "Body"]),
+    (
+        "sqlite Articles without Body",
+        million_posts("no column"),
+        ["sources.million_posts.path", "table Articles", "Body"],
+    ),
     ("sqlite path is a folder", million_posts("folder"), ["sources.million_posts.path", "is a folder"]),
     ("10kgnad latin-1", gnad_csv("latin1"), ["sources.10kgnad.path", "train.csv", "not UTF-8"]),
     ("10kgnad three fields", gnad_csv("fields"), ["sources.10kgnad.path", "train.csv", "expected 2 fields"]),
@@ -338,56 +478,164 @@ CASES = [
     ("10kgnad missing file", gnad_csv("missing"), ["sources.10kgnad.path", "tset.csv", "does not exist"]),
     ("reddit parquet schema", reddit("schema"), ["sources.reddit.path", "submissions.parquet", "subreddit"]),
     ("reddit parquet damaged", reddit("random"), ["sources.reddit.path", "cannot read as Parquet"]),
-    ("published length mismatch", published('{"sentences": ["a", "b"], "labels": ["x"]}\n'), ["sources.mine_published.path", "line 1", "'labels' has 1"]),
+    (
+        "published length mismatch",
+        published('{"sentences": ["a", "b"], "labels": ["x"]}\n'),
+        ["sources.mine_published.path", "line 1", "'labels' has 1"],
+    ),
     ("published no splits", published("\n\n"), ["sources.mine_published.path", "no splits"]),
     # --- local models ---------------------------------------------------------------------------------------------
-    ("local model folder missing", local_model("missing folder"), ["models.mine.path", "models/mine", "does not exist"]),
+    (
+        "local model folder missing",
+        local_model("missing folder"),
+        ["models.mine.path", "models/mine", "does not exist"],
+    ),
     ("local model path is a file", local_model("a file"), ["models.mine.path", "is a file"]),
     ("local model without config.json", local_model("no config"), ["models.mine.path", "no config.json"]),
-    ("local model config.json not JSON", local_model("bad json"), ["models.mine.path", "config.json", "not valid JSON"]),
-    ("local model hidden_size abc", local_model("hidden_size"), ["models.mine.path", "config.json", "'hidden_size' must be an integer"]),
-    ("local model layers float", local_model("layers float"), ["models.mine.path", "'num_hidden_layers' must be an integer"]),
+    (
+        "local model config.json not JSON",
+        local_model("bad json"),
+        ["models.mine.path", "config.json", "not valid JSON"],
+    ),
+    (
+        "local model hidden_size abc",
+        local_model("hidden_size"),
+        ["models.mine.path", "config.json", "'hidden_size' must be an integer"],
+    ),
+    (
+        "local model layers float",
+        local_model("layers float"),
+        ["models.mine.path", "'num_hidden_layers' must be an integer"],
+    ),
     ("local model without model_type", local_model("no model_type"), ["models.mine.path", "'model_type'"]),
     ("local model without weights", local_model("no weights"), ["models.mine.path", "no weights"]),
     ("local model empty weights", local_model("empty weights"), ["models.mine.path", "pytorch_model.bin is empty"]),
-    ("local model truncated safetensors", local_model("truncated weights"), ["models.mine.path", "model.safetensors", "truncated"]),
+    (
+        "local model truncated safetensors",
+        local_model("truncated weights"),
+        ["models.mine.path", "model.safetensors", "truncated"],
+    ),
     ("local model random safetensors", local_model("random weights"), ["models.mine.path", "not a safetensors file"]),
-    ("sentence-transformers model without weights", local_model("st module"), ["models.mine.path", "0_Transformer", "no weights"]),
+    (
+        "sentence-transformers model without weights",
+        local_model("st module"),
+        ["models.mine.path", "0_Transformer", "no weights"],
+    ),
     # --- algorithms ---------------------------------------------------------------------------------------------
-    ("PCA as an algorithm", algorithm("sklearn.decomposition.PCA"), ["algorithms.mine.method", "sklearn.decomposition.PCA", "not a clusterer"]),
-    ("StandardScaler as an algorithm", algorithm("sklearn.preprocessing.StandardScaler"), ["algorithms.mine.method", "not a clusterer"]),
-    ("n_clusters on an import path", algorithm("sklearn.cluster.SpectralClustering", n_clusters=4), ["algorithms.mine.params.n_clusters", "set by tecb"]),
-    ("random_state on an import path", algorithm("sklearn.cluster.SpectralClustering", random_state=1), ["algorithms.mine.params.random_state", "set by tecb"]),
-    ("seed on an import path", algorithm("sklearn.cluster.Birch", seed=1), ["algorithms.mine.params.seed", "set by tecb"]),
-    ("n_clusters on kmeans", put("algorithms.kmeans.params", {"n_clusters": 3}), ["algorithms.kmeans.params.n_clusters", "set by tecb"]),
-    ("kmeans parameter typo", put("algorithms.kmeans.params", {"n_int": 3}), ["algorithms.kmeans.params.n_int", "did you mean n_init"]),
+    (
+        "PCA as an algorithm",
+        algorithm("sklearn.decomposition.PCA"),
+        ["algorithms.mine.method", "sklearn.decomposition.PCA", "not a clusterer"],
+    ),
+    (
+        "StandardScaler as an algorithm",
+        algorithm("sklearn.preprocessing.StandardScaler"),
+        ["algorithms.mine.method", "not a clusterer"],
+    ),
+    (
+        "n_clusters on an import path",
+        algorithm("sklearn.cluster.SpectralClustering", n_clusters=4),
+        ["algorithms.mine.params.n_clusters", "set by tecb"],
+    ),
+    (
+        "random_state on an import path",
+        algorithm("sklearn.cluster.SpectralClustering", random_state=1),
+        ["algorithms.mine.params.random_state", "set by tecb"],
+    ),
+    (
+        "seed on an import path",
+        algorithm("sklearn.cluster.Birch", seed=1),
+        ["algorithms.mine.params.seed", "set by tecb"],
+    ),
+    (
+        "n_clusters on kmeans",
+        put("algorithms.kmeans.params", {"n_clusters": 3}),
+        ["algorithms.kmeans.params.n_clusters", "set by tecb"],
+    ),
+    (
+        "kmeans parameter typo",
+        put("algorithms.kmeans.params", {"n_int": 3}),
+        ["algorithms.kmeans.params.n_int", "did you mean n_init"],
+    ),
     ("unknown method name", algorithm("kmeans"), ["algorithms.mine.method"]),
     # --- model keys that do not apply -------------------------------------------------------------------------------
-    ("prompt on tfidf", model(kind="tfidf", dim=8, prompt="query: "), ["models.m.prompt", "does not apply to kind 'tfidf'"]),
-    ("model_kwargs on tfidf", model(kind="tfidf", model_kwargs={"attn_implementation": "sdpa"}), ["models.m.model_kwargs", "kind 'tfidf'"]),
+    (
+        "prompt on tfidf",
+        model(kind="tfidf", dim=8, prompt="query: "),
+        ["models.m.prompt", "does not apply to kind 'tfidf'"],
+    ),
+    (
+        "model_kwargs on tfidf",
+        model(kind="tfidf", model_kwargs={"attn_implementation": "sdpa"}),
+        ["models.m.model_kwargs", "kind 'tfidf'"],
+    ),
     ("pooling on tfidf", model(kind="tfidf", pooling="cls"), ["models.m.pooling", "kind 'tfidf'"]),
-    ("dim on a hub model", model(id="org/model", dim=8), ["models.m.dim", "kind 'huggingface'", "applies to kind tfidf"]),
+    (
+        "dim on a hub model",
+        model(id="org/model", dim=8),
+        ["models.m.dim", "kind 'huggingface'", "applies to kind tfidf"],
+    ),
     ("path on a hub model", model(id="org/model", path="models/x"), ["models.m.path", "kind 'huggingface'", "local"]),
-    ("code_revisions on tiny-bert", model(kind="tiny-bert", code_revisions={"a/b": "c"}), ["models.m.code_revisions", "kind 'tiny-bert'"]),
+    (
+        "code_revisions on tiny-bert",
+        model(kind="tiny-bert", code_revisions={"a/b": "c"}),
+        ["models.m.code_revisions", "kind 'tiny-bert'"],
+    ),
     # --- credentials, in free-form mappings too ------------------------------------------------------------------
-    ("token in model_kwargs", model(id="org/model", model_kwargs={"token": SECRET}), ["models.m.model_kwargs.token", "value not shown"]),
-    ("pass in model_kwargs", model(id="org/model", model_kwargs={"pass": SECRET}), ["models.m.model_kwargs.pass", "value not shown"]),
-    ("username in encode_kwargs", model(id="org/model", encode_kwargs={"username": SECRET}), ["models.m.encode_kwargs.username"]),
-    ("Authorization header", model(id="org/model", tokenizer_kwargs={"headers": {"Authorization": SECRET}}), ["tokenizer_kwargs.headers.Authorization"]),
+    (
+        "token in model_kwargs",
+        model(id="org/model", model_kwargs={"token": SECRET}),
+        ["models.m.model_kwargs.token", "value not shown"],
+    ),
+    (
+        "pass in model_kwargs",
+        model(id="org/model", model_kwargs={"pass": SECRET}),
+        ["models.m.model_kwargs.pass", "value not shown"],
+    ),
+    (
+        "username in encode_kwargs",
+        model(id="org/model", encode_kwargs={"username": SECRET}),
+        ["models.m.encode_kwargs.username"],
+    ),
+    (
+        "Authorization header",
+        model(id="org/model", tokenizer_kwargs={"headers": {"Authorization": SECRET}}),
+        ["tokenizer_kwargs.headers.Authorization"],
+    ),
     ("use_auth_token", model(id="org/model", model_kwargs={"use_auth_token": SECRET}), ["model_kwargs.use_auth_token"]),
-    ("api key in algorithm params", algorithm("sklearn.cluster.Birch", api_key=SECRET), ["algorithms.mine.params.api_key"]),
-    ("reddit client_secret", put("sources.reddit", {"client_secret": SECRET}), ["sources.reddit.client_secret", "praw.ini"]),
+    (
+        "api key in algorithm params",
+        algorithm("sklearn.cluster.Birch", api_key=SECRET),
+        ["algorithms.mine.params.api_key"],
+    ),
+    (
+        "reddit client_secret",
+        put("sources.reddit", {"client_secret": SECRET}),
+        ["sources.reddit.client_secret", "praw.ini"],
+    ),
     ("password at the top level", put("password", SECRET), ["password", "value not shown"]),
     # --- schema ---------------------------------------------------------------------------------------------------
     ("typo in a top-level key", put("seeed", 1), ["seeed: unknown key", "did you mean seed"]),
     ("seed is a string", put("seed", "abc"), ["seed: expected integer"]),
     ("model name with a slash", change(lambda cfg: cfg["models"].update({"org/m": {"kind": "tfidf"}})), ["models"]),
     # --- YAML files ---------------------------------------------------------------------------------------------
-    ("YAML bad indentation", yaml_text("models:\n  a: {kind: tfidf}\n b: 1\n"), ["mine.yaml", "YAML syntax error at line 3"]),
+    (
+        "YAML bad indentation",
+        yaml_text("models:\n  a: {kind: tfidf}\n b: 1\n"),
+        ["mine.yaml", "YAML syntax error at line 3"],
+    ),
     ("YAML tab indentation", yaml_text("models:\n\ta: 1\n"), ["mine.yaml", "YAML syntax error at line 2"]),
     ("YAML unclosed bracket", yaml_text("models: {a: {kind: tfidf}\n"), ["mine.yaml", "YAML syntax error"]),
-    ("YAML duplicated model key", yaml_text("models:\n  a: {kind: tfidf}\n  a: {kind: tfidf, dim: 8}\n"), ["mine.yaml", "line 3", "'a' given twice"]),
-    ("YAML duplicated dataset key", yaml_text("datasets:\n  X: {source: s}\nseed: 1\ndatasets: {}\n"), ["mine.yaml", "'datasets' given twice"]),
+    (
+        "YAML duplicated model key",
+        yaml_text("models:\n  a: {kind: tfidf}\n  a: {kind: tfidf, dim: 8}\n"),
+        ["mine.yaml", "line 3", "'a' given twice"],
+    ),
+    (
+        "YAML duplicated dataset key",
+        yaml_text("datasets:\n  X: {source: s}\nseed: 1\ndatasets: {}\n"),
+        ["mine.yaml", "'datasets' given twice"],
+    ),
     ("YAML list at the top", yaml_text("- a\n- b\n"), ["mine.yaml", "holds a mapping"]),
 ]
 

@@ -30,7 +30,12 @@ from tecb.config import ConfigError
 
 CACHE_DIR = Path(".snakemake") / "tecb-preflight"
 CACHE_VERSION = 1
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+WEIGHT_FILES = (
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)
 #: config.json keys a BERT-like checkpoint needs as integers (checked where present) and those that must be present.
 CONFIG_INTS = (
     "hidden_size",
@@ -183,8 +188,13 @@ def _check_custom(path, dataset: dict, key: str) -> None:
         msg = str(err)
         if "no column" in msg:
             which = [
-                f"{key}.{k}" for k, v in (("text_column", text_column), ("label_column", label_column),
-                                          ("split_column", split_column)) if v is not None and repr(v) in msg
+                f"{key}.{k}"
+                for k, v in (
+                    ("text_column", text_column),
+                    ("label_column", label_column),
+                    ("split_column", split_column),
+                )
+                if v is not None and repr(v) in msg
             ]
             msg += f"; set {' / '.join(which) or key + '.text_column / label_column'} to one of the file's columns"
         raise PreflightError(f"{key}: {msg}") from None
@@ -325,9 +335,11 @@ def source_problems(
                 continue  # tecb.configcheck.builder_errors
             where = f"datasets.{name} (source {source_name})"
             if builder == "custom":
-                settings = {k: dataset.get(k) for k in ("text_column", "label_column", "split_column", "format", "sep",
-                                                         "quoting")}
-                check = (lambda p=path, d=dataset, w=where: _check_custom(p, d, w))  # noqa: E731
+                settings = {
+                    k: dataset.get(k)
+                    for k in ("text_column", "label_column", "split_column", "format", "sep", "quoting")
+                }
+                check = lambda p=path, d=dataset, w=where: _check_custom(p, d, w)  # noqa: E731
             elif builder == "germeval2019":
                 settings, check = None, (lambda p=path, k=key: _check_germeval(p, k))  # noqa: E731
             elif builder == "million_posts":
@@ -511,7 +523,11 @@ def algorithm_problems(config: dict, cache: Cache) -> list[str]:
             continue
         try:
             cache.run(
-                "clusterer", [], [spec.get("method"), spec.get("params")], lambda k=key, s=spec: check_clusterer(k, s), key
+                "clusterer",
+                [],
+                [spec.get("method"), spec.get("params")],
+                lambda k=key, s=spec: check_clusterer(k, s),
+                key,
             )
         except PreflightError as err:
             out.append(str(err))

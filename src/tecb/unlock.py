@@ -35,7 +35,10 @@ def _start_ticks(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):  # a zombie (exited, not yet reaped) or dead: not running
+        return None
+    return int(fields[19])
 
 
 def _alive(pid: int, ticks: int | None) -> bool:
