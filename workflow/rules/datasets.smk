@@ -13,23 +13,6 @@ localrules:
     download_published,
 
 
-def produced_by_a_rule(path):
-    """Whether a rule of the workflow writes ``path`` (a download, the demo's inputs): then it may not exist yet."""
-    return any(rule.is_producer(str(path)) for rule in workflow.rules)
-
-
-def source_files_fingerprint(wildcards):
-    """``{path: sha256}`` of the dataset's source file(s) when they are the user's own (no rule writes them);
-    files a rule writes are followed by Snakemake through that rule."""
-    path = dataset_source(wildcards)
-    paths = path if isinstance(path, (list, tuple)) else [path]
-    if any(produced_by_a_rule(p) or not os.path.exists(p) for p in paths):
-        return {}
-    from tecb.preflight import source_fingerprint
-
-    return source_fingerprint(path)
-
-
 rule demo_data:
     """Small raw inputs in the real formats, for the offline demo (tecb.data.demo)."""
     output:

@@ -33,3 +33,20 @@ def dataset_source_spec(wildcards):
     return {
         name: {k: spec[k] for k in ("builder", "repo_id", "revision") if spec.get(k)}
     }
+
+
+def produced_by_a_rule(path):
+    """Whether the workflow writes ``path`` (a download, the demo's inputs), so it may not exist yet."""
+    return any(r.is_producer(str(path)) for r in workflow.rules)
+
+
+def source_files_fingerprint(wildcards):
+    """``{path: sha256}`` of the dataset's source file(s) when they are the user's own, not written by the
+    workflow (whose files Snakemake follows through the job writing them). A params entry of build_dataset."""
+    path = dataset_source(wildcards)
+    paths = path if isinstance(path, (list, tuple)) else [path]
+    if any(produced_by_a_rule(p) or not os.path.exists(p) for p in paths):
+        return {}
+    from tecb.preflight import source_fingerprint
+
+    return source_fingerprint(path)
