@@ -354,7 +354,7 @@ def model_kind_errors(config: dict) -> list[str]:
             where = f" (it applies to kind {', '.join(users)})" if users else ""
             out.append(
                 f"models.{key}.{name}: does not apply to kind {kind!r}{where}; remove it or change `kind`. "
-                f"Kind {kind!r} takes: {', '.join(('name', 'kind') + tuple(allowed))}"
+                f"Kind {kind!r} takes: {', '.join(sorted(set(allowed) | {'name', 'kind'}))}"
             )
     return out
 
