@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from tecb.config import ConfigError
@@ -165,12 +166,17 @@ def _paths(path) -> list[str]:
     return [str(p) for p in path] if isinstance(path, (list, tuple)) else [str(path)]
 
 
-def _check_custom(path, dataset: dict, key: str) -> None:
+#: The dataset keys that decide how a custom file is read (part of the cache key of its check).
+CUSTOM_SETTINGS = ("text_column", "label_column", "split_column", "format", "sep", "quoting")
+
+
+def _check_custom(path, dataset: dict, name: str, source_name: str) -> None:
+    """Read a custom file whole, with the build's own reader and the dataset's settings; then its labels."""
     from tecb.data.sources import custom
 
+    key = f"datasets.{name} (source {source_name})"
     if Path(path).is_dir():
         raise PreflightError(f"{key}: {path} is a folder; a custom source is one TSV, CSV, Parquet or JSONL file")
-    options = {k: dataset.get(k) for k in ("format", "sep") if dataset.get(k) is not None}
     text_column = dataset.get("text_column") or "text"
     label_column = dataset.get("label_column") or "label"
     split_column = dataset.get("split_column")
@@ -180,23 +186,16 @@ def _check_custom(path, dataset: dict, key: str) -> None:
             text_column,
             label_column,
             split_column,
-            options.get("format"),
-            sep=options.get("sep"),
+            dataset.get("format"),
+            sep=dataset.get("sep"),
             quoting=dataset.get("quoting") or "minimal",
         )
     except (ValueError, OSError) as err:
         msg = str(err)
         if "no column" in msg:
-            which = [
-                f"{key}.{k}"
-                for k, v in (
-                    ("text_column", text_column),
-                    ("label_column", label_column),
-                    ("split_column", split_column),
-                )
-                if v is not None and repr(v) in msg
-            ]
-            msg += f"; set {' / '.join(which) or key + '.text_column / label_column'} to one of the file's columns"
+            named = [("text_column", text_column), ("label_column", label_column), ("split_column", split_column)]
+            which = [f"datasets.{name}.{k}" for k, v in named if v is not None and f"no column {v!r}" in msg]
+            msg += f"; set {' / '.join(which) or f'datasets.{name}.text_column / label_column'} to one of its columns"
         raise PreflightError(f"{key}: {msg}") from None
     if split_column is None:
         if len(set(labels)) < 2:
@@ -302,6 +301,16 @@ def _check_published(path, key: str) -> None:
         raise PreflightError(f"{key}: {err}") from None
 
 
+#: builder -> check of its source file(s), ``check(path, key)``; custom files: :func:`_check_custom`.
+SOURCE_CHECKS = {
+    "germeval2019": _check_germeval,
+    "million_posts": _check_sqlite,
+    "10kgnad_csv": _check_10kgnad,
+    "reddit": _check_reddit,
+    "published": _check_published,
+}
+
+
 def source_problems(
     config: dict, produced: Callable[[str], bool], cache: Cache, source_paths: dict | None = None
 ) -> list[str]:
@@ -320,40 +329,26 @@ def source_problems(
         if missing:
             if all(produced(p) for p in missing):
                 continue  # a rule of the workflow writes it (a download, the demo's inputs)
-            gone = [p for p in missing if not produced(p)]
-            raise_msg = (
-                f"{key}: {', '.join(gone)} does not exist (used by datasets {', '.join(dataset_names)}); fix the "
-                "path (relative paths start at the working directory"
-                f" {os.getcwd()})"
+            gone = ", ".join(p for p in missing if not produced(p))
+            out.append(
+                f"{key}: {gone} does not exist (used by datasets {', '.join(dataset_names)}); fix the path "
+                f"(a relative path starts at the working directory, {os.getcwd()})"
             )
-            out.append(raise_msg)
             continue
         for name in dataset_names:
             dataset = config["datasets"][name]
             builder = builder_of(source_name, source, dataset)
             if builder not in BUILDERS:
                 continue  # tecb.configcheck.builder_errors
-            where = f"datasets.{name} (source {source_name})"
             if builder == "custom":
-                settings = {
-                    k: dataset.get(k)
-                    for k in ("text_column", "label_column", "split_column", "format", "sep", "quoting")
-                }
-                check = lambda p=path, d=dataset, w=where: _check_custom(p, d, w)  # noqa: E731
-            elif builder == "germeval2019":
-                settings, check = None, (lambda p=path, k=key: _check_germeval(p, k))  # noqa: E731
-            elif builder == "million_posts":
-                settings, check = None, (lambda p=path, k=key: _check_sqlite(p, k))  # noqa: E731
-            elif builder == "10kgnad_csv":
-                settings, check = None, (lambda p=path, k=key: _check_10kgnad(p, k))  # noqa: E731
-            elif builder == "reddit":
-                settings, check = None, (lambda p=path, k=key: _check_reddit(p, k))  # noqa: E731
-            elif builder == "published":
-                settings, check = None, (lambda p=path, k=key: _check_published(p, k))  # noqa: E731
+                settings = {k: dataset.get(k) for k in CUSTOM_SETTINGS}
+                check = partial(_check_custom, path, dataset, name, source_name)
+            elif builder in SOURCE_CHECKS:
+                settings, check = None, partial(SOURCE_CHECKS[builder], path, key)
             else:
                 continue
             try:
-                cache.run(builder, _paths(path), settings, check, where)
+                cache.run(builder, _paths(path), settings, check, f"datasets.{name}")
             except PreflightError as err:
                 if str(err) not in out:
                     out.append(str(err))
@@ -498,7 +493,8 @@ def check_clusterer(key: str, spec: dict) -> None:
         params["random_state"] = 0
     x = np.random.default_rng(0).normal(size=(_TRIAL_POINTS, 2)) + np.repeat([[0, 0], [5, 5]], _TRIAL_POINTS // 2, 0)
     try:
-        fitted = cls(**params).fit(x)
+        estimator = cls(**params)
+        estimator.fit(x)
     except Exception as err:  # noqa: BLE001 - any failure of a user's class is reported, named
         if kind == "clusterer":
             return
@@ -506,7 +502,7 @@ def check_clusterer(key: str, spec: dict) -> None:
             f"{where}: has no fit_predict, and fitting it on {_TRIAL_POINTS} sample points failed "
             f"({type(err).__name__}: {err}); is it a clustering estimator?"
         ) from None
-    labels = getattr(fitted if fitted is not None else None, "labels_", None)
+    labels = getattr(estimator, "labels_", None)
     if labels is None or len(np.asarray(labels)) != _TRIAL_POINTS:
         what = f" (a {kind})" if kind else ""
         raise PreflightError(
