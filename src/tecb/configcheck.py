@@ -362,6 +362,7 @@ def model_kind_errors(config: dict) -> list[str]:
 def builder_errors(config: dict) -> list[str]:
     """A dataset whose source names no builder: a file of your own needs ``builder: custom`` on its source."""
     from tecb.data.datasets import BUILDERS, builder_of
+    from tecb.data.sources.custom import FORMATS
 
     out = []
     sources = config.get("sources") or {}
@@ -374,16 +375,8 @@ def builder_errors(config: dict) -> list[str]:
         if builder in BUILDERS:
             continue
         path = source.get("path")
-        custom = isinstance(path, str) and Path(path).suffix.lower() in {
-            ".tsv",
-            ".csv",
-            ".tab",
-            ".parquet",
-            ".pq",
-            ".jsonl",
-            ".ndjson",
-            ".gz",
-        }
+        suffix = Path(path).name.lower().removesuffix(".gz") if isinstance(path, str) else ""
+        custom = Path(suffix).suffix in FORMATS
         hint = (
             f"for a file of your own (here {path}) add `builder: custom` to sources.{source_name}"
             if custom or any(k in dataset for k in ("text_column", "label_column", "split_column"))
