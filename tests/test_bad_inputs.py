@@ -762,3 +762,26 @@ def test_configcheck_command_runs_the_preflight(tmp_path, monkeypatch, capsys):
     assert configcheck.main(["mine.yaml"]) == 0
     assert "config OK" in capsys.readouterr().out
     assert (tmp_path / ".snakemake" / "tecb-preflight" / "cache.json").is_file()  # the passed checks, cached
+
+
+def test_source_fingerprint_follows_content_not_time(tmp_path):
+    """The build rule's fingerprint of a user's file: its sha256 (a folder: of its files), cached by size and mtime."""
+    import hashlib
+    import os
+
+    from tecb.preflight import source_fingerprint
+
+    f = write(tmp_path / "a.tsv", GOOD_TSV)
+    cache = tmp_path / "cache"
+    assert source_fingerprint(str(f), cache) == {str(f): hashlib.sha256(GOOD_TSV.encode()).hexdigest()}
+    st = f.stat()
+    write(f, GOOD_TSV.replace("Sport", "Sp0rt"))  # same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))  # older
+    assert source_fingerprint(str(f), cache)[str(f)] == hashlib.sha256(f.read_bytes()).hexdigest()
+    folder = tmp_path / "blurbs"
+    write(folder / "blurbs_train.txt", "x")
+    before = source_fingerprint(str(folder), cache)
+    st = (folder / "blurbs_train.txt").stat()
+    write(folder / "blurbs_train.txt", "y")
+    os.utime(folder / "blurbs_train.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a coarse clock's tick
+    assert source_fingerprint(str(folder), cache) != before
