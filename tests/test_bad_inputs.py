@@ -785,3 +785,65 @@ def test_source_fingerprint_follows_content_not_time(tmp_path):
     write(folder / "blurbs_train.txt", "y")
     os.utime(folder / "blurbs_train.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a coarse clock's tick
     assert source_fingerprint(str(folder), cache) != before
+
+
+def _intermediate_files(tmp: Path) -> dict[str, Path]:
+    """A real splits, embeddings and reduced file of the workflow's contracts."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from tecb import io
+
+    texts = [f"t{i}" for i in range(6)]
+    io.write_dataset(texts, [([0, 1, 2, 3], ["a", "b", "a", "b"])], tmp / "texts.parquet", tmp / "splits.parquet", "D")
+    vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+    schema = io.embedding_schema(2, {"n_texts": 6, io.VECTORS_SHA256: io.vectors_sha256(vectors)})
+    pq.write_table(_table(io, schema, vectors), tmp / "emb.parquet")
+    io.write_table(io.reduced_table([(0, np.arange(4), vectors[:4])], {}), tmp / "red.parquet")
+    return {"splits": tmp / "splits.parquet", "embeddings": tmp / "emb.parquet", "reduced": tmp / "red.parquet"}
+
+
+def _table(io, schema, vectors):
+    import pyarrow as pa
+
+    return pa.Table.from_batches([io.embedding_batch(schema, 0, vectors)])
+
+
+# (case, which file, how it is damaged, who reads it first)
+DAMAGED = [
+    (f"{which} {how} in {reader}", which, how, reader)
+    for which, reader in [
+        ("embeddings", "memory estimate"),
+        ("reduced", "memory estimate"),
+        ("splits", "memory estimate"),
+        ("embeddings", "job reader"),
+        ("reduced", "job reader"),
+        ("splits", "job reader"),
+    ]
+    for how in ("truncated", "random bytes")
+]
+
+
+@pytest.mark.parametrize("which, how, reader", [pytest.param(w, h, r, id=c) for c, w, h, r in DAMAGED])
+def test_damaged_intermediate_files_are_named_where_first_read(tmp_path, which, how, reader):
+    """Stage: wherever first read (the cluster/reduce rules' memory estimates while Snakemake schedules the job,
+    else the job's reader), naming the file with "delete it and re-run"."""
+    from tecb import io
+    from tecb.cluster import algorithms, reduce
+
+    files = _intermediate_files(tmp_path)
+    target = files[which]
+    data = target.read_bytes()
+    target.write_bytes(data[: len(data) // 2] if how == "truncated" else bytes(range(256)) * 3)
+    with pytest.raises(io.ContractError) as err:
+        if reader == "memory estimate":
+            points = files["reduced"] if which == "reduced" else files["embeddings"]
+            algorithms.job_memory_mb("minibatch_kmeans", {}, files["splits"], points)
+            reduce.job_memory_mb({"method": "pca", "n_components": 2}, files["splits"], files["embeddings"])
+        elif which == "splits":
+            algorithms.load_points(files["splits"], embeddings_path=files["embeddings"])
+        elif which == "embeddings":
+            io.read_embeddings(files["embeddings"])
+        else:
+            io.read_reduced(files["reduced"])
+    assert str(target) in str(err.value) and "delete it and re-run" in str(err.value)

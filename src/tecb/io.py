@@ -228,12 +228,18 @@ def write_dataset(
 
 
 def read_dataset(texts_path, splits_path) -> tuple[pa.Table, pa.Table]:
-    return pq.read_table(texts_path), pq.read_table(splits_path)
+    """A dataset's two tables; an unreadable file is a :class:`ContractError` naming it (delete it and re-run)."""
+    return _read_parquet(texts_path, "dataset texts"), read_splits(splits_path)
+
+
+def read_splits(splits_path) -> pa.Table:
+    """A dataset's ``splits.parquet``; an unreadable file is a :class:`ContractError` naming it."""
+    return _read_parquet(splits_path, "dataset splits")
 
 
 def dataset_provenance(path) -> dict:
     """The provenance a dataset file (``texts.parquet`` or ``splits.parquet``) records; ``{}`` when none."""
-    meta = pq.read_schema(path).metadata or {}
+    meta = read_parquet_schema(path, "dataset").metadata or {}
     return json.loads(meta[b"tecb"]) if b"tecb" in meta else {}
 
 

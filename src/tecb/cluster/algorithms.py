@@ -519,13 +519,11 @@ def load_points(splits_path, embeddings_path=None, reduced_path=None):
     ``reduced_path`` (a reduced file) is used when given, else the raw embeddings of ``embeddings_path``;
     the reduced coordinates are checked to be in the split's row order.
     """
-    import pyarrow.parquet as pq
-
     from tecb import io
 
     if (embeddings_path is None) == (reduced_path is None):
         raise ValueError("give exactly one of embeddings_path and reduced_path")
-    splits = list(io.iter_splits(pq.read_table(splits_path)))
+    splits = list(io.iter_splits(io.read_splits(splits_path)))
     if reduced_path is None:
         embeddings, _ = io.read_embeddings(embeddings_path, text_ids=np.concatenate([ids for _, ids, _ in splits]))
         return [(s, ids, embeddings[ids], labels) for s, ids, labels in splits]
