@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,11 +64,34 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
     return proc
 
 
+# The test suite's demo: config/demo.yaml with 5 of its 14 configurations, chosen so every algorithm, every
+# reduction and both exact-Ward routes (raw = high-dimensional, reduced = low-dimensional) run once; the rest of
+# the demo (6 datasets, 3 models, pre-training, MTEB v2, tables, figures, report) is as `make demo` runs it.
+DEMO_TEST_CONFIGURATIONS = """configurations:  # tests/conftest.py: every algorithm and every reduction once
+  - {algorithm: kmeans, reduction: none}
+  - {algorithm: agglomerative, reduction: none}
+  - {algorithm: agglomerative, reduction: umap}
+  - {algorithm: hdbscan, reduction: pca_umap}
+  - {algorithm: dbstream, reduction: pca}
+"""
+
+
+def shrink_demo_config(workdir: Path) -> None:
+    """Replace the `configurations` list of ``workdir``'s config/demo.yaml by :data:`DEMO_TEST_CONFIGURATIONS`."""
+    path = workdir / "config" / "demo.yaml"
+    text, n = re.subn(r"^configurations:\n(?:  - .*\n)+", DEMO_TEST_CONFIGURATIONS, path.read_text(), flags=re.M)
+    if n != 1:
+        raise AssertionError("config/demo.yaml has no `configurations:` list of `  - {...}` lines to replace")
+    path.write_text(text)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """The offline demo, run once per test session in a fresh copy of the project; yields its directory.
-    Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``)."""
+    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session in a fresh copy of the
+    project; yields its directory. Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``);
+    tests read the configurations from the copy's config/demo.yaml."""
     workdir = copy_project(tmp_path_factory.mktemp("demo"))
+    shrink_demo_config(workdir)
     _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
     run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
     return workdir
