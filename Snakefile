@@ -72,7 +72,7 @@ include: "workflow/rules/inspect.smk"
 # (tecb.unlock), and the files, local models and import-path algorithms the config points to are checked
 # (tecb.preflight: columns, formats, encodings, config.json types, clusterers; cached by file fingerprint).
 if workflow.is_main_process:
-    from tecb.preflight import PreflightError, run_preflight
+    from tecb.preflight import CACHE_DIR, PreflightError, run_preflight
     from tecb.unlock import remove_stale_locks
 
     DATASET_SOURCES = sorted({d["source"] for d in config["datasets"].values()})
@@ -82,6 +82,7 @@ if workflow.is_main_process:
         run_preflight(
             config,
             produced=produced_by_a_rule,
+            cache_dir=CACHE_DIR,
             source_paths={s: source_path(s) for s in DATASET_SOURCES},
         )
     except PreflightError as _error:

@@ -92,7 +92,7 @@ def germeval(kind: str):
     def make(tmp: Path, cfg: dict) -> dict:
         from tecb.data.demo import write_germeval_zip
 
-        good = write_germeval_zip(tmp / "good.zip", books_per_genre=3)
+        good = write_germeval_zip(tmp / "good.zip", books_per_genre=3, seed=42)
         target = tmp / "data" / "germeval.zip"
         target.parent.mkdir(parents=True, exist_ok=True)
         raw = good.read_bytes()
@@ -742,7 +742,7 @@ def test_the_shipped_configs_pass(tmp_path):
     """config/config.yaml, demo.yaml, modern.yaml and the .test config pass the new key checks (no preflight:
     their files are downloads)."""
     for name in ("config/config.yaml", "config/demo.yaml", "config/modern.yaml", ".test/config/config.yaml"):
-        check_config(layered_config(ROOT, tmp_path, [ROOT / name]), SCHEMA, preflight=False)
+        check_config(layered_config(ROOT, tmp_path, [ROOT / name]), SCHEMA, preflight=False, cache_dir=None)
 
 
 def test_configcheck_command_runs_the_preflight(tmp_path, monkeypatch, capsys):
@@ -773,18 +773,18 @@ def test_source_fingerprint_follows_content_not_time(tmp_path):
 
     f = write(tmp_path / "a.tsv", GOOD_TSV)
     cache = tmp_path / "cache"
-    assert source_fingerprint(str(f), cache) == {str(f): hashlib.sha256(GOOD_TSV.encode()).hexdigest()}
+    assert source_fingerprint(str(f), cache_dir=cache) == {str(f): hashlib.sha256(GOOD_TSV.encode()).hexdigest()}
     st = f.stat()
     write(f, GOOD_TSV.replace("Sport", "Sp0rt"))  # same size
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))  # older
-    assert source_fingerprint(str(f), cache)[str(f)] == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert source_fingerprint(str(f), cache_dir=cache)[str(f)] == hashlib.sha256(f.read_bytes()).hexdigest()
     folder = tmp_path / "blurbs"
     write(folder / "blurbs_train.txt", "x")
-    before = source_fingerprint(str(folder), cache)
+    before = source_fingerprint(str(folder), cache_dir=cache)
     st = (folder / "blurbs_train.txt").stat()
     write(folder / "blurbs_train.txt", "y")
     os.utime(folder / "blurbs_train.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a coarse clock's tick
-    assert source_fingerprint(str(folder), cache) != before
+    assert source_fingerprint(str(folder), cache_dir=cache) != before
 
 
 def _intermediate_files(tmp: Path) -> dict[str, Path]:

@@ -420,10 +420,11 @@ def produced_by_the_workflow(path) -> bool:
     return not Path(path).is_absolute() and bool(parts) and parts[0] == "resources"
 
 
-def check_config(config: dict, schema_path, *, preflight: bool = True, cache_dir=None) -> dict:
+def check_config(config: dict, schema_path, *, cache_dir, preflight: bool = True) -> dict:
     """Everything checked before a job starts, as ``python -m tecb.configcheck`` runs it: the schema, the
     parameters and keys (:func:`validated_config`), then the preflight of what the config points to
-    (:mod:`tecb.preflight`). Returns the config with defaults; raises :class:`ConfigError` listing the problems."""
+    (:mod:`tecb.preflight`; ``cache_dir`` keeps its passed checks, ``None``: no cache). Returns the config with
+    defaults; raises :class:`ConfigError` listing the problems."""
     from tecb.preflight import run_preflight
 
     filled = validated_config(config, schema_path)

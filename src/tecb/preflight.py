@@ -105,11 +105,11 @@ class Cache:
         write_json(self.passed, self.path)
 
 
-def sha256_of(path, cache_folder=CACHE_DIR) -> str:
+def sha256_of(path, *, cache_dir) -> str:
     """SHA-256 of a file's content (a folder: of its files' names and contents), remembered under the file's path,
-    size and mtime in ``cache_folder`` (so a run start hashes a large source once)."""
+    size and mtime in ``cache_dir`` (so a run start hashes a large source once; ``None``: not remembered)."""
     path = Path(path)
-    store = Path(cache_folder) / "sha256.json" if cache_folder is not None else None
+    store = Path(cache_dir) / "sha256.json" if cache_dir is not None else None
     known = {}
     if store is not None and store.is_file():
         try:
@@ -537,7 +537,7 @@ def preflight_problems(
     config: dict,
     *,
     produced: Callable[[str], bool],
-    cache_dir: str | os.PathLike | None = CACHE_DIR,
+    cache_dir: str | os.PathLike | None,
     source_paths: dict | None = None,
 ) -> list[str]:
     """Every problem of what ``config`` (validated, defaults filled in) points to; ``[]`` when all is well.
@@ -567,7 +567,7 @@ def run_preflight(config: dict, **kwargs) -> None:
         )
 
 
-def source_fingerprint(path, cache_dir=CACHE_DIR) -> dict:
+def source_fingerprint(path, *, cache_dir) -> dict:
     """``{path: sha256}`` of a source's file(s) (a folder: of its files), for the build rule's params: replacing
     the file or editing the path rebuilds the dataset, whatever the file's modification time."""
-    return {str(p): sha256_of(p, cache_dir) for p in _paths(path)}
+    return {str(p): sha256_of(p, cache_dir=cache_dir) for p in _paths(path)}

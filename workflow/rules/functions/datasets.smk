@@ -48,9 +48,9 @@ def source_files_fingerprint(wildcards):
     paths = path if isinstance(path, (list, tuple)) else [path]
     if any(produced_by_a_rule(p) or not os.path.exists(p) for p in paths):
         return {}
-    from tecb.preflight import source_fingerprint
+    from tecb.preflight import CACHE_DIR, source_fingerprint
 
-    return source_fingerprint(path)
+    return source_fingerprint(path, cache_dir=CACHE_DIR)
 
 
 def with_source_fingerprint(spec, wildcards):
