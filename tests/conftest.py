@@ -17,7 +17,7 @@ SHARED = ROOT.parent / "shared"  # present beside the checkout in CI; tests usin
 
 
 def copy_project(dest: Path) -> Path:
-    """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/) into ``dest``."""
+    """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/; src/ linked) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = ROOT / name
@@ -26,6 +26,9 @@ def copy_project(dest: Path) -> Path:
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", *outputs))
         elif src.exists():
             shutil.copy2(src, dest / name)
+    # the library the jobs import (the Snakefile puts {workflow.basedir}/src first on sys.path and PYTHONPATH):
+    # this checkout's, not whatever `pip install -e` points at
+    (dest / "src").symlink_to(ROOT / "src", target_is_directory=True)
     return dest
 
 
