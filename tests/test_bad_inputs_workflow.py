@@ -72,7 +72,7 @@ def write_config(work: Path, cfg: dict) -> str:
 
 
 def snakemake(work: Path, *args: str, check: bool = True):
-    return run_snakemake(work, *args, check=check, env={"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    return run_snakemake(work, *args, check=check)
 
 
 def plan(work: Path, cfg: dict) -> set[tuple]:
@@ -145,12 +145,7 @@ def test_a_killed_run_restarts_with_the_same_command(work):
     """SIGKILL to the whole run once it holds its locks; the same command then runs (and finishes) the work."""
     (work / "data" / "alpha.tsv").write_text(tsv(4))
     args = ["--configfile", write_config(work, config()), "--cores", "1", *TARGETS]
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
-    }
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "snakemake", *args],
         cwd=work,
