@@ -272,19 +272,27 @@ def model_spec(model):
     spec.setdefault("kind", "huggingface")
     if spec["kind"] == "huggingface":
         spec["path"] = hub_model_dir(model)
-    elif spec["kind"] == "tiny-bert":
+    elif spec["kind"] == "tiny-bert" or (
+        spec["kind"] == "static" and spec.get("distill_from")
+    ):
         spec["path"] = built_model_dir(model)
     return spec
 
 
 def model_input(wildcards):
-    """The model directory an embed job reads (none for TF-IDF)."""
+    """The model directory or vector file an embed job reads (none for TF-IDF and Python objects)."""
     spec = model_spec(wildcards.model)
-    return [] if spec["kind"] == "tfidf" else [spec["path"]]
+    if spec["kind"] in ("tfidf", "python"):
+        return []
+    if spec["kind"] == "precomputed":
+        return digest_paths(spec)
+    return [spec["path"]]
 
 
 def gpus_for(wildcards):
-    return 0 if model_spec(wildcards.model)["kind"] == "tfidf" else 1
+    """Transformers and Python objects may use a GPU; TF-IDF, static and precomputed vectors do not."""
+    kind = model_spec(wildcards.model)["kind"]
+    return 0 if kind in ("tfidf", "static", "precomputed") else 1
 
 
 # local models (embed.smk, the model_digest rule): their files' content is an input of their embed jobs
@@ -295,13 +303,14 @@ def model_digest_path(model):
 
 
 def model_digest_input(wildcards):
-    """The content hash an embed job depends on: a `kind: local` model's, else none."""
-    kind = model_spec(wildcards.model)["kind"]
-    return [model_digest_path(wildcards.model)] if kind == "local" else []
+    """The content hash an embed job depends on: a local model's, a precomputed file's, a static model's."""
+    spec = config["models"][wildcards.model]
+    return [model_digest_path(wildcards.model)] if digest_paths(spec) else []
 
 
 def local_model_path(wildcards):
-    return config["models"][wildcards.model]["path"]
+    """The paths hashed into a model's digest (tecb.embed.spec.digest_paths)."""
+    return digest_paths(config["models"][wildcards.model])
 
 
 def local_model_stat(wildcards):
@@ -310,7 +319,8 @@ def local_model_stat(wildcards):
 
     return {
         f: [os.stat(f).st_size, os.stat(f).st_mtime_ns]
-        for f in model_files(local_model_path(wildcards))
+        for path in local_model_path(wildcards)
+        for f in model_files(path)
     }
 
 

@@ -3,7 +3,60 @@
 # changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
-from tecb.embed.spec import encoder_settings, model_files
+from tecb.embed.spec import (
+    check_python_object,
+    digest_paths,
+    encoder_settings,
+    model_files,
+    model_key_errors,
+)
+
+
+# --- model kinds (issue 22): checked before any job starts --------------------------------
+
+
+def check_models():
+    """Keys that do not apply to a model's kind, and `kind: python` objects that do not import
+    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack)."""
+    for key, spec in config["models"].items():
+        errors = model_key_errors(key.split("@")[0], spec)
+        if errors:
+            raise ValueError("config: " + "; ".join(errors))
+        if spec.get("kind") == "python" and not spec.get("env"):
+            check_python_object(key, spec)
+        source = spec.get("distill_from")
+        if source and source in config["models"]:
+            if model_spec(source)["kind"] not in ("huggingface", "local", "tiny-bert"):
+                raise ValueError(
+                    f"config: models.{key}.distill_from names {source!r}, not a transformer model"
+                )
+
+
+check_models()
+
+
+def model_env(wildcards):
+    """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
+    env = config["models"][wildcards.model].get("env")
+    return (
+        os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
+    )
+
+
+def distill_source(wildcards):
+    """The folder a static model is distilled from: a model key's folder, or a path."""
+    source = config["models"][wildcards.model]["distill_from"]
+    return model_spec(source)["path"] if source in config["models"] else source
+
+
+def distill_source_inputs(wildcards):
+    """The source folder and, for a key with a digest (local models), that digest."""
+    source = config["models"][wildcards.model]["distill_from"]
+    if source in config["models"]:
+        return [model_spec(source)["path"]] + (
+            [model_digest_path(source)] if digest_paths(config["models"][source]) else []
+        )
+    return model_files(source)
 
 
 localrules:
@@ -34,13 +87,15 @@ rule prefetch_model:
 rule model_digest:
     """A local model's content: sha256 of every file (weights, config, tokenizer), an input of its embed jobs."""
     input:
-        lambda wildcards: model_files(local_model_path(wildcards)),
+        lambda wildcards: [f for p in local_model_path(wildcards) for f in model_files(p)],
     output:
         model_digest_path("{model}"),
     log:
         log_path("model_digest", "{model}.log"),
     wildcard_constraints:
-        model=alternatives(models_of_kind("local")),
+        model=alternatives(
+            [m for m, spec in config["models"].items() if digest_paths(spec)]
+        ),
     conda:
         "../../envs/embed.yaml"
     params:
@@ -68,6 +123,30 @@ rule tiny_bert:
         "../scripts/tiny_bert.py"
 
 
+rule distill_static:
+    """A static (model2vec) model distilled from a local transformer, without data (CPU)."""
+    input:
+        distill_source_inputs,
+    output:
+        directory(built_model_dir("{model}")),
+    log:
+        log_path("distill_static", "{model}.log"),
+    benchmark:
+        benchmark_path("distill_static", "{model}.tsv")
+    wildcard_constraints:
+        model=alternatives(
+            [m for m, spec in config["models"].items() if spec.get("distill_from")]
+        ),
+    conda:
+        "../../envs/embed.yaml"
+    threads: config["embed"]["threads"]
+    params:
+        source=distill_source,
+        pca_dims=lambda wildcards: config["models"][wildcards.model].get("pca_dims"),
+    script:
+        "../scripts/distill_static.py"
+
+
 rule embed:
     """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
     input:
@@ -82,7 +161,7 @@ rule embed:
     benchmark:
         benchmark_path("embed", "{model}", "{dataset}.tsv")
     conda:
-        "../../envs/embed.yaml"
+        model_env
     threads: config["embed"]["threads"]
     resources:
         gpu=gpus_for,
