@@ -59,7 +59,9 @@ def test_env_pins_match_requirements(env_file):
     pins, unpinned = env_pins(env_file)
     assert pins, f"{env_file.name}: no pinned pip packages"
     assert not unpinned, f"{env_file.name}: not pinned with ==: {unpinned}"
-    if PER_MODEL in env_file.read_text():  # a model's own env (issue 22.4): its own versions (tests/test_model_kinds.py)
+    if (
+        PER_MODEL in env_file.read_text()
+    ):  # a model's own env (issue 22.4): its own versions (tests/test_model_kinds.py)
         return
     wrong = {}
     for name, version in pins.items():

@@ -177,6 +177,8 @@ KIND_REQUIRED = {
     "static": (("path", "distill_from"),),
 }
 KINDS = tuple(KIND_KEYS)
+#: Keys the schema fills in on every model entry (their defaults): not refused on other kinds at that value.
+FILLED_BY_SCHEMA = {"trust_remote_code": False}
 
 
 def model_key_errors(key: str, spec: Mapping) -> list[str]:
@@ -186,8 +188,8 @@ def model_key_errors(key: str, spec: Mapping) -> list[str]:
         return [f"models.{key}.kind: {kind!r} is not one of {', '.join(KINDS)}"]
     out = [
         f"models.{key}.{k}: does not apply to kind {kind} (it takes: {', '.join(sorted(KIND_KEYS[kind]))})"
-        for k in spec
-        if k not in KIND_KEYS[kind]
+        for k, v in spec.items()
+        if k not in KIND_KEYS[kind] and not (k in FILLED_BY_SCHEMA and v == FILLED_BY_SCHEMA[k])
     ]
     for need in KIND_REQUIRED.get(kind, ()):
         options = need if isinstance(need, tuple) else (need,)
