@@ -283,3 +283,19 @@ def test_clear_errors_for_bad_objects_keys_and_missing_vectors(project):
     n = len(dataset_texts(work))
     assert f"vectors-short.parquet: 2 of {n} texts have no vector; first missing text: {PARAPHRASE[1]!r}" in log
     assert not (work / TARGETS[2]).exists() or read_embeddings(work / TARGETS[2])[1]["path"] == "vectors.parquet"
+
+
+def test_prompt_variants_plan_one_model_per_variant_sharing_one_download(tmp_path):
+    """me5-large-instruct of config/modern.yaml with `prompt_variants`: three models, one prefetch."""
+    work = copy_project(tmp_path / "proj")
+    modern = yaml.safe_load((work / "config" / "modern.yaml").read_text())
+    e5 = modern["models"]["me5-large-instruct"]
+    e5.update(prompt_variants=["none", "generic", "task"], instruction_template="Instruct: {instruction}\nQuery: ")
+    modern["models"] = {"me5-large-instruct": e5}
+    (work / "config" / "variants.yaml").write_text(yaml.safe_dump(modern, allow_unicode=True))
+    out = run_snakemake(work, "--configfile", "config/variants.yaml", "-n", "--cores", "1", "--until", "embed").stdout
+    table = out[out.index("Job stats") :]
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    assert counts["prefetch_model"] == 1 and counts["embed"] == 3 * 6  # the paper's six datasets
+    for variant in ("none", "generic", "task"):
+        assert f"results/modern/embeddings/me5-large-instruct@{variant}/BlurbsClusteringS2S.parquet" in out

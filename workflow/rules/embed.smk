@@ -35,6 +35,12 @@ def check_models():
 check_models()
 
 
+# hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder
+HUB_ENTRIES = {
+    m.split("@")[0]: config["models"][m] for m in models_of_kind("huggingface")
+}
+
+
 def model_env(wildcards):
     """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
     env = config["models"][wildcards.model].get("env")
@@ -71,13 +77,13 @@ rule prefetch_model:
     log:
         shared_log("prefetch_model", "{model}.log"),
     wildcard_constraints:
-        model=alternatives(models_of_kind("huggingface")),
+        model=alternatives(sorted(set(HUB_ENTRIES))),
     conda:
         "../../envs/embed.yaml"
     params:
         # what is downloaded (not the display name or the embedding settings)
         spec=lambda wildcards: {
-            k: config["models"][wildcards.model].get(k)
+            k: HUB_ENTRIES[wildcards.model].get(k)
             for k in ("id", "revision", "code_revisions")
         },
     script:
