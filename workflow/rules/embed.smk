@@ -11,13 +11,13 @@ from tecb.embed.spec import (
     model_key_errors,
 )
 
-
 # --- model kinds (issue 22): checked before any job starts --------------------------------
 
 
 def check_models():
     """Keys that do not apply to a model's kind, and `kind: python` objects that do not import
-    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack)."""
+    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack).
+    """
     for key, spec in config["models"].items():
         errors = model_key_errors(key.split("@")[0], spec)
         if errors:
@@ -44,9 +44,7 @@ HUB_ENTRIES = {
 def model_env(wildcards):
     """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
     env = config["models"][wildcards.model].get("env")
-    return (
-        os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
-    )
+    return os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
 
 
 def distill_source(wildcards):
@@ -60,7 +58,9 @@ def distill_source_inputs(wildcards):
     source = config["models"][wildcards.model]["distill_from"]
     if source in config["models"]:
         return [model_spec(source)["path"]] + (
-            [model_digest_path(source)] if digest_paths(config["models"][source]) else []
+            [model_digest_path(source)]
+            if digest_paths(config["models"][source])
+            else []
         )
     return model_files(source)
 
@@ -93,7 +93,9 @@ rule prefetch_model:
 rule model_digest:
     """A local model's content: sha256 of every file (weights, config, tokenizer), an input of its embed jobs."""
     input:
-        lambda wildcards: [f for p in local_model_path(wildcards) for f in model_files(p)],
+        lambda wildcards: [
+            f for p in local_model_path(wildcards) for f in model_files(p)
+        ],
     output:
         model_digest_path("{model}"),
     log:

@@ -51,6 +51,8 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     if kind == "tfidf":
         return {"kind": "tfidf", "dim": int(spec.get("dim", 256))}
     if kind == "python":
+        if spec.get("env"):  # its packages are in its own env, maybe not here: resolved in the job
+            return {"kind": "python", "object": spec["object"], "kwargs": dict(spec.get("kwargs") or {})}
         return python_settings(spec)
     if kind == "precomputed":
         return {"kind": "precomputed", "path": str(spec["path"]), "texts": spec.get("texts")}
