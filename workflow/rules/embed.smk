@@ -11,58 +11,11 @@ from tecb.embed.spec import (
     model_key_errors,
 )
 
-# --- model kinds (issue 22): checked before any job starts --------------------------------
 
-
-def check_models():
-    """Keys that do not apply to a model's kind, and `kind: python` objects that do not import
-    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack).
-    """
-    for key, spec in config["models"].items():
-        errors = model_key_errors(key.split("@")[0], spec)
-        if errors:
-            raise ValueError("config: " + "; ".join(errors))
-        if spec.get("kind") == "python" and not spec.get("env"):
-            check_python_object(key, spec)
-        source = spec.get("distill_from")
-        if source and source in config["models"]:
-            if model_spec(source)["kind"] not in ("huggingface", "local", "tiny-bert"):
-                raise ValueError(
-                    f"config: models.{key}.distill_from names {source!r}, not a transformer model"
-                )
+include: "functions/embed.smk"
 
 
 check_models()
-
-
-# hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder
-HUB_ENTRIES = {
-    m.split("@")[0]: config["models"][m] for m in models_of_kind("huggingface")
-}
-
-
-def model_env(wildcards):
-    """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
-    env = config["models"][wildcards.model].get("env")
-    return os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
-
-
-def distill_source(wildcards):
-    """The folder a static model is distilled from: a model key's folder, or a path."""
-    source = config["models"][wildcards.model]["distill_from"]
-    return model_spec(source)["path"] if source in config["models"] else source
-
-
-def distill_source_inputs(wildcards):
-    """The source folder and, for a key with a digest (local models), that digest."""
-    source = config["models"][wildcards.model]["distill_from"]
-    if source in config["models"]:
-        return [model_spec(source)["path"]] + (
-            [model_digest_path(source)]
-            if digest_paths(config["models"][source])
-            else []
-        )
-    return model_files(source)
 
 
 localrules:
