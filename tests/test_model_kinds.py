@@ -166,3 +166,18 @@ def test_jina_v3_needs_the_transformers4_env_here():
     assert missing_imports(REMOTE_CODE["jina-embeddings-v3"]["imports"]) == [
         "transformers.models.xlm_roberta.modeling_xlm_roberta.create_position_ids_from_input_ids"
     ]
+
+
+def test_static_embedding_folder_of_sentence_transformers_is_a_mean_of_token_rows(tmp_path):
+    """kind static from a sentence-transformers StaticEmbedding folder: a text's vector is the mean of its tokens' rows."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "hund": 1, "katze": 2, "bellt": 3}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_weights=table)]).save(str(tmp_path / "st"))
+    run, info = encode.load_static(tmp_path / "st")
+    assert info == {"backend": "sentence-transformers", "normalized": False}
+    assert np.allclose(run(["hund bellt", "katze"]), [(table[1] + table[3]) / 2, table[2]])
