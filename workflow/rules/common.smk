@@ -160,8 +160,8 @@ def published_path(source):
 
 
 def hub_model_dir(model):
-    """A prefetched hub model: shared by all runs."""
-    return f"resources/models/{model}"
+    """A prefetched hub model: shared by all runs (and by a model's prompt variants, {model}@{variant})."""
+    return f"resources/models/{model.split('@')[0]}"
 
 
 def built_model_dir(model):
