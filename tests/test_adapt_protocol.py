@@ -66,6 +66,7 @@ def test_supervised_training_never_sees_an_evaluated_text_or_label(demo_datasets
             others=others,
             posts=posts,
             settings=PROTOCOL,
+            instance_size=PROTOCOL["instance_size"],
             seed=42,
         )
         assert not isinstance(plan, str), plan
@@ -142,6 +143,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
             others=[],
             posts=posts,
             settings=PROTOCOL,
+            instance_size=PROTOCOL["instance_size"],
             seed=42,
         )
         assert plan.record["labels_seen"] == "none" and not plan.training.instances
@@ -161,10 +163,24 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
         tuple((s, ids, tuple("?" for _ in ls)) for s, ids, ls in evaluated.splits),
     )
     a = build_plan(
-        method="argue", variant="transductive", evaluated=evaluated, others=[], posts=posts, settings=PROTOCOL, seed=42
+        method="argue",
+        variant="transductive",
+        evaluated=evaluated,
+        others=[],
+        posts=posts,
+        settings=PROTOCOL,
+        instance_size=None,
+        seed=42,
     )
     b = build_plan(
-        method="argue", variant="transductive", evaluated=relabelled, others=[], posts=posts, settings=PROTOCOL, seed=42
+        method="argue",
+        variant="transductive",
+        evaluated=relabelled,
+        others=[],
+        posts=posts,
+        settings=PROTOCOL,
+        instance_size=None,
+        seed=42,
     )
     assert a.training == b.training
 

@@ -1,11 +1,12 @@
 """One training job of the workflow: build the leak-free training data, train, score base and adapted model.
 
 :func:`run` is what the ``adapt`` rule calls, one job per (model, method, protocol variant, dataset, seed). The
-base model is scored first (step 0) and the adapted one last, both on the same evaluation splits (the variant's,
+training scores the base model (step 0), the model every ``eval_every`` optimizer steps and the adapted model
+(its last step), all on the same evaluation splits (the variant's,
 :mod:`tecb.adapt.protocol`) exactly as the benchmark scores a model: encoded by
 :func:`tecb.embed.encode.encode_transformer`, clustered and scored split by split by
-:func:`tecb.cluster.algorithms.score_splits`. In between, every ``eval_every`` optimizer steps the training
-scores the model in memory the same way. Durations go to the timings file only.
+:func:`tecb.cluster.algorithms.score_splits`, at the sequence length the benchmark embeds with. Durations go to
+the timings file only.
 """
 
 from __future__ import annotations
@@ -30,20 +31,20 @@ def build_plan(
     others: list[proto.LabelledData],
     posts,
     settings: dict,
+    instance_size: int | None,
     seed: int,
 ) -> proto.Plan | str:
     """The variant's :class:`tecb.adapt.protocol.Plan` for ``method`` (or why it cannot be built: ``disjoint`` on a
-    dataset with too few categories). ``settings``: the ``adapt.protocol`` section."""
+    dataset with too few categories). ``settings``: the ``adapt.protocol`` section; ``instance_size``: the
+    supervised method's own (documents per clustering instance)."""
     if variant not in proto.variants_of(method, proto.VARIANTS[1:]):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if variant == "lodo":
-        return proto.lodo_plan(
-            evaluated, others, instance_size=settings["instance_size"], rounds=settings["rounds"], seed=seed
-        )
+        return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=settings["rounds"], seed=seed)
     if variant == "disjoint":
         return proto.disjoint_plan(
             evaluated,
-            instance_size=settings["instance_size"],
+            instance_size=instance_size,
             rounds=settings["rounds"],
             min_categories=settings["min_categories"],
             seed=seed,
@@ -132,6 +133,7 @@ def run(
     device: str,
     eval_every: int | None,
     eval_batch_size: int,
+    eval_max_length: int | None,
     out_path,
     model_out,
     timings_path,
@@ -152,7 +154,14 @@ def run(
     others = [d for name, d in loaded.items() if name != dataset]
     posts = read_posts(posts_path) if (posts_path and method == "argue") else None
     plan = build_plan(
-        method=method, variant=variant, evaluated=evaluated, others=others, posts=posts, settings=protocol, seed=seed
+        method=method,
+        variant=variant,
+        evaluated=evaluated,
+        others=others,
+        posts=posts,
+        settings=protocol,
+        instance_size=settings.get("instance_size"),
+        seed=seed,
     )
     meta = {
         "method": method,
@@ -174,68 +183,66 @@ def run(
         return
     meta["protocol"] = plan.record
     log(f"{method}/{variant} on {dataset}: {json.dumps(plan.record, sort_keys=True)}")
-    rows, curve = [], []
+    if eval_max_length is None:  # the length the benchmark embeds with: the model's own
+        eval_max_length = load_sentence_transformer(str(model_dir), device="cpu").max_seq_length
+    meta["eval_max_length"] = eval_max_length
+    calls: list[tuple[float, list[dict]]] = []
     eval_seconds = 0.0
 
-    def score(model, step_label: str):
+    def during_training(model) -> float:
+        """Score the model in memory at the benchmark's sequence length (training may truncate shorter)."""
         nonlocal eval_seconds
         t0 = time.perf_counter()
-        scored = evaluate(
-            model,
-            plan.eval_texts,
-            plan.eval_splits,
-            algorithm=algorithm,
-            batch_size=eval_batch_size,
-            seed=eval_seed,
-            log=log,
-        )
+        trained_length, model.max_seq_length = model.max_seq_length, eval_max_length
+        try:
+            scored = evaluate(
+                model,
+                plan.eval_texts,
+                plan.eval_splits,
+                algorithm=algorithm,
+                batch_size=eval_batch_size,
+                seed=eval_seed,
+                log=log,
+            )
+        finally:
+            model.max_seq_length = trained_length
         eval_seconds += time.perf_counter() - t0
         mean = float(np.mean([r["v_measure"] for r in scored]))
-        log(f"{step_label}: mean V-measure {mean:.4f}")
-        return scored, mean
+        log(f"evaluation {len(calls)}: mean V-measure {mean:.4f}")
+        calls.append((mean, scored))
+        return mean
+
+    from tecb.adapt.training import train
 
     with seeded_global_rngs(seed):
-        base = load_sentence_transformer(str(model_dir), device=device)
-        scored, _ = score(base, "base model (step 0)")
-        rows += _rows(0, scored)
-        del base
-
-        def during_training(model) -> float:
-            scored, mean = score(model, f"evaluation {len(curve) + 1}")
-            curve.append(scored)
-            return mean
-
-        from tecb.adapt.training import train
-
-        with io.atomic_dir(model_out) as tmp:
-            result = train(
-                method=method,
-                base_model_dir=str(model_dir),
-                data=plan.training,
-                settings=settings,
-                seed=seed,
-                device=device,
-                output_dir=str(tmp),
-                eval_every=eval_every,
-                evaluate=during_training if eval_every else None,
-            )
-            evaluated_steps = [h for h in result["history"] if h.get("score") is not None]
-            if len(evaluated_steps) != len(curve):
-                raise RuntimeError(
-                    f"training history has {len(evaluated_steps)} scored steps but evaluate ran {len(curve)} times"
-                )
-            final_step = int(result["steps"])
-            for h, scored in zip(evaluated_steps, curve):
-                if int(h["step"]) not in (0, final_step):
-                    rows += _rows(int(h["step"]), scored, h.get("loss"))
-            adapted = load_sentence_transformer(str(tmp), device=device)
-            scored, _ = score(adapted, f"adapted model (step {final_step})")
-            last_loss = next((h.get("loss") for h in reversed(result["history"]) if h.get("loss") is not None), None)
-            rows += _rows(final_step, scored, last_loss)
-            meta["training"] = _no_durations({k: v for k, v in result.items() if k != "history"})
-            meta["history"] = _no_durations(result["history"])
-            io.write_json(meta, Path(tmp) / "protocol.json")
-    rows.sort(key=lambda r: (r["step"], r["split"]))
+        result = train(
+            method=method,
+            base_model_dir=str(model_dir),
+            data=plan.training,
+            settings=settings,
+            seed=seed,
+            device=device,
+            output_dir=str(model_out),
+            eval_every=eval_every,
+            evaluate=during_training,
+        )
+    rows = []
+    pending = iter(calls)
+    # the scored steps of the history, in order, each with the rows of the call that gave its score (a step
+    # scored twice keeps the later score, as the history does)
+    for h in (h for h in result["history"] if h.get("score") is not None):
+        for mean, scored in pending:
+            if mean == h["score"]:
+                rows += _rows(int(h["step"]), scored, h.get("loss"))
+                break
+        else:
+            raise RuntimeError(f"no evaluation gave the score {h['score']} of step {h['step']}")
+    steps = sorted({r["step"] for r in rows})
+    if not steps or steps[0] != 0 or steps[-1] != int(result["steps"]):
+        raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")
+    meta["training"] = _no_durations({k: v for k, v in result.items() if k != "history"})
+    meta["history"] = _no_durations(result["history"])
+    io.write_json(meta, Path(model_out) / "protocol.json")
     _write_scores(rows, meta, out_path)
     io.write_json(
         {
