@@ -250,3 +250,29 @@ def test_demo_forum_is_in_the_real_schema(tmp_path):
     posts = read_posts(path)
     assert posts and all(t for _, _, t in posts) and "Gelöscht." not in {t for _, _, t in posts}
     assert any(parent is not None for _, parent, _ in posts)
+
+
+def test_the_forum_leaves_the_demo_articles_and_their_datasets_as_they_were(tmp_path):
+    """The TenKGnad datasets built from the demo's corpus.sqlite3 have the content they had before table Posts
+    existed (hashes taken from the writer without it)."""
+    from tecb.data.datasets import content_hash
+
+    path = demo.write_million_posts_sqlite(tmp_path / "corpus.sqlite3")
+    expected = {
+        "s2s": "52cf4b5c3cd203b8ae2868b30045665878ef10947bc8491e71ab6cf4c8341548",
+        "p2p": "ec43a38587cdf33c8a400919efa57004c3a7822fa768e8b47fe4b5db99b37822",
+    }
+    for variant, digest in expected.items():
+        built = build("million_posts", path, variant, seed=42)
+        assert content_hash(built.texts, built.splits) == digest
+
+
+def test_read_posts_names_the_missing_table(tmp_path):
+    from tecb.data.sources.gnad import GnadFormatError
+
+    path = tmp_path / "articles_only.sqlite3"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE Articles (ID_Article INTEGER)")
+    con.close()
+    with pytest.raises(GnadFormatError, match=r"articles_only.sqlite3: cannot read table Posts"):
+        read_posts(path)
