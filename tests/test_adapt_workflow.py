@@ -64,6 +64,14 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
         assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"]
         folder = first / "checkpoints" / "tiny-bert" / f"{path.parts[-4]}-{variant}" / path.parts[-2] / "seed42"
         assert json.loads((folder / "protocol.json").read_text())["protocol"] == meta["protocol"]
+    # step 0 is the base model scored exactly as the benchmark scores it (same splits, same k-means)
+    bench = pd.read_parquet(first / "scores" / "tiny-bert" / "TenKGnadClusteringS2S" / "none" / "kmeans.parquet")
+    for method, variant in (("simcse", "transductive"), ("cob", "lodo")):
+        rows = pd.read_parquet(
+            first / "adapt" / "tiny-bert" / method / variant / "TenKGnadClusteringS2S" / "seed42.parquet"
+        )
+        step0 = rows[rows.step == 0].set_index("split").v_measure.sort_index()
+        assert step0.to_numpy().tolist() == bench.set_index("split").v_measure.sort_index().to_numpy().tolist()
     a, b = _outputs(runs[0]), _outputs(runs[1])
     assert a.keys() == b.keys() and len(a) > 10
     different = [k for k in a if a[k] != b[k]]
