@@ -63,7 +63,7 @@ def _mteb_pool(splits):
 def test_pooling_equals_mteb_convert_to_fast():
     _, splits = make_dataset()
     theirs = _mteb_pool(splits)
-    ours = mteb_v2.pool_splits(splits)
+    ours = mteb_v2.pool_splits(splits, seed=42)
     assert [f"t{i}" for i in ours.text_id] == theirs["sentences"]
     assert list(ours.label) == theirs["labels"]
     assert ours.label.str.startswith("g").any() and ours.label.str.startswith("l").any()
@@ -84,7 +84,7 @@ def test_pooling_equals_mteb_convert_to_fast():
         seed=42,
         max_size=500,
     )["test"]
-    small = mteb_v2.pool_splits(splits, max_pool=500)
+    small = mteb_v2.pool_splits(splits, max_pool=500, seed=42)
     assert [f"t{i}" for i in small.text_id] == theirs_small["sentences"]
 
 
@@ -106,7 +106,7 @@ def test_score_equals_mteb_v2_evaluator(task_name):
         hf_subset="default",
         timer=TimingStack(),
     )
-    ours_pool = mteb_v2.pool_splits(splits)
+    ours_pool = mteb_v2.pool_splits(splits, seed=42)
     rows = mteb_v2.score(
         x[ours_pool.text_id.to_numpy()],
         ours_pool.label.tolist(),
@@ -134,7 +134,7 @@ def test_score_equals_mteb_v2_evaluator(task_name):
 @pytest.mark.slow
 def test_hierarchical_labels_equal_mteb_per_level():
     x, splits = make_dataset(n_texts=900, seed=3)
-    pooled = mteb_v2.pool_splits(splits)
+    pooled = mteb_v2.pool_splits(splits, seed=42)
     # two levels: the coarse group, then the fine label (texts whose label is already coarse lack level 1)
     labels = [[f"g{int(lab[1:]) % 3}", lab] if lab.startswith("l") else [lab] for lab in pooled.label]
     task = mteb.get_task("TenKGnadClusteringS2S.v2")
@@ -179,8 +179,9 @@ def test_run_writes_a_deterministic_file(tmp_path):
         dataset="MyDataset",
         sample_size=500,
         log=lambda m: None,
+        seed=42,
     )
-    assert len(rows) == 10 and set(rows.n_texts) == {len(mteb_v2.pool_splits(splits))}
+    assert len(rows) == 10 and set(rows.n_texts) == {len(mteb_v2.pool_splits(splits, seed=42))}
     first = out.read_bytes()
     mteb_v2.run(
         tmp_path / "emb.parquet",
@@ -189,7 +190,8 @@ def test_run_writes_a_deterministic_file(tmp_path):
         dataset="MyDataset",
         sample_size=500,
         log=lambda m: None,
+        seed=42,
     )
     assert out.read_bytes() == first
     with pytest.raises(ValueError, match="unknown option"):
-        mteb_v2.score(x, ["a"] * len(x), n_bootstrap=3)
+        mteb_v2.score(x, ["a"] * len(x), n_bootstrap=3, seed=42)

@@ -13,7 +13,7 @@ import numpy as np
 METHODS = ("pca", "umap", "pca_umap")
 
 
-def pca(x: np.ndarray, n_components: int = 2, seed: int = 42) -> np.ndarray:
+def pca(x: np.ndarray, n_components: int = 2, *, seed: int) -> np.ndarray:
     from sklearn.decomposition import PCA
 
     n = min(n_components, x.shape[0], x.shape[1])
@@ -106,7 +106,7 @@ def small_data_knn(x: np.ndarray, n_neighbors: int, metric: str):
     return indices, distances
 
 
-def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int = 42, **params) -> np.ndarray:
+def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", *, seed: int, **params) -> np.ndarray:
     """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
 
     Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``. The spectral
@@ -134,7 +134,8 @@ def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int
 def reduce(
     x: np.ndarray,
     method: str,
-    seed: int = 42,
+    *,
+    seed: int,
     n_components: int = 2,
     pca_components: int = 50,
     metric: str = "cosine",
@@ -145,11 +146,11 @@ def reduce(
         if params or pca_components != 50:
             extra = sorted(set(params) | ({"pca_components"} if pca_components != 50 else set()))
             raise ValueError(f"reduction method 'pca' takes only n_components; got {', '.join(extra)}")
-        return pca(x, n_components, seed)
+        return pca(x, n_components, seed=seed)
     if method == "umap":
-        return umap(x, n_components, metric, seed, **params)
+        return umap(x, n_components, metric, seed=seed, **params)
     if method == "pca_umap":
-        return umap(pca(x, pca_components, seed), n_components, metric, seed, **params)
+        return umap(pca(x, pca_components, seed=seed), n_components, metric, seed=seed, **params)
     raise ValueError(f"unknown reduction method {method!r}; known: {', '.join(METHODS)}")
 
 
@@ -166,26 +167,36 @@ def memory_estimate(method: str, n: int, dim: int, n_neighbors: int = 15, **_spe
     return copy + n * 2000 * max(1, n_neighbors) // 15
 
 
+#: What umap, pynndescent and numba's compiled code add to a job process (MB): a demo-sized UMAP job peaked at
+#: 526 MB against ~280 MB for a clustering job (benchmarks/resources_check.md).
+UMAP_IMPORTS_MB = 250
+
+
 def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
-    split, ``base_mb`` (Python and imports) and twice the embeddings file; ``base_mb`` before the inputs exist."""
+    split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and twice the embeddings file,
+    times the clustering jobs' headroom (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the
+    inputs exist."""
     import os
 
-    from tecb.cluster.algorithms import split_shape
+    from tecb.cluster.algorithms import HEADROOM, split_shape
 
     if not (os.path.exists(splits_path) and os.path.exists(embeddings_path)):
         return base_mb
     n, dim = split_shape(splits_path, embeddings_path)
     spec = dict(spec)
-    extra = memory_estimate(spec.pop("method"), n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
-    return int(base_mb + -(-extra // 1_000_000))
+    method = spec.pop("method")
+    extra = memory_estimate(method, n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
+    base = base_mb + (UMAP_IMPORTS_MB if method != "pca" else 0)
+    return int(HEADROOM * (base + -(-extra // 1_000_000)))
 
 
-def reduce_splits(embeddings: np.ndarray, splits, spec: dict, seed: int = 42, log=print):
+def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=print):
     """Yield ``(split, text_ids, coords)`` for every split of a dataset (``splits`` from :func:`tecb.io.iter_splits`)."""
     spec = dict(spec)
     method = spec.pop("method")
     for split, ids, _labels in splits:
+        log(f"split {split}: reducing {len(ids)} x {embeddings.shape[1]} with {method} ...")  # a long step says so
         coords = reduce(embeddings[ids], method, seed=seed, **spec)
         log(f"split {split}: {len(ids)} x {embeddings.shape[1]} -> {coords.shape[1]} ({method})")
         yield split, ids, coords

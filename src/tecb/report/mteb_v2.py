@@ -36,7 +36,7 @@ MTEB_V2_DOCUMENTS = {
 DEFAULTS = {"n_bootstraps": 10, "sample_size": 16_384, "batch_size": 512, "max_depth": None, "max_pool": 100_000}
 
 
-def pool_splits(splits: pd.DataFrame, max_pool: int = 100_000, seed: int = 42) -> pd.DataFrame:
+def pool_splits(splits: pd.DataFrame, max_pool: int = 100_000, *, seed: int) -> pd.DataFrame:
     """The pooled texts of a dataset's ``splits`` (columns ``split``, ``text_id``, ``label``): ``text_id``,
     ``label``, each text once with the label of its first occurrence (splits in ascending order, rows in file
     order), sampled down to ``max_pool`` texts as MTEB's ``_convert_to_fast`` does."""
@@ -58,7 +58,7 @@ def bootstrapped(
     labels,
     *,
     rng: random.Random,
-    seed: int = 42,
+    seed: int,
     n_bootstraps: int = 10,
     sample_size: int = 16_384,
     batch_size: int = 512,
@@ -107,7 +107,7 @@ def score(
     embeddings: np.ndarray,
     labels: Sequence,
     *,
-    seed: int = 42,
+    seed: int,
     max_documents: int | None = None,
     max_fraction: float | None = None,
     **options,
@@ -151,7 +151,7 @@ def run(
     out_path,
     *,
     dataset: str,
-    seed: int = 42,
+    seed: int,
     max_documents: int | None = None,
     log=print,
     **options,
