@@ -71,6 +71,7 @@ include: "workflow/rules/cluster.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/pretrain.smk"
+include: "workflow/rules/adapt.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/inspect.smk"
 

@@ -240,4 +240,6 @@ def all_outputs():
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)
     if config.get("pretrain", {}).get("enabled"):
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
+    if config.get("adapt", {}).get("enabled"):
+        outputs += adapt_outputs()  # workflow/rules/adapt.smk
     return outputs
