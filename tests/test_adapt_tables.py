@@ -9,7 +9,7 @@ import pytest
 
 from tecb.adapt.jobs import _write_scores
 from tecb.report import adapt_tables
-from tecb.report.tables import stem_paths
+from tecb.report.render import stem_paths
 
 
 def _job(tmp_path, name, base, adapted, steps=6, skipped=None, seed=42):

@@ -24,7 +24,8 @@ import pandas as pd
 
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
-from tecb.report.tables import dataset_order, header_label, to_markdown, write_formats
+from tecb.report.render import header_label, to_markdown, write_formats
+from tecb.report.tables import dataset_order
 
 METHOD_NAMES = {"simcse": "SimCSE", "clusterns": "ClusterNS", "cob": "COB", "triplet": "Triplet", "argue": "argue"}
 KEYS = ["model", "method", "variant", "dataset"]
