@@ -36,10 +36,13 @@ check-envs: setup
 	$(BIN)/python -m pytest -q tests/test_envs.py
 
 lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 format: setup
+	$(BIN)/ruff format .
 	$(BIN)/snakefmt Snakefile workflow/rules
 
 paper-dry-run: setup

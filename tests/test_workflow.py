@@ -135,3 +135,15 @@ def test_snakefmt_is_clean():
         [str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=ROOT, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_ruff_is_clean(command):
+    """The Python code (library, scripts, tests, benchmarks) passes ruff's lint and format checks (pyproject.toml)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ruff = Path(sys.executable).with_name("ruff")
+    proc = subprocess.run([str(ruff), *command, "."], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]

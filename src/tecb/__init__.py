@@ -1,18 +1,15 @@
-"""tecb: the German Text Embedding Clustering Benchmark as a library.
+"""tecb: the German Text Embedding Clustering Benchmark as a library, one subpackage per workflow stage.
 
-Modules, one job each:
+Imports flow down this list only (tests/test_layout.py checks it):
 
-- ``tecb.io``        atomic Parquet/JSON writing, the dataset and embedding file contracts
-- ``tecb.data.sources``   readers for the raw sources (GermEval 2019 blurbs, One Million Posts, 10kGNAD, Reddit)
-- ``tecb.data.splits``    the paper's split recipes (random fractions, subreddit draws, within-genre splits)
-- ``tecb.data.datasets``  raw source -> ``texts.parquet`` + ``splits.parquet``
-- ``tecb.data.demo`` small raw inputs in the real formats, for the offline demo and the tests
-- ``tecb.embed.tiny_bert``    tiny local models for offline runs
-- ``tecb.embed.encode``     text -> vectors (sentence-transformers, TF-IDF baseline), streamed to Parquet
-- ``tecb.cluster.reduce``    PCA / UMAP per split
-- ``tecb.cluster.algorithms``   MiniBatchKMeans, Agglomerative, HDBSCAN, DBSTREAM
-- ``tecb.cluster.metrics``   V-measure and friends per split
-- ``tecb.report.tables``    the paper's tables from the long scores table
+- core: ``tecb.io`` (file contracts, checksums, atomic writes), ``tecb.config`` (config layering, YAML),
+  ``tecb.runlog`` (job logs)
+- ``tecb.data``     raw sources, split recipes, dataset builds, the demo's raw files, downloads, Reddit
+- ``tecb.embed``    model settings, texts -> vectors streamed to Parquet, hub prefetch, the tiny test BERT
+- ``tecb.cluster``  per-split PCA/UMAP, the algorithms (exact Ward included), V-measure and friends
+- ``tecb.adapt``    training embeddings that cluster better (WWM, TSDAE, ...)
+- ``tecb.report``   statistics, the paper's tables, figures, MTEB formats, cluster views
+- ``tecb.configcheck``  config validation and ``python -m tecb.configcheck`` (may import every stage)
 """
 
 __version__ = "0.1.0"

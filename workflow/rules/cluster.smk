@@ -2,7 +2,14 @@
 # One reduce job per (model, dataset, reduction), shared by every algorithm on it; one cluster job per
 # (model, dataset, reduction, algorithm). Params hold only the resolved spec of that reduction/algorithm and
 # the seed, so adding a configuration runs only its new jobs and changing one algorithm reruns only its jobs.
-# threads = the cores a job really uses; mem_mb = the memory guard's estimate (common.smk input functions).
+# threads = the cores a job really uses; mem_mb = the memory guard's estimate (functions/cluster.smk).
+
+
+include: "functions/cluster.smk"
+
+
+# (model, dataset, reduction, algorithm) of every score file, in the order of score_files()
+SCORE_KEYS = [(m, d, r, a) for m in MODELS for d in DATASETS for a, r in CONFIGURATIONS]
 
 
 rule reduce:

@@ -1,4 +1,6 @@
-# Helpers and input functions shared by the rules. Paths follow design §4.
+# What every stage needs: the library on PYTHONPATH, every path pattern (design §4), the config's shared
+# lookups and cross-checks, helpers used by 3+ stages, the targets of `all`. The input, params and resources
+# functions of a stage's rules are in workflow/rules/functions/STAGE.smk, included by STAGE.smk.
 
 import os
 import re
@@ -167,6 +169,11 @@ def built_model_dir(model):
     return result("models", model)
 
 
+def model_digest_path(model):
+    """A `kind: local` model's content hash (the model_digest rule)."""
+    return result("models", f"{model}.sha256.json")
+
+
 SEED = config["seed"]
 DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
@@ -216,160 +223,16 @@ def check_config():
 check_config()
 
 
-def models_of_kind(*kinds):
-    return [
-        m
-        for m, spec in config["models"].items()
-        if spec.get("kind", "huggingface") in kinds
-    ]
-
-
 def alternatives(names):
     """A wildcard constraint matching exactly ``names`` (and nothing when empty)."""
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
-
-
-# --- datasets ------------------------------------------------------------------------------
-
-
-def source_path(source):
-    """Where a source's raw file is: the config's local `path`, else the download target."""
-    spec = config["sources"].get(source, {})
-    if spec.get("path"):
-        return spec["path"]
-    if (
-        spec.get("repo_id")
-        or spec.get("builder") == "published"
-        or source.startswith("published_")
-    ):
-        return published_path(source)
-    defaults = {**DOWNLOADS, "reddit": REDDIT_SUBMISSIONS}
-    if source not in defaults:
-        raise ValueError(
-            f"config: sources.{source} has no `path` and nothing to download"
-        )
-    return defaults[source]
-
-
-def dataset_source(wildcards):
-    return source_path(config["datasets"][wildcards.dataset]["source"])
-
-
-def dataset_source_spec(wildcards):
-    """The parts of a dataset's source entry that decide how it is built (not how it is fetched)."""
-    name = config["datasets"][wildcards.dataset]["source"]
-    spec = config["sources"].get(name, {})
-    return {
-        name: {k: spec[k] for k in ("builder", "repo_id", "revision") if spec.get(k)}
-    }
-
-
-# --- models --------------------------------------------------------------------------------
-
-
-def model_spec(model):
-    spec = dict(config["models"][model])
-    spec.setdefault("kind", "huggingface")
-    if spec["kind"] == "huggingface":
-        spec["path"] = hub_model_dir(model)
-    elif spec["kind"] == "tiny-bert":
-        spec["path"] = built_model_dir(model)
-    return spec
-
-
-def model_input(wildcards):
-    """The model directory an embed job reads (none for TF-IDF)."""
-    spec = model_spec(wildcards.model)
-    return [] if spec["kind"] == "tfidf" else [spec["path"]]
-
-
-def gpus_for(wildcards):
-    return 0 if model_spec(wildcards.model)["kind"] == "tfidf" else 1
-
-
-# local models (embed.smk, the model_digest rule): their files' content is an input of their embed jobs
-
-
-def model_digest_path(model):
-    return result("models", f"{model}.sha256.json")
-
-
-def model_digest_input(wildcards):
-    """The content hash an embed job depends on: a `kind: local` model's, else none."""
-    kind = model_spec(wildcards.model)["kind"]
-    return [model_digest_path(wildcards.model)] if kind == "local" else []
-
-
-def local_model_path(wildcards):
-    return config["models"][wildcards.model]["path"]
-
-
-def local_model_stat(wildcards):
-    """Size and mtime of each file: a changed file reruns the digest even when its new mtime is older."""
-    from tecb.embed.spec import model_files
-
-    return {
-        f: [os.stat(f).st_size, os.stat(f).st_mtime_ns]
-        for f in model_files(local_model_path(wildcards))
-    }
-
-
-# --- clustering ----------------------------------------------------------------------------
-
-
-def cluster_input(wildcards):
-    """A cluster job reads the splits and either the raw embeddings (`none`) or one reduced file."""
-    inputs = {"splits": splits_path(wildcards.dataset)}
-    if wildcards.reduction == "none":
-        inputs["embeddings"] = embedding_path(wildcards.model, wildcards.dataset)
-    else:
-        inputs["reduced"] = reduced_path(
-            wildcards.model, wildcards.dataset, wildcards.reduction
-        )
-    return inputs
-
-
-def cluster_threads(wildcards):
-    """Ward and DBSTREAM run on one core; the others get `cluster.threads` (BLAS/OpenMP, HDBSCAN workers)."""
-    from tecb.cluster.algorithms import threads_used
-
-    method = config["algorithms"][wildcards.algorithm]["method"]
-    return threads_used(method, config["cluster"]["threads"])
-
-
-def cluster_mem_mb(wildcards, input, attempt):
-    """The memory guard's estimate at the largest split (+ Python and the input), x attempt (a retry gets more);
-    re-evaluated once the inputs exist."""
-    from tecb.cluster.algorithms import job_memory_mb
-
-    spec = config["algorithms"][wildcards.algorithm]
-    points = input.reduced if wildcards.reduction != "none" else input.embeddings
-    return attempt * job_memory_mb(
-        spec["method"], spec.get("params") or {}, input.splits, points
-    )
-
-
-def reduce_mem_mb(wildcards, input, attempt):
-    """The reduction's memory estimate at the largest split, x attempt."""
-    from tecb.cluster.reduce import job_memory_mb
-
-    return attempt * job_memory_mb(
-        config["reductions"][wildcards.reduction], input.splits, input.embeddings
-    )
-
-
-# (model, dataset, reduction, algorithm) of every score file, in the order of score_files()
-SCORE_KEYS = [(m, d, r, a) for m in MODELS for d in DATASETS for a, r in CONFIGURATIONS]
-
-
-def score_files():
-    return [score_path(*key) for key in SCORE_KEYS]
 
 
 # --- targets -------------------------------------------------------------------------------
 
 
 def all_outputs():
+    """The targets of the Snakefile's `all` rule: the final outputs each stage's .smk lists."""
     # TABLE_FILES (tables.smk) and REPORT_TARGETS (report.smk): tables, figures, MTEB JSON, report pieces
     outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS
     outputs += (
@@ -378,77 +241,3 @@ def all_outputs():
     if config.get("pretrain", {}).get("enabled"):
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
     return outputs
-
-
-# --- adaptive pre-training (workflow/rules/pretrain.smk) --------------------------------------
-
-
-PRETRAIN = config.get("pretrain", {})
-PT_MODELS = list(PRETRAIN.get("models", []))
-PT_METHODS = list(PRETRAIN.get("methods", {}))
-PT_DATASETS = list(PRETRAIN.get("datasets") or DATASETS)
-PT_SEEDS = [int(s) for s in PRETRAIN.get("seeds", [SEED])]
-
-
-def check_pretrain_config():
-    """Cross-references of the `pretrain` section, reported with the offending key."""
-    if not PRETRAIN.get("enabled"):
-        return
-    for model in PT_MODELS:
-        if model not in config["models"]:
-            raise ValueError(
-                f"config: pretrain.models names {model!r}, not a key of `models`"
-            )
-        if model_spec(model)["kind"] not in ("huggingface", "local", "tiny-bert"):
-            raise ValueError(
-                f"config: pretrain.models.{model} must be a transformer checkpoint, not tfidf"
-            )
-    for dataset in PT_DATASETS:
-        if dataset not in config["datasets"]:
-            raise ValueError(
-                f"config: pretrain.datasets names {dataset!r}, not a key of `datasets`"
-            )
-    algorithm = PRETRAIN["algorithm"]
-    if (algorithm, "none") not in CONFIGURATIONS:
-        raise ValueError(
-            f"config: pretrain.algorithm = {algorithm!r} needs the configuration ({algorithm}, none) for its baseline"
-        )
-
-
-check_pretrain_config()
-
-
-# (model, method, dataset, seed) of every pre-training job; the tables' formats beside their .html
-PT_RUNS = [
-    (m, method, d, s)
-    for m in PT_MODELS
-    for method in PT_METHODS
-    for d in PT_DATASETS
-    for s in PT_SEEDS
-]
-PT_TABLE_FORMATS = ["md", "csv", "tex"]
-
-
-def pretrain_outputs():
-    outs = [pretrain_path("scores.parquet"), pretrain_path("figure2.png")]
-    for stem in ("table5", "best_epochs", "table5_vs_paper"):
-        outs += [pretrain_path(f"{stem}.{ext}") for ext in PT_TABLE_FORMATS + ["html"]]
-    return outs
-
-
-def pretrain_model_dir(wildcards):
-    return model_spec(wildcards.model)["path"]
-
-
-# --- report items ------------------------------------------------------------------------
-
-
-def table_report(stem):
-    """The HTML rendering of a table, as a report item with its caption."""
-    return report(
-        table_path(stem, "html"),
-        caption=f"../report/{stem.replace('_vs_paper', '')}.rst",
-        category="Tables",
-        subcategory="beside the paper" if stem.endswith("_vs_paper") else "this run",
-        labels={"table": stem},
-    )

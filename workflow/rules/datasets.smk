@@ -3,6 +3,9 @@ from tecb.data.datasets import mark_local_published
 # Raw sources -> datasets (texts.parquet + splits.parquet). Downloads are local rules under resources/.
 
 
+include: "functions/datasets.smk"
+
+
 localrules:
     demo_data,
     download_germeval2019,

@@ -6,6 +6,9 @@
 from tecb.embed.spec import encoder_settings, model_files
 
 
+include: "functions/embed.smk"
+
+
 localrules:
     prefetch_model,
     model_digest,

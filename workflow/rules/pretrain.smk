@@ -2,6 +2,30 @@
 # texts with WWM or TSDAE, score k-means on raw embeddings at each scheduled epoch.
 
 
+include: "functions/pretrain.smk"
+
+
+PRETRAIN = config.get("pretrain", {})
+PT_MODELS = list(PRETRAIN.get("models", []))
+PT_METHODS = list(PRETRAIN.get("methods", {}))
+PT_DATASETS = list(PRETRAIN.get("datasets") or DATASETS)
+PT_SEEDS = [int(s) for s in PRETRAIN.get("seeds", [SEED])]
+
+
+check_pretrain_config()
+
+
+# (model, method, dataset, seed) of every pre-training job; the tables' formats beside their .html
+PT_RUNS = [
+    (m, method, d, s)
+    for m in PT_MODELS
+    for method in PT_METHODS
+    for d in PT_DATASETS
+    for s in PT_SEEDS
+]
+PT_TABLE_FORMATS = ["md", "csv", "tex"]
+
+
 rule pretrain:
     """Continue pre-training one model on one dataset's unique texts with one method and seed."""
     input:

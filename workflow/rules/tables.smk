@@ -1,6 +1,10 @@
 # Scores and datasets -> the paper's tables (Markdown, CSV, LaTeX, HTML), each also beside the paper's numbers.
 # The rule names every file (table_path, common.smk); tecb.report.tables.render_tables writes exactly those, by key.
 
+
+include: "functions/tables.smk"
+
+
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
 REFERENCE = config["tables"]["reference"] or None
 REFERENCE_TABLE1 = (
