@@ -44,10 +44,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-#: The mteb version whose v2 clustering code this module reproduces (checked against the installed mteb by
-#: ``tests/test_mteb_v2.py``; the workflow never imports mteb).
-MTEB_VERSION = "2.26.24"
-MTEB_SEED = 42  # mteb's default task seed: the leaderboard's numbers use it
+# The mteb version whose v2 clustering code this module reproduces (checked against the installed mteb by
+# tests/test_mteb_v2.py; the workflow never imports mteb) and mteb's default task seed (the leaderboard's).
+from tecb.report.mteb_results import MTEB_SEED, MTEB_VERSION  # noqa: E402
 
 #: What each mteb task class does to build and score its pool (mteb/tasks/clustering/{deu,eng}/*.py);
 #: ``dataset``: the hub dataset and revision the task loads (its published pool), ``None`` = not a German task.
