@@ -339,18 +339,37 @@ def test_recipe_and_comparability():
 
 
 @pytest.mark.slow
-def test_run_writes_a_deterministic_file(tmp_path):
+def test_run_writes_identical_bytes_in_separate_processes(tmp_path):
+    """Same inputs and seed = identical bytes, two runs in separate processes, on a pool with duplicate rows (Blurbs
+    S2S pools a text once per split it is in) and a stratified subsample."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
     texts, splits = synthetic_splits(seed=1)
+    assert splits.text_id.duplicated().any()
     x, _ = clustered_vectors(texts, splits)
     splits.to_parquet(tmp_path / "splits.parquet")
     write_embeddings(x, tmp_path / "emb.parquet")
-    out = tmp_path / "a.parquet"
-    kwargs = {"dataset": "MyDataset", "seed": 42, "sample_size": 500, "log": lambda m: None}
-    rows = mteb_v2.run(tmp_path / "emb.parquet", tmp_path / "splits.parquet", out, **kwargs)
-    assert len(rows) == 10 and set(rows.n_texts) == {len(mteb_v2.pool_splits(splits, recipe="custom", seed=42))}
-    first = out.read_bytes()
-    mteb_v2.run(tmp_path / "emb.parquet", tmp_path / "splits.parquet", out, **kwargs)
-    assert out.read_bytes() == first
-    assert mteb_v2.file_info(out)["mteb_task"] == "custom"
+    code = (
+        "import sys; from tecb.report import mteb_v2; "
+        "mteb_v2.run(sys.argv[1], sys.argv[2], sys.argv[3], dataset='BlurbsClusteringS2S', seed=42, "
+        "sample_size=500, n_bootstraps=3, log=lambda m: None)"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    outs = []
+    for name in ("a.parquet", "b.parquet"):
+        out = tmp_path / name
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "emb.parquet"), str(tmp_path / "splits.parquet"), str(out)],
+            check=True,
+            env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+        )
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    info = mteb_v2.file_info(tmp_path / "a.parquet")
+    assert info["mteb_task"] == "BlurbsClusteringS2S.v2" and info["n_pool"] == 2048
+    rows = pd.read_parquet(tmp_path / "a.parquet")
+    assert len(rows) == 3 and set(rows.n_texts) == {2048}
     with pytest.raises(ValueError, match="unknown option"):
         mteb_v2.score(x, ["a"] * len(x), seed=42, n_bootstrap=3)
