@@ -110,8 +110,6 @@ RECIPES = {
         "dataset": None,
     },
 }
-# max_document_to_embed of MTEB's German v2 clustering tasks, by our dataset name (kept for readers of old code)
-MTEB_V2_DOCUMENTS = {k.removesuffix(".v2"): v["max_documents"] for k, v in RECIPES.items() if k.startswith(("B", "T"))}
 DEFAULTS = {"n_bootstraps": 10, "sample_size": 16_384, "batch_size": 512, "max_depth": None, "max_pool": 100_000}
 
 # builder (tecb.data.datasets.BUILDERS) and text variant -> the mteb task class of that kind
