@@ -176,13 +176,13 @@ def comparability(recipe: str, provenance: dict | None, *, seed: int, options: d
     return "; ".join(reasons)
 
 
-def stratified_subsample(labels: Sequence, n_samples: int, seed: int) -> np.ndarray:
+def stratified_subsample(labels: Sequence, n_samples: int, *, seed: int) -> np.ndarray:
     """Indices of the ``n_samples`` items mteb's ``AbsTask.stratified_subsampling`` keeps, in its order.
 
     That is ``datasets``' ``train_test_split(test_size=n_samples, seed=seed, stratify_by_column=...)`` on labels
     encoded as sorted strings (``datasets.utils.stratify``, itself after scikit-learn's StratifiedShuffleSplit):
-    per class an approximate-mode share of the train and test sizes, classes drawn in a permuted order, the test
-    part permuted; all from ``numpy.random.default_rng(seed)``. No subsample (all indices) when ``n_samples`` is
+    per class an approximate-mode share of the train and test sizes (ties broken at random), each class's items
+    permuted, the test part permuted; all from ``numpy.random.default_rng(seed)``. No subsample (all indices) when ``n_samples`` is
     at least the number of items, as in mteb.
     """
     labels = [str(x) for x in labels]
@@ -253,7 +253,7 @@ def pool_splits(splits: pd.DataFrame, *, recipe: str, seed: int, max_pool: int =
         counts = pooled.label.value_counts()
         pooled = pooled[~pooled.label.isin(counts.index[counts == 1])].reset_index(drop=True)
     if spec["stratify"] is not None:
-        pooled = pooled.iloc[stratified_subsample(pooled.label.tolist(), spec["stratify"], seed)]
+        pooled = pooled.iloc[stratified_subsample(pooled.label.tolist(), spec["stratify"], seed=seed)]
     return pooled.reset_index(drop=True)
 
 
