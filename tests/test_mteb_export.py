@@ -214,3 +214,34 @@ def test_demo_mteb_results_load_with_mteb(demo_run):
             assert tr.mteb_version == M.MTEB_VERSION
             n += 1
     assert n == scores[["model", "dataset"]].drop_duplicates().shape[0] > 0
+
+
+@pytest.mark.workflow
+def test_workflow_names_mteb_files_from_the_config(tmp_path):
+    """The workflow decides each dataset's cache before any job runs: the published Blurbs S2S splits downloaded at
+    mteb's revision -> mteb's task name; the same splits from a local file, or a dataset built here -> custom."""
+    import yaml
+    from conftest import copy_project, run_snakemake
+
+    work = copy_project(tmp_path / "proj")
+    cfg = {
+        "run": "names",
+        "sources": {"local_blurbs": {"builder": "published", "path": "test.jsonl"}},
+        "datasets": {
+            "BlurbsClusteringS2S": {"source": "published_blurbs_s2s"},
+            "LocalBlurbs": {"source": "local_blurbs"},
+            "TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s"},
+        },
+        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8}},
+        "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+    }
+    (work / "test.jsonl").write_text('{"sentences": ["a", "b"], "labels": ["x", "y"]}\n')
+    (work / "config" / "names.yaml").write_text(yaml.safe_dump(cfg))
+    out = run_snakemake(work, "--configfile", "config/names.yaml", "-n", "--cores", "1", "mteb_results").stdout
+    base = "results/names/mteb/"
+    assert f"{base}results/tecb__tfidf/no_revision_available/BlurbsClusteringS2S.json" in out
+    assert f"{base}results/tecb__tfidf/no_revision_available/model_meta.json" in out
+    assert f"{base}custom/results/tecb__tfidf/no_revision_available/tecb.LocalBlurbs.json" in out
+    assert f"{base}custom/results/tecb__tfidf/no_revision_available/tecb.TenKGnadClusteringS2S.json" in out
+    assert f"{base}custom/results/tecb__tfidf/no_revision_available/model_meta.json" in out
+    assert "tecb.BlurbsClusteringS2S.json" not in out
