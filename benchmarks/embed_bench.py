@@ -299,7 +299,9 @@ def labelled_texts(datasets_dir: Path, tmp: Path, limit: int) -> tuple[str, list
         )
     from tecb.data.demo import write_reddit_submissions
 
-    posts = pq.read_table(write_reddit_submissions(tmp / "submissions.parquet", posts_per_subreddit=40)).to_pandas()
+    posts = pq.read_table(
+        write_reddit_submissions(tmp / "submissions.parquet", posts_per_subreddit=40, seed=42)
+    ).to_pandas()
     posts = posts.sample(frac=1.0, random_state=42)[:limit]
     return (
         "demo Reddit posts (generated, title + selftext, label = subreddit)",
@@ -321,7 +323,7 @@ def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
         models.append(("all-MiniLM-L6-v2 (pretrained, 6 x 384, max 256 tokens)", minilm))
         tokenizer = AutoTokenizer.from_pretrained(minilm)
     else:
-        tokenizer = AutoTokenizer.from_pretrained(create_tiny_bert(tmp / "tok", ["Ein Satz."] * 3))
+        tokenizer = AutoTokenizer.from_pretrained(create_tiny_bert(tmp / "tok", ["Ein Satz."] * 3, seed=42))
     large = tmp / "bert-large-config"
     import torch
 
@@ -421,6 +423,7 @@ def throughput(args) -> str:
                     dtype=dtype,
                     device=device,
                     batch_size=args.batch_size,
+                    seed=42,
                 )
                 lines.append(
                     f"| {title} | {dtype} | {100 * r['v_measure_float32']:.2f} | "

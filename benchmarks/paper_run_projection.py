@@ -143,7 +143,7 @@ def stock_reduce(x, name, spec):
     from tecb.cluster.spectral import seeded_umap_class
 
     if name == "pca_umap":
-        x = reduce.pca(x, spec["pca_components"], 42)
+        x = reduce.pca(x, spec["pca_components"], seed=42)
     reducer = seeded_umap_class()(
         n_components=spec["n_components"], metric=spec["metric"], random_state=42, n_neighbors=15
     )
@@ -166,8 +166,8 @@ def measure(sizes, dim, log, umap_sizes=()) -> tuple[dict, list[str]]:
     costs: dict[tuple[str, str], list[tuple[int, float]]] = {}
     checks = []
     with threadpool_limits(1):
-        reduce.reduce(embeddings(200, dim)[0], "umap")  # compile numba once: steady state from here on
-        reduce.reduce(embeddings(4200, 64)[0], "umap")  # and NN-descent's code
+        reduce.reduce(embeddings(200, dim)[0], "umap", seed=42)  # compile numba once: steady state from here on
+        reduce.reduce(embeddings(4200, 64)[0], "umap", seed=42)  # and NN-descent's code
         for n in sorted(set(sizes) | set(umap_sizes)):
             x, y = embeddings(n, dim)
             k = len(np.unique(y))
@@ -231,7 +231,7 @@ def fixed_costs(log) -> dict[str, float]:
         f"import sys, os; sys.path.insert(0, {src!r}); from tecb.cluster import reduce;"
         "os.environ.get('CACHE') and reduce.cache_umap_compilation();"
         "import numpy as np; x = np.random.default_rng(0).normal(size=(1000, 64)).astype(np.float32);"
-        "reduce.reduce(x, 'umap'){second}"
+        "reduce.reduce(x, 'umap', seed=42){second}"
     )
     env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     out = {}
@@ -242,7 +242,7 @@ def fixed_costs(log) -> dict[str, float]:
     )
     with tempfile.TemporaryDirectory() as cache:
         cold = _child_cpu(umap_code.format(second=""), env)
-        twice = _child_cpu(umap_code.format(second="; reduce.reduce(x, 'umap')"), env)
+        twice = _child_cpu(umap_code.format(second="; reduce.reduce(x, 'umap', seed=42)"), env)
         env_cache = {**env, "NUMBA_CACHE_DIR": cache, "CACHE": "1"}
         _child_cpu(umap_code.format(second=""), env_cache)  # fills the cache
         warm = _child_cpu(umap_code.format(second=""), env_cache)

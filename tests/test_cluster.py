@@ -86,7 +86,7 @@ def test_degenerate_one_cluster_is_scored_flagged_and_logged():
     logs = []
     # a DBSTREAM radius larger than the data puts everything into one micro-cluster
     row = score_splits(
-        [(0, x, y)], {"method": "dbstream", "params": {"clustering_threshold": 1000.0}}, log=logs.append
+        [(0, x, y)], {"method": "dbstream", "params": {"clustering_threshold": 1000.0}}, log=logs.append, seed=42
     )[0]
     assert row["n_clusters"] == 1 and row["degenerate"] is True and row["v_measure"] == 0.0
     assert any("WARNING" in m and "degenerate" in m for m in logs)
@@ -108,7 +108,7 @@ def test_memory_guard_estimates_and_refuses_before_running():
 
 def test_unknown_method_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown clustering method 'spectral'.*import path"):
-        cluster.cluster(np.zeros((4, 2)), "spectral", 2)
+        cluster.cluster(np.zeros((4, 2)), "spectral", 2, seed=42)
 
 
 @pytest.mark.workflow
@@ -199,7 +199,7 @@ def test_ward_gives_scikit_learns_partition(name):
     assert cluster.ward_route(x.shape[1]) == expected_route
     for k in (2, 9, 31):
         reference = AgglomerativeClustering(n_clusters=k).fit_predict(x)
-        ours = cluster.cluster(x, "agglomerative", k)
+        ours = cluster.cluster(x, "agglomerative", k, seed=42)
         assert len(np.unique(ours)) == k
         assert adjusted_rand_score(reference, ours) == 1.0, (name, k)
 
@@ -238,7 +238,7 @@ def test_other_linkages_still_run_scikit_learn():
     from sklearn.cluster import AgglomerativeClustering
 
     x = WARD_INPUTS["umap-like-2d"]
-    ours = cluster.cluster(x, "agglomerative", 5, linkage="average")
+    ours = cluster.cluster(x, "agglomerative", 5, linkage="average", seed=42)
     assert np.array_equal(ours, AgglomerativeClustering(n_clusters=5, linkage="average").fit_predict(x))
 
 
@@ -255,13 +255,14 @@ def test_import_path_estimator_is_told_n_clusters_and_seed():
             "method": "sklearn.cluster.SpectralClustering",
             "params": {"affinity": "nearest_neighbors", "n_neighbors": 10},
         },
+        seed=42,
     )[0]
     assert row["n_clusters"] == 4 and row["v_measure"] > 0.9  # told n_clusters = number of labels
     ours = cluster.cluster(x, "sklearn.cluster.SpectralClustering", 4, seed=3, affinity="nearest_neighbors")
     ref = SpectralClustering(n_clusters=4, random_state=3, affinity="nearest_neighbors").fit_predict(x)
     assert np.array_equal(ours, ref)
     # no n_clusters/random_state in its signature: not passed (DBSCAN), fit + labels_ only is enough too
-    assert len(cluster.cluster(x, "sklearn.cluster.DBSCAN", 4, eps=2.0)) == len(x)
+    assert len(cluster.cluster(x, "sklearn.cluster.DBSCAN", 4, eps=2.0, seed=42)) == len(x)
 
 
 @pytest.mark.parametrize(
@@ -317,6 +318,7 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
             reduced_path=tmp_path / "pca.parquet",
             threads=1,
             log=lambda m: None,
+            seed=42,
         )
         runs.append(out["scores"].read_bytes())
     assert runs[0] == runs[1]  # no durations in the score file: identical across reruns

@@ -49,7 +49,7 @@ def _write(df, path):
 def test_split_column_gives_one_split_per_value(tmp_path, suffix):
     df = _frame()
     path = _write(df, tmp_path / f"data{suffix}")
-    ds = datasets.build_custom(path, split_column="fold")
+    ds = datasets.build_custom(path, split_column="fold", seed=42)
     assert ds.split_names == ["fold=f0", "fold=f1"]
     assert len(ds.texts) == len(df)
     for (ids, labels), fold in zip(ds.splits, ["f0", "f1"]):
@@ -71,14 +71,14 @@ def test_random_recipe_is_seeded_and_in_range(tmp_path):
 def test_missing_column_and_empty_field_are_named(tmp_path):
     path = _write(_frame(), tmp_path / "data.tsv")
     with pytest.raises(custom.CustomFormatError, match="no column 'txt'"):
-        datasets.build_custom(path, text_column="txt")
+        datasets.build_custom(path, text_column="txt", seed=42)
     df = _frame()
     df.loc[4, "label"] = ""
     bad = _write(df, tmp_path / "bad.tsv")
     with pytest.raises(custom.CustomFormatError, match=r"bad.tsv, record 5 \(line 6\): field 'label' is empty"):
-        datasets.build_custom(bad)
+        datasets.build_custom(bad, seed=42)
     with pytest.raises(custom.CustomFormatError, match="unknown format"):
-        datasets.build_custom(tmp_path / "data.xlsx")
+        datasets.build_custom(tmp_path / "data.xlsx", seed=42)
 
 
 def test_single_class_split_is_an_error_naming_the_dataset(tmp_path):
@@ -87,7 +87,7 @@ def test_single_class_split_is_an_error_naming_the_dataset(tmp_path):
     path = _write(df, tmp_path / "data.tsv")
     with pytest.raises(ValueError, match="dataset MyData: split 0"):
         datasets.build_from_config(
-            "MyData", {"source": "mine", "split_column": "fold"}, {"mine": {"builder": "custom"}}, path
+            "MyData", {"source": "mine", "split_column": "fold"}, {"mine": {"builder": "custom"}}, path, seed=42
         )
 
 

@@ -32,7 +32,7 @@ def _blurbs_zip(path, n_coarse=8, n_fine=3, per_fine=6, same_titles=0):
 
 def test_blurbs_28_splits_coarse_fine_within(tmp_path):
     path, n = _blurbs_zip(tmp_path / "g.zip")
-    ds = datasets.build_blurbs(path, "s2s")
+    ds = datasets.build_blurbs(path, "s2s", seed=42)
     assert len(ds.splits) == 28 and ds.n_items == n
     coarse, fine, within = ds.splits[:10], ds.splits[10:20], ds.splits[20:]
     coarse_labels = {f"Genre {c} & Co" for c in range(8)}
@@ -50,8 +50,8 @@ def test_blurbs_28_splits_coarse_fine_within(tmp_path):
 
 def test_blurbs_deterministic_and_s2s_p2p_share_splits(tmp_path):
     path, _ = _blurbs_zip(tmp_path / "g.zip")
-    a, b = datasets.build_blurbs(path, "s2s"), datasets.build_blurbs(path, "s2s", seed=42)
-    p2p = datasets.build_blurbs(path, "p2p")
+    a, b = datasets.build_blurbs(path, "s2s", seed=42), datasets.build_blurbs(path, "s2s", seed=42)
+    p2p = datasets.build_blurbs(path, "p2p", seed=42)
     assert a.splits == b.splits and a.texts == b.texts
     assert [labels for _, labels in a.splits] == [labels for _, labels in p2p.splits]
     assert [[a.texts[i] for i in ids] for ids, _ in a.splits] == [
@@ -71,8 +71,8 @@ def test_random_fraction_splits_range():
 
 
 def test_tenkgnad_10_splits_9_categories(tmp_path):
-    path = demo_data.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", articles_per_topic=10)
-    s2s, p2p = datasets.build_tenkgnad(path, "s2s"), datasets.build_tenkgnad(path, "p2p")
+    path = demo_data.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", articles_per_topic=10, seed=42)
+    s2s, p2p = datasets.build_tenkgnad(path, "s2s", seed=42), datasets.build_tenkgnad(path, "p2p", seed=42)
     assert len(s2s.splits) == 10 == len(p2p.splits)
     assert {label for _, labels in s2s.splits for label in labels} == {
         "Sport",
@@ -92,18 +92,18 @@ def test_tenkgnad_10_splits_9_categories(tmp_path):
 def test_build_from_config_checks_variants_and_options(tmp_path):
     path, _ = _blurbs_zip(tmp_path / "g.zip")
     with pytest.raises(ValueError, match="needs `text: s2s`"):
-        datasets.build_from_config("B", {"source": "germeval2019"}, {}, path)
+        datasets.build_from_config("B", {"source": "germeval2019"}, {}, path, seed=42)
     with pytest.raises(ValueError, match="does not take text_column"):
-        datasets.build("germeval2019", path, "s2s", text_column="x")
+        datasets.build("germeval2019", path, "s2s", text_column="x", seed=42)
     with pytest.raises(ValueError, match="no titles"):
-        datasets.build_from_config("T", {"source": "10kgnad_csv", "text": "s2s"}, {}, path)
-    ds = datasets.build_from_config("B", {"source": "germeval2019", "text": "s2s", "n_splits": 2}, {}, path)
+        datasets.build_from_config("T", {"source": "10kgnad_csv", "text": "s2s"}, {}, path, seed=42)
+    ds = datasets.build_from_config("B", {"source": "germeval2019", "text": "s2s", "n_splits": 2}, {}, path, seed=42)
     assert len(ds.splits) == 2 + 2 + 8
 
 
 def test_within_genre_split_skipped_for_one_fine_genre_is_logged(tmp_path):
     path, _ = _blurbs_zip(tmp_path / "g.zip", n_coarse=3, n_fine=1)
-    ds = datasets.build_blurbs(path, "s2s", n_splits=1)
+    ds = datasets.build_blurbs(path, "s2s", n_splits=1, seed=42)
     assert len(ds.splits) == 2  # no within-genre splits: each coarse genre has one fine genre
     assert "no within-genre split for Genre 0 & Co" in datasets.describe(ds, "B")
 
@@ -116,11 +116,11 @@ def test_blurbs_label_levels_are_no_conflict_but_same_titles_across_splits_are(t
     schemes, no conflict. Two books with one title (S2S: one text) in different genres conflict in both."""
     path, _ = _blurbs_zip(tmp_path / "g.zip")
     entry = {"source": "germeval2019", "text": "s2s"}
-    clean = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path))
+    clean = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path), seed=42)
     assert clean.provenance["texts_with_conflicting_labels"] == 0
     assert clean.provenance["label_schemes"] == ["d=0 genre", "d=1 genre"]
     path, _ = _blurbs_zip(tmp_path / "dup.zip", same_titles=2)
-    ds = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path))
+    ds = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(path), seed=42)
     conflicts = datasets.label_conflicts(ds.splits, ds.label_schemes)
     assert [ds.texts[t] for t in conflicts] == ["Buch 0", "Buch 1"]
     assert conflicts[ds.texts.index("Buch 0")] == ["Fein 0.0", "Fein 7.2", "Genre 0 & Co", "Genre 7 & Co"]
@@ -130,7 +130,7 @@ def test_blurbs_label_levels_are_no_conflict_but_same_titles_across_splits_are(t
     log = datasets.describe(ds, "BlurbsClusteringS2S")
     assert "2 texts have conflicting labels within the dataset" in log and "d=0 genre, d=1 genre" in log
     assert "'Buch 0' labels ['Fein 0.0', 'Fein 7.2', 'Genre 0 & Co', 'Genre 7 & Co']" in log
-    p2p = datasets.build_from_config("BlurbsClusteringP2P", {**entry, "text": "p2p"}, {}, str(path))
+    p2p = datasets.build_from_config("BlurbsClusteringP2P", {**entry, "text": "p2p"}, {}, str(path), seed=42)
     assert p2p.provenance["texts_with_conflicting_labels"] == 0  # other blurbs: other texts
 
 
@@ -169,7 +169,7 @@ def test_reddit_conflicts_are_counted_across_splits_and_logged_by_text_id_only(t
     path = tmp_path / "submissions.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SUBMISSIONS_SCHEMA), path)
     entry = {"source": "reddit", "text": "s2s", "n_splits": 3, "min_subreddits": 2, "max_subreddits": 4}
-    ds = datasets.build_from_config("RedditClusteringS2S", entry, {}, str(path))
+    ds = datasets.build_from_config("RedditClusteringS2S", entry, {}, str(path), seed=42)
     tid = ds.texts.index("Geheime Frage")
     in_splits = {lab for ids, labels in ds.splits for i, lab in zip(ids, labels) if i == tid}
     assert ds.label_schemes == ["subreddit"] * 3

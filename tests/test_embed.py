@@ -102,7 +102,7 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     spec = {"kind": "tiny-bert", "path": str(tiny_dir), "batch_size": 3}
     timings = tmp_path / "timings" / "embed" / "D.json"
     meta = embed.embed_dataset(
-        texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None, timings_path=timings
+        texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None, timings_path=timings, seed=42
     )
     import os
 
@@ -118,7 +118,7 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     took = json.loads(timings.read_text())
     assert took["seconds"] >= 0 and took["n_texts"] == len(TEXTS)
     first = out.read_bytes()
-    embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None)
+    embed.embed_dataset(texts, out, spec, {"device": "cpu", "batch_size": 32}, log=lambda *a: None, seed=42)
     assert out.read_bytes() == first
     np.testing.assert_allclose(vectors[17], model.encode([TEXTS[17]])[0], atol=1e-5)
     assert not [p for p in out.parent.iterdir() if p.name != out.name]  # no scratch left behind
@@ -188,5 +188,6 @@ def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
         {"kind": "local", "path": str(tiny_dir), "dtype": "bfloat16"},
         {"device": "cpu"},
         log=lambda *a: None,
+        seed=42,
     )
     assert meta["dtype"] == "float32" and meta["device"] == "cpu"  # fp16/bf16 apply on CUDA only

@@ -53,7 +53,9 @@ def write_texts(path, texts):
 def run(tmp_path, spec, texts=TEXTS, name="out", **kwargs):
     texts_path = write_texts(tmp_path / f"{name}-texts.parquet", texts)
     out = tmp_path / f"{name}.parquet"
-    meta = embed.embed_dataset(texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **QUIET, **kwargs)
+    meta = embed.embed_dataset(
+        texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **QUIET, **{"seed": 42, **kwargs}
+    )
     table = pq.read_table(out)
     stored = json.loads(table.schema.metadata[b"tecb"])
     assert stored == json.loads(json.dumps(meta))
@@ -337,7 +339,9 @@ def test_progress_lines(tiny_dir):
 
 def test_dtype_parity_on_cpu_bfloat16(tiny_dir):
     labels = ["Roman" if i % 2 else "Fußball" for i in range(len(TEXTS))]
-    result = embed.dtype_parity({"kind": "local", "path": str(tiny_dir)}, TEXTS, labels, dtype="bfloat16", device="cpu")
+    result = embed.dtype_parity(
+        {"kind": "local", "path": str(tiny_dir)}, TEXTS, labels, dtype="bfloat16", device="cpu", seed=42
+    )
     assert result["dtype_loaded"] == "bfloat16" and result["n_labels"] == 2
     assert result["max_abs_difference"] > 0  # really computed in bfloat16
     assert result["min_cosine"] > 0.98

@@ -39,7 +39,7 @@ def test_tiny_bert_tokenizer_knows_its_vocabulary(tmp_path):
 
     from tecb.embed.tiny_bert import create_tiny_bert
 
-    path = create_tiny_bert(tmp_path / "tiny", ["Die Kommissarin ermittelt am Tatort"] * 3)
+    path = create_tiny_bert(tmp_path / "tiny", ["Die Kommissarin ermittelt am Tatort"] * 3, seed=42)
     tokenizer = AutoTokenizer.from_pretrained(path)
     lines = (path / "vocab.txt").read_text(encoding="utf-8").splitlines()
     assert tokenizer.vocab_size == len(lines) > 5

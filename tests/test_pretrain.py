@@ -70,7 +70,9 @@ def corpus(n=24, seed=0):
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("pretrain")
     texts, labels = corpus()
-    model = create_tiny_bert(root / "model", texts * 3, vocab_size=600, hidden_size=32, max_position_embeddings=128)
+    model = create_tiny_bert(
+        root / "model", texts * 3, vocab_size=600, hidden_size=32, max_position_embeddings=128, seed=42
+    )
     ids = list(range(len(texts)))
     io.write_dataset(
         texts, [(ids, labels), (ids[:12], labels[:12])], root / "texts.parquet", root / "splits.parquet", "Tiny"
@@ -122,7 +124,12 @@ def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
     root, model = tiny
     out = tmp_path / "emb.parquet"
     embed_dataset(
-        root / "texts.parquet", out, {"kind": "tiny-bert", "path": str(model)}, {"device": "cpu"}, log=lambda m: None
+        root / "texts.parquet",
+        out,
+        {"kind": "tiny-bert", "path": str(model)},
+        {"device": "cpu"},
+        log=lambda m: None,
+        seed=42,
     )
     embed_vectors, _ = io.read_embeddings(out)
     texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()
@@ -157,6 +164,7 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
         device="cpu",
         log=lambda m: None,
         timings=timings,
+        eval_seed=42,
     )
     assert random.getstate() == states[0] and np.array_equal(np.random.get_state()[1], states[1])
     assert torch.equal(torch.random.get_rng_state(), states[2])
@@ -187,6 +195,7 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
             device="cpu",
             log=lines.append,
             progress_every=0,
+            eval_seed=42,
         )
         assert again == rows
         progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
@@ -224,6 +233,7 @@ def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds
             seed=42,
             device="cpu",
             log=lambda m: None,
+            eval_seed=42,
         )
     assert len(seen) == 1 and list(tmp_path.iterdir()) == []
 
@@ -245,6 +255,7 @@ def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
         device="cpu",
         log=lambda m: None,
         timings_path=timings,
+        eval_seed=42,
     )
     assert not any("seconds" in name for name in pq.read_schema(out).names)
     got = io.json.loads(timings.read_text())
@@ -286,11 +297,29 @@ def test_bad_method_and_epochs(tiny, tmp_path):
     root, model = tiny
     with pytest.raises(ValueError, match="unknown pre-training method"):
         pretrain.pretrain(
-            model, root / "texts.parquet", root / "splits.parquet", "simcse", {}, [1], KMEANS, tmp_path / "c"
+            model,
+            root / "texts.parquet",
+            root / "splits.parquet",
+            "simcse",
+            {},
+            [1],
+            KMEANS,
+            tmp_path / "c",
+            seed=42,
+            eval_seed=42,
         )
     with pytest.raises(ValueError, match="eval_epochs"):
         pretrain.pretrain(
-            model, root / "texts.parquet", root / "splits.parquet", "wwm", PARAMS["wwm"], [0], KMEANS, tmp_path / "c"
+            model,
+            root / "texts.parquet",
+            root / "splits.parquet",
+            "wwm",
+            PARAMS["wwm"],
+            [0],
+            KMEANS,
+            tmp_path / "c",
+            seed=42,
+            eval_seed=42,
         )
 
 

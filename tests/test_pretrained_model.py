@@ -57,6 +57,7 @@ def test_embed_path_equals_sentence_transformers_encode(tmp_path, minilm):
         {"device": "cpu"},
         log=lambda *a: None,
         model_digest="d" * 64,
+        seed=42,
     )
     got = np.array(pq.read_table(out).column("embedding").to_pylist(), dtype=np.float32)
     reference = SentenceTransformer(str(minilm), device="cpu").encode(TEXTS, convert_to_numpy=True)

@@ -28,12 +28,12 @@ def _write(ds, folder, name):
 
 @pytest.fixture(scope="module")
 def blurbs_zip(tmp_path_factory):
-    return demo_data.write_germeval_zip(tmp_path_factory.mktemp("g") / "germeval2019.zip", books_per_genre=6)
+    return demo_data.write_germeval_zip(tmp_path_factory.mktemp("g") / "germeval2019.zip", books_per_genre=6, seed=42)
 
 
 def test_raw_build_records_source_hashes_rules_and_partial_source(blurbs_zip, tmp_path):
     ds = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(blurbs_zip)
+        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(blurbs_zip), seed=42
     )
     texts_path, splits_path = _write(ds, tmp_path, "BlurbsClusteringS2S")
     prov = io.dataset_provenance(texts_path)
@@ -53,7 +53,7 @@ def test_raw_build_records_source_hashes_rules_and_partial_source(blurbs_zip, tm
 def test_same_build_elsewhere_gives_byte_identical_files(blurbs_zip, tmp_path):
     entry = {"source": "germeval2019", "text": "p2p"}
     a = _write(
-        datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(blurbs_zip)),
+        datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(blurbs_zip), seed=42),
         tmp_path / "a",
         "BlurbsClusteringP2P",
     )
@@ -61,7 +61,9 @@ def test_same_build_elsewhere_gives_byte_identical_files(blurbs_zip, tmp_path):
     copy.parent.mkdir()
     copy.write_bytes(blurbs_zip.read_bytes())
     b = _write(
-        datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(copy)), tmp_path / "b", "BlurbsClusteringP2P"
+        datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(copy), seed=42),
+        tmp_path / "b",
+        "BlurbsClusteringP2P",
     )
     assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
 
@@ -69,13 +71,13 @@ def test_same_build_elsewhere_gives_byte_identical_files(blurbs_zip, tmp_path):
 def test_full_source_with_the_papers_recipe_is_comparable(blurbs_zip, monkeypatch):
     monkeypatch.setitem(datasets.FULL_SOURCE, "germeval2019", (10, "test threshold"))
     entry = {"source": "germeval2019", "text": "s2s"}
-    ds = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(blurbs_zip))
+    ds = datasets.build_from_config("BlurbsClusteringS2S", entry, {}, str(blurbs_zip), seed=42)
     assert ds.provenance["full_source"] and ds.provenance["comparable_to_paper"]
-    other = datasets.build_from_config("BlurbsClusteringS2S", {**entry, "n_splits": 5}, {}, str(blurbs_zip))
+    other = datasets.build_from_config("BlurbsClusteringS2S", {**entry, "n_splits": 5}, {}, str(blurbs_zip), seed=42)
     assert other.provenance["not_comparable_because"].startswith("split recipe")
-    wrong_name = datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(blurbs_zip))
+    wrong_name = datasets.build_from_config("BlurbsClusteringP2P", entry, {}, str(blurbs_zip), seed=42)
     assert wrong_name.provenance["not_comparable_because"].startswith("text variant s2s")
-    mine = datasets.build_from_config("MyBlurbs", entry, {}, str(blurbs_zip))
+    mine = datasets.build_from_config("MyBlurbs", entry, {}, str(blurbs_zip), seed=42)
     assert mine.provenance["not_comparable_because"] == "not one of the paper's datasets"
 
 
@@ -89,7 +91,7 @@ def test_published_splits_record_repo_and_revision(tmp_path):
     """Downloaded from the hub at the pinned revision (no local `path`): the paper's splits."""
     path = _published_file(tmp_path / "test.jsonl")
     ds = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {}}, str(path)
+        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {}}, str(path), seed=42
     )
     prov = ds.provenance
     assert prov["origin"] == "published" and prov["repo_id"] == "slvnwhrl/blurbs-clustering-s2s"
@@ -101,6 +103,7 @@ def test_published_splits_record_repo_and_revision(tmp_path):
         {"source": "mine"},
         {"mine": {"builder": "published", "repo_id": "me/x", "revision": "abc"}},
         str(path),
+        seed=42,
     )
     assert other.provenance["not_comparable_because"] == "published splits other than the paper's (me/x@abc)"
 
@@ -115,6 +118,7 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
         {"source": "published_blurbs_s2s"},
         {"published_blurbs_s2s": {"path": str(path)}},
         str(path),
+        seed=42,
     )
     prov = ds.provenance
     assert prov["origin"] == "published" and prov["revision"] is None and not prov["comparable_to_paper"]
@@ -128,7 +132,11 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
     assert "revision: unverified (the local test.jsonl does not match" in datasets.describe(ds, "BlurbsClusteringS2S")
     # the workflow passes `local: True` (its params leave paths out) instead of the path
     same = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {"local": True}}, str(path)
+        "BlurbsClusteringS2S",
+        {"source": "published_blurbs_s2s"},
+        {"published_blurbs_s2s": {"local": True}},
+        str(path),
+        seed=42,
     )
     assert same.provenance == prov
     mine = datasets.build_from_config(
@@ -136,6 +144,7 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
         {"source": "p"},
         {"p": {"builder": "published", "path": str(path), "repo_id": "me/x", "revision": "abc"}},
         str(path),
+        seed=42,
     )
     assert (
         mine.provenance["revision"] is None
@@ -162,6 +171,7 @@ def test_local_published_file_matching_the_papers_table1_is_comparable(tmp_path,
         {"source": "published_blurbs_s2s"},
         {"published_blurbs_s2s": {"path": str(path)}},
         str(path),
+        seed=42,
     )
     prov = ds.provenance
     assert prov["comparable_to_paper"] and prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
@@ -173,6 +183,7 @@ def test_local_published_file_matching_the_papers_table1_is_comparable(tmp_path,
         {"source": "published_blurbs_s2s"},
         {"published_blurbs_s2s": {"path": str(path)}},
         str(path),
+        seed=42,
     )
     assert off_by_one.provenance["revision_unverified_because"].endswith(": classes_max 3 (paper 4)")
 
@@ -210,14 +221,18 @@ def test_custom_and_csv_fallback_are_not_comparable(tmp_path):
     tsv = tmp_path / "mine.tsv"
     tsv.write_text("text\tlabel\n" + "".join(f"t{i}\t{'ab'[i % 2]}\n" for i in range(20)))
     ds = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "mine"}, {"mine": {"builder": "custom"}}, str(tsv)
+        "BlurbsClusteringS2S", {"source": "mine"}, {"mine": {"builder": "custom"}}, str(tsv), seed=42
     )
     assert ds.provenance["origin"] == "custom" and ds.provenance["source_files"][0]["sha256"] == sha256_file(tsv)
     assert not ds.provenance["comparable_to_paper"]
     csv = tmp_path / "train.csv"
     csv.write_text("".join(f"{'AB'[i % 2]};Text {i}\n" for i in range(20)))
     ds = datasets.build_from_config(
-        "TenKGnadClusteringP2P", {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}}, str(csv)
+        "TenKGnadClusteringP2P",
+        {"source": "gnad", "text": "p2p"},
+        {"gnad": {"builder": "10kgnad_csv"}},
+        str(csv),
+        seed=42,
     )
     assert "10kGNAD csv files: no titles" in ds.provenance["not_comparable_because"]
 
@@ -270,7 +285,7 @@ def test_vs_paper_cells_say_why_not_comparable():
 
 def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_path):
     ds = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(blurbs_zip)
+        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(blurbs_zip), seed=42
     )
     texts, splits = _write(ds, tmp_path / "d", "BlurbsClusteringS2S")
     rows = [
@@ -297,6 +312,7 @@ def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_pat
         REF,
         REF.with_name("paper_table1.csv"),
         log=lambda m: None,
+        seed=42,
     )
     vs = (tmp_path / "out" / "table2_vs_paper.md").read_text()
     assert "not comparable (partial source)" in vs and "BlurbsClusteringS2S: built from part of the source" in vs

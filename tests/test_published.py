@@ -27,7 +27,7 @@ SPLITS = [
 
 
 def test_published_dedups_texts_across_splits(tmp_path):
-    ds = datasets.build_published(_write(tmp_path / "test.jsonl", SPLITS))
+    ds = datasets.build_published(_write(tmp_path / "test.jsonl", SPLITS), seed=42)
     assert ds.texts == ["Die Tür", "Das Haus", "Der Baum", "Ein Ball", "Süße Äpfel"]
     assert len(ds.splits) == 2
     for (ids, labels), (sentences, want) in zip(ds.splits, SPLITS):
@@ -40,7 +40,7 @@ def test_published_dedups_texts_across_splits(tmp_path):
 def test_build_from_config_selects_published_by_source_name(tmp_path):
     path = _write(tmp_path / "test.jsonl", SPLITS)
     ds = datasets.build_from_config(
-        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {}}, path
+        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, {"published_blurbs_s2s": {}}, path, seed=42
     )
     assert len(ds.splits) == 2  # n_splits does not re-sample published splits
 
@@ -73,7 +73,7 @@ def test_bad_lines_name_file_line_and_field(tmp_path, line, message):
 
 
 def test_single_class_published_split_is_an_error_naming_the_dataset(tmp_path):
-    ds = datasets.build_published(_write(tmp_path / "test.jsonl", [(["a", "b"], ["x", "x"])]))
+    ds = datasets.build_published(_write(tmp_path / "test.jsonl", [(["a", "b"], ["x", "x"])]), seed=42)
     with pytest.raises(ValueError, match="OneClass"):
         io.write_dataset(ds.texts, ds.splits, tmp_path / "t.parquet", tmp_path / "s.parquet", "OneClass")
     assert not (tmp_path / "t.parquet").exists() and not (tmp_path / "s.parquet").exists()
@@ -105,7 +105,7 @@ def test_hub_download_uses_dataset_repo_type(tmp_path, monkeypatch):
 def test_empty_published_split_is_an_error_naming_the_dataset(tmp_path):
     path = _write(tmp_path / "test.jsonl", [SPLITS[0], ([], [])])
     with pytest.raises(ValueError, match=r"dataset Mine: split 1 .* 0 items"):
-        datasets.build_from_config("Mine", {"source": "p"}, {"p": {"builder": "published"}}, path)
+        datasets.build_from_config("Mine", {"source": "p"}, {"p": {"builder": "published"}}, path, seed=42)
 
 
 @pytest.mark.workflow

@@ -17,7 +17,7 @@ def x():
 
 
 def test_pca_is_seeded_and_2d(x):
-    a, b = reduce.reduce(x, "pca"), reduce.reduce(x, "pca")
+    a, b = reduce.reduce(x, "pca", seed=42), reduce.reduce(x, "pca", seed=42)
     assert a.shape == (200, 2) and a.dtype == np.float32
     assert np.array_equal(a, b)
 
@@ -33,28 +33,30 @@ def test_umap_reductions_are_bit_identical_across_runs(x, method):
 
 @pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_config_params_reach_umap(x):
-    five = reduce.reduce(x, "umap", n_components=5, n_neighbors=10)
+    five = reduce.reduce(x, "umap", n_components=5, n_neighbors=10, seed=42)
     assert five.shape == (200, 5)
-    assert not np.array_equal(reduce.reduce(x, "umap", n_neighbors=10), reduce.reduce(x, "umap"))
+    assert not np.array_equal(reduce.reduce(x, "umap", n_neighbors=10, seed=42), reduce.reduce(x, "umap", seed=42))
 
 
 @pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_pca_umap_is_pca_then_umap(x):
-    assert np.array_equal(reduce.reduce(x, "pca_umap", pca_components=50), reduce.umap(reduce.pca(x, 50), seed=42))
+    assert np.array_equal(
+        reduce.reduce(x, "pca_umap", pca_components=50, seed=42), reduce.umap(reduce.pca(x, 50, seed=42), seed=42)
+    )
 
 
 def test_bad_reduction_specs_are_clear_errors(x):
     with pytest.raises(ValueError, match="unknown reduction method 'tsne'"):
-        reduce.reduce(x, "tsne")
+        reduce.reduce(x, "tsne", seed=42)
     with pytest.raises(ValueError, match="'pca' takes only n_components; got n_neighbors"):
-        reduce.reduce(x, "pca", n_neighbors=5)
+        reduce.reduce(x, "pca", n_neighbors=5, seed=42)
 
 
 def test_reduce_splits_fits_each_split(x):
     splits = [(0, np.arange(100), None), (1, np.arange(50, 200), None)]
-    out = list(reduce.reduce_splits(x, splits, {"method": "pca", "n_components": 2}, log=lambda m: None))
+    out = list(reduce.reduce_splits(x, splits, {"method": "pca", "n_components": 2}, log=lambda m: None, seed=42))
     assert [s for s, _, _ in out] == [0, 1]
-    assert np.array_equal(out[1][2], reduce.pca(x[50:200], 2))  # fitted on split 1's rows only
+    assert np.array_equal(out[1][2], reduce.pca(x[50:200], 2, seed=42))  # fitted on split 1's rows only
 
 
 @pytest.mark.slow
@@ -65,7 +67,7 @@ def test_numba_cache_gives_identical_umap(tmp_path):
         "from tecb.cluster import reduce; assert reduce.cache_umap_compilation() > 100;"
         "assert numba.njit.__module__.startswith('numba');"  # numba's decorators are not replaced
         "x = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32);"
-        "sys.stdout.write(reduce.reduce(x, 'umap').tobytes().hex())"
+        "sys.stdout.write(reduce.reduce(x, 'umap', seed=42).tobytes().hex())"
     )
     runs = [
         subprocess.run(
@@ -75,7 +77,7 @@ def test_numba_cache_gives_identical_umap(tmp_path):
     ]  # the second one loads from the cache
     assert len(list((tmp_path / "nb").rglob("*.nbi"))) > 20  # umap's functions were written to the cache
     rng = np.random.default_rng(0).normal(size=(80, 8)).astype(np.float32)
-    assert runs[0] == runs[1] == reduce.reduce(rng, "umap").tobytes().hex()
+    assert runs[0] == runs[1] == reduce.reduce(rng, "umap", seed=42).tobytes().hex()
 
 
 def _stock_umap(x, metric="cosine"):
@@ -98,12 +100,12 @@ def test_small_split_neighbours_give_umaps_own_coordinates(x, metric):
     cases = {
         "blobs": x,
         "duplicates": dups,
-        "pca50": reduce.pca(np.repeat(x, 2, axis=1), 50),
+        "pca50": reduce.pca(np.repeat(x, 2, axis=1), 50, seed=42),
         "tiny": np.repeat(x[:1], 7, axis=0),
     }
     for name, points in cases.items():
         assert reduce.small_data_knn(points, 6 if name == "tiny" else 15, metric) is not None, name
-        assert np.array_equal(reduce.umap(points, metric=metric), _stock_umap(points, metric)), name
+        assert np.array_equal(reduce.umap(points, metric=metric, seed=42), _stock_umap(points, metric)), name
 
 
 def test_small_data_knn_applies_only_where_umap_computes_all_distances(x):

@@ -82,7 +82,9 @@ def test_germeval_folder_by_pattern_with_gz_and_unlabelled_file(tmp_path):
         ("blurbs_test_nolabel.txt", 12, False),
     ]
     assert len(source.books) == 40  # the unlabelled books are not used
-    ds = datasets.build_from_config("BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(folder))
+    ds = datasets.build_from_config(
+        "BlurbsClusteringS2S", {"source": "germeval2019", "text": "s2s"}, {}, str(folder), seed=42
+    )
     log = datasets.describe(ds, "BlurbsClusteringS2S")
     assert "blurbs_test_nolabel.txt: 12 books read, UNLABELLED" in log
     assert "blurbs_test.txt.gz: 8 books read, labelled" in log
@@ -121,7 +123,7 @@ def test_germeval_nothing_found_and_ambiguous_folder(tmp_path):
     only_unlabelled.mkdir()
     (only_unlabelled / "blurbs_test_nolabel.txt").write_text(_books(0, 5, labelled=False))
     with pytest.raises(ValueError, match=r"no labelled books \(unlabelled files: .*blurbs_test_nolabel.txt\)"):
-        datasets.build_blurbs(only_unlabelled, "s2s")
+        datasets.build_blurbs(only_unlabelled, "s2s", seed=42)
 
 
 def test_duplicate_books_are_dropped_and_counted(tmp_path):
@@ -179,7 +181,7 @@ def _gnad_folder(tmp_path):
 
 def _gnad(name, path):
     return datasets.build_from_config(
-        name, {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}}, path
+        name, {"source": "gnad", "text": "p2p"}, {"gnad": {"builder": "10kgnad_csv"}}, path, seed=42
     )
 
 
@@ -198,7 +200,7 @@ def test_10kgnad_train_and_test_as_folder_or_list(tmp_path):
     assert "rows read per file, in this order" in log and log.index("train.csv: 30 rows") < log.index("test.csv: 6")
     (tmp_path / "none").mkdir()
     with pytest.raises(SourceFileError, match=r"no 10kGNAD csv file found in .*none"):
-        datasets.build_tenkgnad_csv(str(tmp_path / "none"))
+        datasets.build_tenkgnad_csv(str(tmp_path / "none"), seed=42)
 
 
 def test_10kgnad_articles_csv_beside_train_and_test_does_not_double_the_corpus(tmp_path):
@@ -242,7 +244,7 @@ def test_real_10kgnad_sample_as_train_and_test(tmp_path):
     folder.mkdir()
     shutil.copy(REAL_CSV, folder / "test.csv")
     shutil.copy(REAL_CSV, folder / "train.csv")
-    ds = datasets.build_tenkgnad_csv(str(folder))
+    ds = datasets.build_tenkgnad_csv(str(folder), seed=42)
     assert ds.n_items == 240 and len(ds.texts) == 120  # the same articles twice: stored once
 
 
@@ -345,7 +347,7 @@ def test_conflicting_labels_are_reported_and_kept(tmp_path):
     rows = [("Gleicher Text", "a"), ("Gleicher Text", "b"), ("anders", "a"), ("noch", "b"), ("mehr", "a")]
     path.write_text("text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in rows))
     entry = {"source": "mine", "n_splits": 1, "min_fraction": 1.0, "max_fraction": 1.0}
-    ds = datasets.build_from_config("Mine", entry, {"mine": {"builder": "custom"}}, str(path))
+    ds = datasets.build_from_config("Mine", entry, {"mine": {"builder": "custom"}}, str(path), seed=42)
     assert ds.provenance["texts_with_conflicting_labels"] == 1
     log = datasets.describe(ds, "Mine")
     assert "1 texts have conflicting labels" in log and "'Gleicher Text' labels ['a', 'b']" in log
@@ -385,7 +387,7 @@ def test_truncated_gzip_and_zip_name_the_file(tmp_path):
     folder.mkdir()
     shutil.copy(gz, folder / gz.name)
     with pytest.raises(SourceFileError, match=r"folder/blurbs_train.txt.gz: truncated"):
-        datasets.build_blurbs(folder, "s2s")
+        datasets.build_blurbs(folder, "s2s", seed=42)
     zpath = tmp_path / "germeval.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("blurbs_train.txt", _books(0, 50))
@@ -489,7 +491,7 @@ def test_readme_source_examples_build_as_written(tmp_path):
             if not (local[0] if isinstance(local, list) else local).exists():
                 _make_source(builder, local, tmp_path)
             path = [str(p) for p in local] if isinstance(local, list) else str(local)
-            ds = datasets.build_from_config(name, entry, sources, path)
+            ds = datasets.build_from_config(name, entry, sources, path, seed=42)
             assert ds.splits and ds.provenance["source_files"]
             built.append(name)
     assert {"BlurbsClusteringS2S", "TenKGnadClusteringS2S", "TenKGnadClusteringP2P", "MyNewsByFold", "Umfrage"} <= set(

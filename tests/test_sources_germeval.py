@@ -96,7 +96,7 @@ def test_selection_rules_and_drop_reasons():
 
 
 def test_generated_zip_pools_train_dev_test(tmp_path):
-    path = demo_data.write_germeval_zip(tmp_path / "g.zip", books_per_genre=4)
+    path = demo_data.write_germeval_zip(tmp_path / "g.zip", books_per_genre=4, seed=42)
     books = germeval.read_blurbs(path)
     with zipfile.ZipFile(path) as zf:
         n_blocks = sum(zf.read(n).decode().count("<book ") for n in zf.namelist() if "blurbs_" in n)

@@ -21,8 +21,8 @@ def test_group_draw_splits_take_all_items_of_drawn_groups():
 
 
 def test_demo_data_is_deterministic_and_in_the_real_formats(tmp_path):
-    first = demo_data.write_all(tmp_path / "a")
-    second = demo_data.write_all(tmp_path / "b")
+    first = demo_data.write_all(tmp_path / "a", seed=42)
+    second = demo_data.write_all(tmp_path / "b", seed=42)
     for key in first:
         if key != "million_posts":  # sqlite files embed no randomness but page layout may differ: compare content
             assert first[key].read_bytes() == second[key].read_bytes(), key
@@ -36,9 +36,9 @@ def test_demo_data_is_deterministic_and_in_the_real_formats(tmp_path):
 
 
 def test_demo_datasets_build_with_the_paper_rules(tmp_path):
-    paths = demo_data.write_all(tmp_path)
-    blurbs = datasets.build("germeval2019", paths["germeval2019"], "p2p")
+    paths = demo_data.write_all(tmp_path, seed=42)
+    blurbs = datasets.build("germeval2019", paths["germeval2019"], "p2p", seed=42)
     assert sum(blurbs.dropped.values()) == 3  # the three records the selection rules must drop
     assert len(blurbs.splits) == 20 + len(demo_data.BLURB_GENRES)
-    news = datasets.build("million_posts", paths["million_posts"], "s2s")
+    news = datasets.build("million_posts", paths["million_posts"], "s2s", seed=42)
     assert {label for _, labels in news.splits for label in labels} == set(demo_data.NEWS_TOPICS)

@@ -33,26 +33,26 @@ def test_interval_is_seeded_and_widens_with_confidence():
     values = np.linspace(0.2, 0.6, 12)
     assert S.bootstrap_interval(values, seed=7) == S.bootstrap_interval(values, seed=7)
     assert S.bootstrap_interval(values, seed=7) != S.bootstrap_interval(values, seed=8)
-    lo90, hi90 = S.bootstrap_interval(values, confidence=0.90)
-    lo99, hi99 = S.bootstrap_interval(values, confidence=0.99)
+    lo90, hi90 = S.bootstrap_interval(values, confidence=0.90, seed=42)
+    lo99, hi99 = S.bootstrap_interval(values, confidence=0.99, seed=42)
     assert lo99 < lo90 and hi90 < hi99
 
 
 def test_interval_of_constant_or_single_split_has_zero_width():
-    assert S.bootstrap_interval([0.3] * 10) == pytest.approx((0.3, 0.3))
-    assert S.bootstrap_interval([0.42]) == pytest.approx((0.42, 0.42))
+    assert S.bootstrap_interval([0.3] * 10, seed=42) == pytest.approx((0.3, 0.3))
+    assert S.bootstrap_interval([0.42], seed=42) == pytest.approx((0.42, 0.42))
     with pytest.raises(ValueError):
-        S.bootstrap_interval([])
+        S.bootstrap_interval([], seed=42)
     with pytest.raises(ValueError):
-        S.bootstrap_interval([0.1, np.nan])
+        S.bootstrap_interval([0.1, np.nan], seed=42)
 
 
 def test_stratified_interval_over_datasets_is_around_the_mean_of_means():
     a, b = np.full(10, 0.2), np.array([0.5, 0.7] * 5)
-    lo, hi = S.bootstrap_interval([a, b])
+    lo, hi = S.bootstrap_interval([a, b], seed=42)
     assert lo < (0.2 + 0.6) / 2 < hi
     # not the pooled mean of the 20 values (the same here by construction of equal sizes), so use unequal sizes
-    lo, hi = S.bootstrap_interval([np.full(2, 0.0), np.full(18, 1.0)])
+    lo, hi = S.bootstrap_interval([np.full(2, 0.0), np.full(18, 1.0)], seed=42)
     assert lo == pytest.approx(0.5) and hi == pytest.approx(0.5)  # mean of means, not 0.9
 
 
@@ -61,8 +61,8 @@ def test_stratified_interval_over_datasets_is_around_the_mean_of_means():
 
 @pytest.mark.parametrize("test", S.TESTS)
 def test_identical_models_are_not_significantly_different(test):
-    assert S.paired_pvalue(np.zeros(20), test=test) == 1.0
-    assert S.paired_pvalue(np.full(20, 1e-17), test=test) == 1.0  # float noise is a tie
+    assert S.paired_pvalue(np.zeros(20), test=test, seed=42) == 1.0
+    assert S.paired_pvalue(np.full(20, 1e-17), test=test, seed=42) == 1.0  # float noise is a tie
 
 
 @pytest.mark.parametrize("test", S.TESTS)
@@ -70,22 +70,22 @@ def test_uniformly_worse_model_is_significantly_worse(test):
     rng = np.random.default_rng(0)
     best = rng.uniform(0.3, 0.6, size=20)
     worse = best - 0.2
-    p = S.paired_pvalue(best - worse, test=test)
+    p = S.paired_pvalue(best - worse, test=test, seed=42)
     assert p < 0.001
     # and not the other way round
-    assert S.paired_pvalue(worse - best, test=test) > 0.5
+    assert S.paired_pvalue(worse - best, test=test, seed=42) > 0.5
 
 
 def test_exact_permutation_and_wilcoxon_p_values():
     # all 5 differences positive: exactly 1 of 2^5 sign patterns is as extreme
-    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="permutation") == pytest.approx(1 / 32)
-    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="wilcoxon") == pytest.approx(1 / 32)
+    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="permutation", seed=42) == pytest.approx(1 / 32)
+    assert S.paired_pvalue([0.1, 0.2, 0.3, 0.4, 0.5], test="wilcoxon", seed=42) == pytest.approx(1 / 32)
     # a noisy, centred difference is not significant
     rng = np.random.default_rng(5)
     d = rng.normal(0, 0.05, size=12)
     d -= d.mean()
     for test in S.TESTS:
-        assert S.paired_pvalue(d, test=test) > 0.2
+        assert S.paired_pvalue(d, test=test, seed=42) > 0.2
 
 
 def test_permutation_and_bootstrap_tests_are_seeded():
@@ -115,7 +115,7 @@ def test_compare_to_best_marks_ties_and_separates_a_worse_model():
         "noisy": [_series(base + noise - noise.mean())],
         "worse": [_series(base - 0.2)],
     }
-    out = S.compare_to_best(per_model).set_index("model")
+    out = S.compare_to_best(per_model, seed=42).set_index("model")
     assert out.loc["best", "best"] and out.loc["best", "not_worse"]
     assert out.loc["twin", "not_worse"] and out.loc["twin", "p_value"] == 1.0
     assert out.loc["noisy", "not_worse"]
@@ -126,20 +126,20 @@ def test_compare_to_best_marks_ties_and_separates_a_worse_model():
 def test_compare_to_best_pairs_on_shared_splits():
     a = _series(np.linspace(0.4, 0.6, 10))
     b = (a - 0.1).drop(index=[0, 1])  # b lacks two splits
-    out = S.compare_to_best({"a": [a], "b": [b]}).set_index("model")
+    out = S.compare_to_best({"a": [a], "b": [b]}, seed=42).set_index("model")
     assert out.loc["b", "diff"] == pytest.approx(0.1)
     with pytest.raises(ValueError, match="share no split"):
-        S.compare_to_best({"a": [a.iloc[:2]], "b": [b.iloc[2:4].set_axis([50, 51])]})
+        S.compare_to_best({"a": [a.iloc[:2]], "b": [b.iloc[2:4].set_axis([50, 51])]}, seed=42)
 
 
 def test_holm_correction_matters():
     # 5 splits: the smallest possible one-sided p is 1/32 ~ 0.031 < 0.05, but with 3 comparisons Holm gives 0.094
     base = _series(np.array([0.5, 0.52, 0.54, 0.56, 0.58]))
     per_model = {"best": [base]} | {f"m{i}": [base - 0.05 * (i + 1)] for i in range(3)}
-    out = S.compare_to_best(per_model).set_index("model")
+    out = S.compare_to_best(per_model, seed=42).set_index("model")
     assert (out.p_value.dropna() < 0.05).all()
     assert out.drop("best").not_worse.all()
-    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}).set_index("model")
+    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}, seed=42).set_index("model")
     assert not one.loc["m0", "not_worse"]
 
 
@@ -170,7 +170,7 @@ def _scores(n_splits=20):
 
 def test_table_statistics_and_marks():
     scores = _scores()
-    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS)
+    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, seed=42)
     assert set(long.column) == set(DATASETS) | {S.AVERAGE}
     bad = long[long.model == "bad"]
     assert not bad.not_worse.any()
@@ -192,7 +192,7 @@ def test_table_statistics_and_marks():
     html = T.to_html(t2, mark_best=True, suffix=marks)
     assert "† [" in html
     # seeded: the same statistics again
-    again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS)
+    again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, seed=42)
     pd.testing.assert_frame_equal(long, again)
 
 
@@ -252,6 +252,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
         {"algorithm": "kmeans", "reduction": "none"},
         tmp_path / "plain",
         log=lambda m: None,
+        seed=42,
     )
     assert "†" not in (tmp_path / "plain" / "table2.md").read_text()
     assert not (tmp_path / "plain" / "intervals.csv").exists()
@@ -263,7 +264,7 @@ def test_statistics_follow_the_tables_average_columns():
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     t2 = T.table2(T.summarize(scores), names, datasets=[DATASETS[0], "MyData"])
     marks, notes, long = T.table2_statistics(
-        scores, t2, names, [DATASETS[0], "MyData"], {"algorithm": "kmeans", "reduction": "none"}, {}
+        scores, t2, names, [DATASETS[0], "MyData"], {"algorithm": "kmeans", "reduction": "none"}, {}, seed=42
     )
     assert set(long.column) == set(t2.columns)
     for col in t2.columns:  # every column's statistics average what the table averages

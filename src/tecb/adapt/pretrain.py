@@ -42,7 +42,7 @@ class WholeWordMaskCollator:
     ``[MASK]`` (80 %), a random token (10 %) or stays (10 %). Labels are -100 except at chosen tokens.
     """
 
-    def __init__(self, tokenizer, probability: float = 0.15, max_length: int = 512, seed: int = 42):
+    def __init__(self, tokenizer, probability: float = 0.15, max_length: int = 512, *, seed: int):
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError("whole-word masking needs a fast tokenizer (word_ids)")
         self.tokenizer = tokenizer
@@ -127,7 +127,8 @@ def evaluate_checkpoint(
     device=None,
     batch_size: int = 32,
     max_seq_length: int | None = None,
-    seed: int = 42,
+    *,
+    seed: int,
     log=print,
 ) -> list[dict]:
     """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors)."""
@@ -238,11 +239,12 @@ def pretrain(
     eval_epochs: list[int],
     algorithm: dict,
     checkpoint_dir,
-    seed: int = 42,
+    *,
+    seed: int,
     device: str | None = None,
     eval_batch_size: int = 32,
     log=print,
-    eval_seed: int = 42,
+    eval_seed: int,
     progress_every: float = 60.0,
     timings: list | None = None,
 ) -> list[dict]:
@@ -289,11 +291,12 @@ def _train(
     eval_epochs: list[int],
     algorithm: dict,
     checkpoint_dir,
-    seed: int = 42,
+    *,
+    seed: int,
     device: str | None = None,
     eval_batch_size: int = 32,
     log=print,
-    eval_seed: int = 42,
+    eval_seed: int,
     progress_every: float = 60.0,
     timings: list | None = None,
 ) -> list[dict]:
@@ -441,7 +444,8 @@ def run(
     device=None,
     eval_batch_size: int = 32,
     log=print,
-    eval_seed: int = 42,
+    *,
+    eval_seed: int,
     timings_path=None,
 ) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go

@@ -94,7 +94,7 @@ def validate_algorithm(key: str, spec: dict) -> None:
         )
 
 
-def estimator_labels(x, method: str, n_clusters: int, seed: int = 42, **params) -> np.ndarray:
+def estimator_labels(x, method: str, n_clusters: int, *, seed: int, **params) -> np.ndarray:
     """Fit the estimator class at import path ``method``; told ``n_clusters``/``random_state`` if it takes them."""
     cls = resolve_method(method)
     names, _ = _signature_params(cls)
@@ -333,7 +333,7 @@ def ward(
 # --- the algorithms ------------------------------------------------------------------------------
 
 
-def minibatch_kmeans(x, n_clusters, seed=42, batch_size=500, n_init="auto", **params):
+def minibatch_kmeans(x, n_clusters, *, seed, batch_size=500, n_init="auto", **params):
     """MiniBatchKMeans exactly as MTEB's clustering evaluator runs it."""
     from sklearn.cluster import MiniBatchKMeans
 
@@ -341,7 +341,7 @@ def minibatch_kmeans(x, n_clusters, seed=42, batch_size=500, n_init="auto", **pa
     return model.fit(x).labels_
 
 
-def agglomerative(x, n_clusters, seed=42, max_memory_gb=None, log=None, **params):
+def agglomerative(x, n_clusters, *, seed, max_memory_gb=None, log=None, **params):
     """AgglomerativeClustering (ward, euclidean) with the number of labels as ``n_clusters``.
 
     With the defaults it runs :func:`ward` (scikit-learn's partition, faster); other ``params``
@@ -355,7 +355,7 @@ def agglomerative(x, n_clusters, seed=42, max_memory_gb=None, log=None, **params
     return AgglomerativeClustering(n_clusters=n_clusters, **params).fit_predict(x)
 
 
-def hdbscan(x, n_clusters=None, seed=42, threads=1, **params):
+def hdbscan(x, n_clusters=None, *, seed, threads=1, **params):
     """HDBSCAN with the ``hdbscan`` package defaults; noise is labelled -1.
 
     Its core-distance workers follow ``threads`` (the package's default starts 4 processes) unless
@@ -367,7 +367,7 @@ def hdbscan(x, n_clusters=None, seed=42, threads=1, **params):
     return hdbscan_lib.HDBSCAN(**params).fit_predict(np.asarray(x, dtype=np.float64))
 
 
-def dbstream(x, n_clusters=None, seed=42, **params):
+def dbstream(x, n_clusters=None, *, seed, **params):
     """river's DBSTREAM: one pass of ``learn_one`` over the rows in order, then ``predict_one`` for each."""
     from river import cluster
 
@@ -398,7 +398,8 @@ def cluster(
     x: np.ndarray,
     method: str,
     n_clusters: int,
-    seed: int = 42,
+    *,
+    seed: int,
     threads: int = 1,
     max_memory_gb: float | None = None,
     log=None,
@@ -431,7 +432,7 @@ def degenerate(n_clusters: int, n_texts: int) -> str:
 
 
 def cluster_splits(
-    points_by_split, spec: dict, seed: int = 42, log=print, threads: int = 1, max_memory_gb: float | None = None
+    points_by_split, spec: dict, *, seed: int, log=print, threads: int = 1, max_memory_gb: float | None = None
 ):
     """Cluster every split and score it; ``points_by_split`` yields ``(split, points, labels)``.
 
@@ -470,7 +471,7 @@ def cluster_splits(
     return rows, timings, predictions
 
 
-def score_splits(points_by_split, spec: dict, seed: int = 42, log=print, **kwargs) -> list[dict]:
+def score_splits(points_by_split, spec: dict, *, seed: int, log=print, **kwargs) -> list[dict]:
     """The score rows of :func:`cluster_splits` (one per split)."""
     return cluster_splits(points_by_split, spec, seed=seed, log=log, **kwargs)[0]
 
@@ -541,7 +542,7 @@ def run_configuration(
     *,
     embeddings_path=None,
     reduced_path=None,
-    seed: int = 42,
+    seed: int,
     threads: int = 1,
     max_memory_gb: float | None = None,
     log=print,

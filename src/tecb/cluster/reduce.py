@@ -13,7 +13,7 @@ import numpy as np
 METHODS = ("pca", "umap", "pca_umap")
 
 
-def pca(x: np.ndarray, n_components: int = 2, seed: int = 42) -> np.ndarray:
+def pca(x: np.ndarray, n_components: int = 2, *, seed: int) -> np.ndarray:
     from sklearn.decomposition import PCA
 
     n = min(n_components, x.shape[0], x.shape[1])
@@ -106,7 +106,7 @@ def small_data_knn(x: np.ndarray, n_neighbors: int, metric: str):
     return indices, distances
 
 
-def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int = 42, **params) -> np.ndarray:
+def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", *, seed: int, **params) -> np.ndarray:
     """UMAP with the paper's settings (2 components, cosine, other defaults) and a fixed seed.
 
     Further keyword arguments (``n_neighbors``, ``min_dist``, ...) go to ``umap.UMAP``. The spectral
@@ -134,7 +134,8 @@ def umap(x: np.ndarray, n_components: int = 2, metric: str = "cosine", seed: int
 def reduce(
     x: np.ndarray,
     method: str,
-    seed: int = 42,
+    *,
+    seed: int,
     n_components: int = 2,
     pca_components: int = 50,
     metric: str = "cosine",
@@ -145,11 +146,11 @@ def reduce(
         if params or pca_components != 50:
             extra = sorted(set(params) | ({"pca_components"} if pca_components != 50 else set()))
             raise ValueError(f"reduction method 'pca' takes only n_components; got {', '.join(extra)}")
-        return pca(x, n_components, seed)
+        return pca(x, n_components, seed=seed)
     if method == "umap":
-        return umap(x, n_components, metric, seed, **params)
+        return umap(x, n_components, metric, seed=seed, **params)
     if method == "pca_umap":
-        return umap(pca(x, pca_components, seed), n_components, metric, seed, **params)
+        return umap(pca(x, pca_components, seed=seed), n_components, metric, seed=seed, **params)
     raise ValueError(f"unknown reduction method {method!r}; known: {', '.join(METHODS)}")
 
 
@@ -181,7 +182,7 @@ def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) 
     return int(base_mb + -(-extra // 1_000_000))
 
 
-def reduce_splits(embeddings: np.ndarray, splits, spec: dict, seed: int = 42, log=print):
+def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=print):
     """Yield ``(split, text_ids, coords)`` for every split of a dataset (``splits`` from :func:`tecb.io.iter_splits`)."""
     spec = dict(spec)
     method = spec.pop("method")

@@ -132,7 +132,7 @@ def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
 
 
 def build_blurbs(
-    path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
+    path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """Blurbs S2S/P2P from the GermEval 2019 zip: 10 coarse (d=0), 10 fine (d=1), one split per d=0 genre."""
     _check_variant(variant)
@@ -195,7 +195,7 @@ def build_blurbs(
 
 
 def build_tenkgnad(
-    path, variant: str, seed: int = 42, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
+    path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """TenKGnad S2S/P2P from a One Million Posts ``corpus.sqlite3``: 10 random-fraction splits."""
     _check_variant(variant)
@@ -241,7 +241,8 @@ def build_tenkgnad(
 def build_tenkgnad_csv(
     paths,
     variant: str = "p2p",
-    seed: int = 42,
+    *,
+    seed: int,
     n_splits: int = 10,
     min_fraction: float = 0.1,
     max_fraction: float = 1.0,
@@ -281,7 +282,7 @@ def build_tenkgnad_csv(
 
 
 def build_reddit(
-    path, variant: str, seed: int = 42, n_splits: int = 10, min_subreddits: int = 10, max_subreddits: int = 50
+    path, variant: str, *, seed: int, n_splits: int = 10, min_subreddits: int = 10, max_subreddits: int = 50
 ) -> Dataset:
     """Reddit S2S/P2P from ``submissions.parquet``: each split = all posts of 10-50 drawn subreddits."""
     _check_variant(variant)
@@ -319,7 +320,7 @@ def build_reddit(
     )
 
 
-def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset:
+def build_published(path, variant: str | None = None, *, seed: int) -> Dataset:
     """The paper's published splits (``test.jsonl``, one split per line): loaded as they are, no re-sampling."""
     _single_path(path, "published")
     split_texts = published.read_splits(path)
@@ -344,7 +345,8 @@ def build_published(path, variant: str | None = None, seed: int = 42) -> Dataset
 def build_custom(
     path,
     variant: str | None = None,
-    seed: int = 42,
+    *,
+    seed: int,
     text_column: str = "text",
     label_column: str = "label",
     split_column: str | None = None,
@@ -584,7 +586,7 @@ def builder_of(source_name: str, source: dict | None, dataset: dict) -> str:
     return name
 
 
-def build(source: str, path, variant: str | None, seed: int = 42, **options) -> Dataset:
+def build(source: str, path, variant: str | None, *, seed: int, **options) -> Dataset:
     """Build a dataset with the named builder (a key of :data:`BUILDERS`); ``options`` come from the config entry."""
     if source not in BUILDERS:
         raise ValueError(f"unknown dataset builder {source!r}; known: {', '.join(BUILDERS)}")
@@ -599,7 +601,7 @@ def build(source: str, path, variant: str | None, seed: int = 42, **options) -> 
     return BUILDERS[source](path, variant, seed=seed, **options)
 
 
-def build_from_config(name: str, dataset: dict, sources: dict, path, seed: int = 42) -> Dataset:
+def build_from_config(name: str, dataset: dict, sources: dict, path, *, seed: int) -> Dataset:
     """Build the config entry ``datasets.<name>`` (with ``sources``) from the raw file at ``path``."""
     source_name = dataset["source"]
     source = sources.get(source_name) or {}

@@ -277,7 +277,7 @@ def _book_xml(title: str, body: str, categories: list[list[tuple[int, str]]], is
     )
 
 
-def write_germeval_zip(path: str | Path, books_per_genre: int = 30, seed: int = 42) -> Path:
+def write_germeval_zip(path: str | Path, books_per_genre: int = 30, *, seed: int) -> Path:
     """Write a GermEval 2019 Task 1 style zip with train/dev/test files and ``hierarchy.txt``."""
     rng = np.random.default_rng(seed)
     records = []
@@ -347,7 +347,7 @@ def _article_html(description: str, paragraphs: list[str]) -> str:
     )
 
 
-def write_million_posts_sqlite(path: str | Path, articles_per_topic: int = 30, seed: int = 42) -> Path:
+def write_million_posts_sqlite(path: str | Path, articles_per_topic: int = 30, *, seed: int) -> Path:
     """Write a One Million Posts style ``corpus.sqlite3`` (table ``Articles``, HTML bodies)."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -380,7 +380,7 @@ def write_million_posts_sqlite(path: str | Path, articles_per_topic: int = 30, s
 # --- Reddit ---------------------------------------------------------------------------------
 
 
-def write_reddit_submissions(path: str | Path, posts_per_subreddit: int = 25, seed: int = 42) -> Path:
+def write_reddit_submissions(path: str | Path, posts_per_subreddit: int = 25, *, seed: int) -> Path:
     """Write ``submissions.parquet`` as the rehydration step does (id, subreddit, title, selftext, created_utc)."""
     rng = np.random.default_rng(seed)
     recs = []
@@ -416,7 +416,7 @@ def write_reddit_submissions(path: str | Path, posts_per_subreddit: int = 25, se
     return Path(path)
 
 
-def write_all(outdir: str | Path, seed: int = 42) -> dict[str, Path]:
+def write_all(outdir: str | Path, *, seed: int) -> dict[str, Path]:
     """Write every demo source into ``outdir``; return their paths by source name."""
     outdir = Path(outdir)
     return {

@@ -317,7 +317,7 @@ def truncation_stats(n_tokens: np.ndarray | None, max_seq_length: int | None) ->
     }
 
 
-def tfidf_vectors(texts: list[str], dim: int = 256, seed: int = 42) -> np.ndarray:
+def tfidf_vectors(texts: list[str], dim: int = 256, *, seed: int) -> np.ndarray:
     """TF-IDF (word unigrams and bigrams, sublinear tf) reduced to ``dim`` dimensions by TruncatedSVD (LSA)."""
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -405,7 +405,8 @@ def embed_dataset(
     out_path,
     model_spec: dict,
     embed_options: dict,
-    seed: int = 42,
+    *,
+    seed: int,
     log=print,
     dataset: str | None = None,
     model_digest: str | None = None,
@@ -512,7 +513,8 @@ def dtype_parity(
     dtype: str = "bfloat16",
     device: str | None = None,
     batch_size: int = 32,
-    seed: int = 42,
+    *,
+    seed: int,
     n_seeds: int = 5,
 ) -> dict:
     """Half precision vs float32 on the same texts: vector agreement and the k-means V-measure of each.

@@ -19,7 +19,8 @@ from tecb.io import atomic_dir
 def create_tiny_bert(
     out_dir: str | Path,
     corpus: Iterable[str],
-    seed: int = 42,
+    *,
+    seed: int,
     vocab_size: int = 2000,
     hidden_size: int = 64,
     num_layers: int = 2,

@@ -53,7 +53,7 @@ def _boot_means(blocks: list[np.ndarray], n_resamples: int, rng: np.random.Gener
 
 
 def bootstrap_interval(
-    values, *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 42
+    values, *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (one score per split).
 
@@ -82,7 +82,7 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
-def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int = 42) -> float:
+def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
     """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other).
 
     ``diffs``: one array of per-split differences, or a list of them (one per dataset; the statistic is then the
@@ -130,7 +130,7 @@ def compare_to_best(
     test: str = "wilcoxon",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
 ) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, Holm-adjusted.
 
@@ -194,7 +194,7 @@ def intervals(
     *,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
 ) -> pd.DataFrame:
     """Per (model, dataset, reduction, algorithm): mean, std, n_splits and the bootstrap interval of the mean."""
     rows = []
@@ -225,7 +225,7 @@ def table_statistics(
     alpha: float = 0.05,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
-    seed: int = 42,
+    seed: int,
     averages: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Table 2's statistics: per (column, model) the mean, bootstrap interval and the comparison with the best.

@@ -684,7 +684,8 @@ def table2_statistics(
     datasets,
     table2_config,
     statistics: dict | None,
-    seed: int = 42,
+    *,
+    seed: int,
     metric: str = "v_measure",
 ):
     """Intervals and significance marks for Table 2 (see :mod:`tecb.report.stats`): ``(suffix, footnotes, long)``;
@@ -761,7 +762,8 @@ def render_tables(
     log=print,
     statistics: dict | None = None,
     metrics=("v_measure",),
-    seed: int = 42,
+    *,
+    seed: int,
 ) -> None:
     """Write Tables 1-3 and, with a reference, ``table{1,2,3}_vs_paper`` to exactly the files of ``outputs``.
 
@@ -801,7 +803,7 @@ def render_tables(
     t2 = table2(summary, model_names, datasets=datasets, **table2_config)
     red = table2_config["reduction"]
     cfg = f"{table2_config['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
-    marks, notes2, long = table2_statistics(scores, t2, model_names, datasets, table2_config, statistics, seed)
+    marks, notes2, long = table2_statistics(scores, t2, model_names, datasets, table2_config, statistics, seed=seed)
     write_formats(
         label_average(t2),
         outputs["table2"],
@@ -897,7 +899,9 @@ def _extra_tables(
         label = METRIC_LABELS.get(metric, metric)
         summary = summarize(keep, metric)
         t2 = table2(summary, model_names, datasets=datasets, metric=metric, **table2_config)
-        marks, notes, _ = table2_statistics(keep, t2, model_names, datasets, table2_config, statistics, seed, metric)
+        marks, notes, _ = table2_statistics(
+            keep, t2, model_names, datasets, table2_config, statistics, seed=seed, metric=metric
+        )
         write_formats(
             label_average(t2),
             outputs[f"table2_{metric}"],

@@ -1,0 +1,230 @@
+"""The shared training loop of the embedding-training methods (``simcse``, ``clusterns``, ``cob``, ``triplet``,
+``argue``): one entry point, :func:`train`, that loads a sentence-transformers model, runs the method's phases
+under seeded generators and deterministic kernels, scores it with a caller's ``evaluate`` and saves it atomically.
+
+Each method lives in its own module (``tecb.adapt.<method>``) with a module-level ``DEFAULTS`` mapping (the
+paper's hyper-parameters; the config schema copies them, it is the one home of defaults at run time) and a
+``phases(model, data, settings, rng, device)`` function returning a list of :class:`Phase`. A phase is one
+optimisation run (its own optimizer, learning rate, warm-up and epochs): most methods have one; ``argue`` has two
+(pair-objective pre-training, then siamese fine-tuning).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tecb import io
+from tecb.adapt.pretrain import _autocast, resolve_device, seeded_global_rngs
+
+METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
+
+# settings every method's DEFAULTS holds (the loop reads them)
+COMMON_KEYS = ("lr", "batch_size", "epochs", "max_length", "warmup_ratio", "weight_decay", "max_grad_norm")
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What one method sees; built by the protocol code (leak-free by construction there)."""
+
+    texts: tuple[str, ...] = ()  # unlabelled texts (simcse, clusterns)
+    instances: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()  # (texts, labels) clustering instances
+    pairs: tuple[tuple[str, str, int, str], ...] = ()  # (text_a, text_b, label 0/1, objective name) (argue)
+
+
+@dataclass
+class Phase:
+    """One optimisation run of a method.
+
+    ``batches(rng)`` returns the list of batches of one epoch (drawn with ``rng``); ``loss(batch)`` returns the
+    scalar loss of one batch (under autocast on CUDA); ``modules`` are trained beside the encoder (heads).
+    """
+
+    name: str
+    batches: Callable[[np.random.Generator], list]
+    loss: Callable[[object], object]
+    lr: float
+    epochs: int
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float
+    modules: list = field(default_factory=list)
+    train_encoder: bool = True
+    info: dict = field(default_factory=dict)  # what the method reports (triplets mined, clustering start, ...)
+
+
+def method_module(method: str):
+    """The module implementing ``method`` (``tecb.adapt.simcse`` ...)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown training method {method!r}; known: {', '.join(METHODS)}")
+    return importlib.import_module(f"tecb.adapt.{method}")
+
+
+def check_settings(method: str, settings: dict) -> None:
+    """Raise naming every key of the method's ``DEFAULTS`` that ``settings`` lacks (the schema fills them).
+
+    Other keys pass (the protocol's own keys may share the mapping; the schema rejects misspelt ones)."""
+    module = method_module(method)
+    missing = sorted(set(module.DEFAULTS) - set(settings))
+    if missing:
+        raise ValueError(f"adapt method {method!r}: settings lack {', '.join(missing)} (the config schema fills them)")
+
+
+@contextlib.contextmanager
+def deterministic_torch():
+    """``torch.use_deterministic_algorithms(True)`` for the block (warn-only where an op has no deterministic
+    kernel), then the caller's setting back."""
+    import torch
+
+    before, warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn)
+
+
+def encode_features(model, texts: list[str], device: str) -> dict:
+    """Tokenise ``texts`` for ``model`` (its max_seq_length) and move the tensors to ``device``."""
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    return {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(list(texts)).items()}
+
+
+def embed(model, texts: list[str], device: str):
+    """Sentence embeddings of ``texts`` with gradients (the model's own pooling; dropout if in train mode)."""
+    return model(encode_features(model, texts, device))["sentence_embedding"]
+
+
+def chunked(order, size: int) -> list:
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+def train(
+    *,
+    method: str,
+    base_model_dir: str | Path,
+    data: TrainingData,
+    settings: dict,
+    seed: int,
+    device: str,
+    output_dir: str | Path,
+    eval_every: int | None,
+    evaluate: Callable | None,
+) -> dict:
+    """Train ``method`` from the sentence-transformers model in ``base_model_dir``, save the adapted model to
+    ``output_dir`` (a sentence-transformers folder, written atomically) and return the history:
+    ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
+    "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
+    after the last step; its value is stored as ``"score"``."""
+    module = method_module(method)
+    check_settings(method, settings)
+    if eval_every is not None and int(eval_every) < 1:
+        raise ValueError(f"eval_every must be a positive number of steps or None, got {eval_every}")
+    device = resolve_device(device)
+    with seeded_global_rngs(seed), deterministic_torch():
+        return _train(
+            module, method, base_model_dir, data, dict(settings), seed, device, output_dir, eval_every, evaluate
+        )
+
+
+def _train(module, method, base_model_dir, data, settings, seed, device, output_dir, eval_every, evaluate) -> dict:
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    from tecb.embed.encode import load_sentence_transformer
+
+    model = load_sentence_transformer(str(base_model_dir), device=device, max_seq_length=int(settings["max_length"]))
+    rng = np.random.default_rng(seed)
+    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
+    autocast, scaler, precision = _autocast(device)
+    history: list[dict] = []
+    started, evaluating, step = time.perf_counter(), 0.0, 0
+
+    def score(loss, phase_name):
+        nonlocal evaluating
+        row = {"step": step, "phase": phase_name, "loss": loss}
+        if evaluate is not None:
+            t0 = time.perf_counter()
+            model.eval()
+            with torch.no_grad():
+                row["score"] = float(evaluate(model))
+            model.train()
+            evaluating += time.perf_counter() - t0
+        history.append(row)
+
+    score(None, phases[0].name if phases else method)
+    for phase in phases:
+        params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []
+        for extra in phase.modules:
+            extra.to(device)
+            params += [p for p in extra.parameters() if p.requires_grad]
+        decay = [p for p in params if p.ndim > 1]
+        no_decay = [p for p in params if p.ndim <= 1]
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=phase.lr,
+        )
+        epochs = [phase.batches(rng) for _ in range(int(phase.epochs))]
+        total = sum(len(b) for b in epochs)
+        scheduler = get_linear_schedule_with_warmup(
+            optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1)
+        )
+        model.train()
+        for extra in phase.modules:
+            extra.train()
+        last_loss = None
+        for batches in epochs:
+            for batch in batches:
+                with autocast():
+                    loss = phase.loss(batch)
+                if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
+                    continue
+                (scaler.scale(loss) if scaler else loss).backward()
+                if scaler:
+                    scaler.unscale_(optimizer)
+                if phase.max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(params, phase.max_grad_norm)
+                if scaler:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                last_loss = float(loss.detach())
+                if eval_every and step % int(eval_every) == 0:
+                    score(last_loss, phase.name)
+                else:
+                    history.append({"step": step, "phase": phase.name, "loss": last_loss})
+        if evaluate is not None and "score" not in history[-1]:  # the end of every phase is scored
+            score(last_loss, phase.name)
+    seconds = time.perf_counter() - started - evaluating
+    model.eval()
+    with io.atomic_dir(output_dir) as tmp:
+        model.save(str(tmp))
+    return {
+        "method": method,
+        "steps": step,
+        "seconds": round(seconds, 3),
+        "device": device,
+        "precision": precision,
+        "history": _dedupe(history),
+        "settings": settings,
+        "phases": {p.name: p.info for p in phases},
+    }
+
+
+def _dedupe(history: list[dict]) -> list[dict]:
+    """One row per step: a scored row replaces the loss-only row of the same step."""
+    rows: dict[int, dict] = {}
+    for row in history:
+        rows[row["step"]] = {**rows.get(row["step"], {}), **row}
+    return [rows[s] for s in sorted(rows)]

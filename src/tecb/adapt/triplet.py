@@ -1,0 +1,102 @@
+"""SBERT with triplet loss, COB's supervised baseline (Kashyapi & Dietz, 2021, §4; Reimers & Gurevych, 2019).
+
+Triplets are mined from the same labelled clustering instances COB trains on, as the COB authors' code does:
+every triple of an instance's texts with exactly two distinct labels gives one (anchor, positive, negative)
+triplet, anchor and positive sharing a label; a random ``1 / triplet_fraction`` of each instance's triplets is
+kept. The loss is sentence-transformers' ``TripletLoss`` with its defaults (Euclidean distance, margin 5), the
+loss the COB baseline was trained with: ``max(||a - p|| - ||a - n|| + margin, 0)``.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from tecb.adapt.cob import check_instances
+from tecb.adapt.training import Phase, chunked, encode_features
+
+# COB's released baseline (run_triplets_model with the script defaults): batch 1, 1 epoch, 10 % warm-up,
+# sentence-transformers' fit defaults (AdamW lr 2e-5, weight decay 0.01, gradient norm 1), TripletLoss defaults
+# (Euclidean, margin 5), 1/25 of the triplets (triple_fraction 25); instances of 50 texts (20NG, COB §4).
+DEFAULTS = {
+    "lr": 2e-5,
+    "batch_size": 1,
+    "epochs": 1,
+    "max_length": 128,
+    "warmup_ratio": 0.1,
+    "weight_decay": 0.01,
+    "max_grad_norm": 1.0,
+    "margin": 5.0,
+    "triplet_fraction": 25,
+    "instance_size": 50,
+}
+
+
+def instance_triplets(labels) -> list[tuple[int, int, int]]:
+    """All (anchor, positive, negative) index triplets of one instance: one per triple with exactly two labels."""
+    out = []
+    for i, j, k in combinations(range(len(labels)), 3):
+        a, b, c = labels[i], labels[j], labels[k]
+        if len({a, b, c}) != 2:
+            continue
+        if a == b:
+            out.append((i, j, k))
+        elif b == c:
+            out.append((j, k, i))
+        else:
+            out.append((i, k, j))
+    return out
+
+
+def mine_triplets(instances, fraction: int, rng: np.random.Generator) -> list[tuple[str, str, str]]:
+    """``len // fraction`` random triplets of each instance (at least one where it has any)."""
+    out = []
+    for texts, labels in instances:
+        triplets = instance_triplets(list(labels))
+        if not triplets:
+            continue
+        keep = max(1, len(triplets) // int(fraction))
+        for t in rng.choice(len(triplets), size=keep, replace=False):
+            i, j, k = triplets[int(t)]
+            out.append((texts[i], texts[j], texts[k]))
+    return out
+
+
+def triplet_loss(anchor, positive, negative, margin: float):
+    """The reference formula (used by the tests against sentence-transformers' implementation)."""
+    import torch
+
+    return torch.relu(
+        torch.linalg.vector_norm(anchor - positive, dim=-1)
+        - torch.linalg.vector_norm(anchor - negative, dim=-1)
+        + margin
+    ).mean()
+
+
+def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
+    from sentence_transformers.sentence_transformer.losses import TripletLoss
+
+    check_instances(data.instances, "triplet")
+    triplets = mine_triplets(data.instances, settings["triplet_fraction"], rng)
+    if not triplets:
+        raise ValueError("triplet: no instance has a triplet (two texts of one label and one of another)")
+    loss_fn = TripletLoss(model, triplet_margin=float(settings["margin"]))
+
+    def loss(batch):
+        columns = [[triplets[i][c] for i in batch] for c in range(3)]
+        return loss_fn([encode_features(model, col, device) for col in columns], None)
+
+    return [
+        Phase(
+            info={"triplets": len(triplets)},
+            name="triplet",
+            batches=lambda rng: chunked(rng.permutation(len(triplets)), int(settings["batch_size"])),
+            loss=loss,
+            lr=settings["lr"],
+            epochs=settings["epochs"],
+            warmup_ratio=settings["warmup_ratio"],
+            weight_decay=settings["weight_decay"],
+            max_grad_norm=settings["max_grad_norm"],
+        )
+    ]

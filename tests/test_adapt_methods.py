@@ -1,0 +1,472 @@
+"""The embedding-training methods (tecb.adapt.simcse/clusterns/cob/triplet/argue) against their papers' equations
+on hand-computed cases, and end to end on a tiny model over a corpus with separable topics."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import subprocess
+import sys
+import textwrap
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tecb.adapt import argue, clusterns, cob, simcse, triplet  # noqa: E402
+from tecb.adapt.training import METHODS, TrainingData, method_module, train  # noqa: E402
+from tecb.cluster.metrics import score  # noqa: E402
+
+# --- numpy oracles, written from the papers' equations -------------------------------------
+
+
+def np_cos(a, b):
+    a = np.asarray(a, float) / np.linalg.norm(a, axis=1, keepdims=True)
+    b = np.asarray(b, float) / np.linalg.norm(b, axis=1, keepdims=True)
+    return a @ b.T
+
+
+def np_infonce(z1, z2, tau, hard=None, mu=1.0):
+    """ClusterNS Eq. (1) / Eq. (2), averaged over the batch."""
+    s = np_cos(z1, z2)
+    h = np_cos(z1, hard) if hard is not None else None
+    losses = []
+    for i in range(len(z1)):
+        denom = sum(
+            math.exp(s[i, j] / tau) + (mu * math.exp(h[i, j] / tau) if h is not None else 0) for j in range(len(z1))
+        )
+        losses.append(-math.log(math.exp(s[i, i] / tau) / denom))
+    return float(np.mean(losses))
+
+
+def np_bml(z1, z2, labels, alpha, beta):
+    """ClusterNS Eq. (4)-(5) over every pair (i, j != i) of one cluster."""
+    s = np_cos(z1, z2)
+    values = []
+    for i in range(len(z1)):
+        for j in range(len(z1)):
+            if i != j and labels[i] == labels[j]:
+                delta = s[i, j] - s[i, i]
+                values.append(max(delta + alpha, 0) + max(-delta - beta, 0))
+    return float(np.mean(values)) if values else 0.0
+
+
+def t(x):
+    return torch.tensor(np.asarray(x, float), dtype=torch.float64)
+
+
+Z1 = [[1.0, 0.2], [0.1, 1.0], [-0.7, 0.4], [0.5, -0.9]]
+Z2 = [[0.9, 0.3], [0.0, 1.1], [-0.6, 0.6], [0.6, -0.7]]
+
+
+# --- SimCSE ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tau", [0.05, 0.5])
+def test_infonce_equals_eq1(tau):
+    got = float(simcse.infonce_loss(t(Z1), t(Z2), tau))
+    assert got == pytest.approx(np_infonce(Z1, Z2, tau), rel=1e-5)
+
+
+def test_infonce_with_hard_negatives_equals_eq2():
+    hard = [[0.3, 0.3], [1.0, -0.2], [0.2, 0.9], [-1.0, 0.1]]
+    got = float(simcse.infonce_loss(t(Z1), t(Z2), 0.5, hard=t(hard), hard_weight=2.0))
+    assert got == pytest.approx(np_infonce(Z1, Z2, 0.5, hard=hard, mu=2.0), rel=1e-5)
+    assert got > float(simcse.infonce_loss(t(Z1), t(Z2), 0.5))  # hard negatives only add to the denominator
+
+
+# --- ClusterNS ---------------------------------------------------------------------------------
+
+
+def test_bml_equals_eq5():
+    labels = [0, 1, 0, 0]
+    mask = clusterns.false_negative_mask(torch.tensor(labels))
+    for alpha, beta in [(0.2, 0.5), (0.0, 0.3), (0.25, 0.6)]:
+        got = float(clusterns.bml_loss(t(Z1), t(Z2), mask, alpha, beta))
+        assert got == pytest.approx(np_bml(Z1, Z2, labels, alpha, beta), rel=1e-5)
+    empty = clusterns.false_negative_mask(torch.tensor([0, 1, 2, 3]))
+    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5)) == 0.0
+
+
+def test_clusterns_objective_equals_eq6():
+    labels = torch.tensor([0, 1, 0, 1])
+    hard = [[0.3, 0.3], [1.0, -0.2], [0.2, 0.9], [-1.0, 0.1]]
+    settings = {"temperature": 0.05, "hard_negative_weight": 1.0, "bml_alpha": 0.2, "bml_beta": 0.5, "bml_weight": 0.1}
+    got = float(clusterns.clusterns_loss(t(Z1), t(Z2), (labels, t(hard)), settings))
+    expected = np_infonce(Z1, Z2, 0.05, hard=hard, mu=1.0) + 0.1 * np_bml(Z1, Z2, [0, 1, 0, 1], 0.2, 0.5)
+    assert got == pytest.approx(expected, rel=1e-5)
+    assert float(clusterns.clusterns_loss(t(Z1), t(Z2), None, settings)) == pytest.approx(np_infonce(Z1, Z2, 0.05))
+
+
+def unit(deg):
+    return [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
+
+
+def test_farthest_first_picks_least_similar_to_last():
+    z = t([unit(a) for a in (0, 10, 180, 90, 200)])
+    # from 0 deg: 180 (idx 2) is least similar; from 180: among 10, 90, 200 it is 10 (170 deg apart)
+    assert clusterns.farthest_first(z, 3, first=0) == [0, 2, 1]
+    # from 90: 200 (110 deg) beats 180 (90 deg); from 200: 10 deg is 170 deg apart
+    assert clusterns.farthest_first(z, 3, first=3) == [3, 4, 1]
+    with pytest.raises(ValueError, match="n_clusters"):
+        clusterns.farthest_first(z, 6, first=0)
+
+
+def test_hard_negative_is_second_nearest_centroid():
+    centroids = t([unit(a) for a in (0, 60, 150, 250)])
+    # nearest, second nearest (degrees apart): 20 -> 0 (20), 60 (40); 100 -> 60 (40), 150 (50);
+    # 190 -> 150 (40), 250 (60); 330 -> 0 (30), 250 (80)
+    samples = t([unit(a) for a in (20, 100, 190, 330)])
+    assert clusterns.assign(samples, centroids).tolist() == [0, 1, 2, 0]
+    assert clusterns.hard_negative_index(samples, centroids).tolist() == [1, 2, 3, 3]
+
+
+def test_false_negatives_are_exactly_the_same_cluster_samples():
+    labels = torch.tensor([0, 1, 0, 2, 1, 0])
+    mask = clusterns.false_negative_mask(labels).numpy()
+    expected = np.array([[i != j and labels[i] == labels[j] for j in range(6)] for i in range(6)])
+    assert (mask == expected).all()
+    assert not mask.diagonal().any()
+
+
+def test_momentum_update_is_eq7_eq8():
+    c = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    z = np.array([[0.8, 0.2], [0.6, 0.4], [0.1, 0.9]])
+    labels = [0, 0, 1]  # centroid 2 has no member and stays
+    gamma = 0.1
+    expected = c.copy()
+    expected[0] = (1 - gamma) * c[0] + gamma * z[:2].mean(0)
+    expected[1] = (1 - gamma) * c[1] + gamma * z[2]
+    got = clusterns.momentum_update(t(c), t(z), torch.tensor(labels), gamma).numpy()
+    assert np.allclose(got, expected, atol=1e-6)
+
+
+def test_clustering_starts_after_warmup_and_threshold():
+    rng = np.random.default_rng(0)
+    z = t([unit(a) for a in (0, 90, 180, 270)])
+    km = clusterns.BatchKMeans(n_clusters=2, momentum=0.5, similarity_threshold=0.5, warmup_steps=2)
+    assert km.step(z, z, 0, rng) is None and km.centroids is None  # warm-up
+    same = t([unit(a) for a in (0, 1, 2, 3)])  # mean cosine ~1 > threshold
+    assert km.step(same, same, 2, rng) is None and km.centroids is None
+    assert km.step(z, z, 3, rng) is None  # Algorithm 1, t == S: initialise only
+    assert km.started_at == 3 and km.centroids.shape == (2, 2)
+    labels, hard = km.step(z, z, 4, rng)  # t > S: cluster, hard negatives
+    assert labels.shape == (4,) and hard.shape == (4, 2)
+
+
+# --- COB -----------------------------------------------------------------------------------------
+
+
+def test_cob_error_term_is_sum_abs_a_minus_t_and_rand_index():
+    x = t([[0.0, 0.0], [2.1, 0.0], [3.0, 0.0], [4.0, 0.0]])
+    labels = ["a", "a", "b", "b"]
+    loss = float(cob.cob_loss(x, labels, lambda_=10.0, regularization=0.0))
+    d = np.abs(np.subtract.outer([0, 2.1, 3, 4], [0, 2.1, 3, 4]))
+    a = cob.hac_adjacency(d, 2)
+    tt = cob.gold_adjacency(labels)
+    assert loss == pytest.approx(np.abs(a - tt).sum())
+    from sklearn.metrics import rand_score
+
+    pred = [0, 1, 1, 1]  # average linkage: {3, 4} then 2.1 joins them
+    assert (a == cob.gold_adjacency(pred)).all()
+    n = 4
+    assert 1 - np.abs(a - tt).sum() / (2 * math.comb(n, 2)) == pytest.approx(rand_score(labels, pred))
+
+
+def test_cob_regularizer_is_intra_minus_inter_mean_distance():
+    x = t([[0.0, 0.0], [1.0, 0.0], [5.0, 0.0]])
+    labels = [0, 0, 1]
+    with_reg = float(cob.cob_loss(x, labels, lambda_=10.0, regularization=2.0))
+    without = float(cob.cob_loss(x, labels, lambda_=10.0, regularization=0.0))
+    d = np.abs(np.subtract.outer([0, 1, 5], [0, 1, 5]))
+    tt = cob.gold_adjacency(labels)  # diagonal included, as in the authors' code
+    intra, inter = (d * tt).sum() / tt.sum(), (d * (1 - tt)).sum() / (1 - tt).sum()
+    assert with_reg - without == pytest.approx(2.0 * (intra - inter), rel=1e-5)
+
+
+def test_blackbox_gradient_is_vlastelica_formula():
+    d = torch.tensor([[0, 2.1, 3, 4], [2.1, 0, 0.9, 1.9], [3, 0.9, 0, 1], [4, 1.9, 1, 0]], requires_grad=True)
+    tt = torch.tensor(cob.gold_adjacency([0, 0, 1, 1]), dtype=torch.float32)
+    lam = 5.0
+    a = cob._blackbox().apply(d, lam, 2)
+    (a * (1 - tt) + (1 - a) * tt).sum().backward()
+    dl_da = (1 - 2 * tt).numpy()
+    a0 = cob.hac_adjacency(d.detach().numpy(), 2)
+    a1 = cob.hac_adjacency(np.maximum(d.detach().numpy() + lam * dl_da, 0), 2)
+    assert np.allclose(d.grad.numpy(), -(a0 - a1) / lam)
+    assert (a1 == tt.numpy()).all()  # the perturbed input is solved to the gold clustering
+    assert d.grad.abs().sum() > 0
+
+
+def test_blackbox_gradient_step_raises_ari():
+    from sklearn.cluster import AgglomerativeClustering
+    from sklearn.metrics import adjusted_rand_score
+
+    labels = [0, 0, 0, 1, 1, 1]
+    start = [[0.0, 0.0], [0.3, 0.2], [2.2, 0.1], [3.0, 0.0], [3.3, 0.2], [3.6, -0.1]]
+    x = torch.tensor(start, requires_grad=True)
+
+    def ari(points):
+        pred = AgglomerativeClustering(n_clusters=2, linkage="average").fit_predict(np.asarray(points))
+        return adjusted_rand_score(labels, pred)
+
+    before = ari(start)
+    cob.cob_loss(x, labels, lambda_=5.0, regularization=0.0).backward()
+    with torch.no_grad():
+        moved = (x - 1.0 * x.grad).numpy()
+    assert before < 1.0
+    assert ari(moved) > before
+    assert ari(moved) == 1.0
+
+
+# --- triplet -----------------------------------------------------------------------------------
+
+
+def test_instance_triplets_by_hand():
+    assert triplet.instance_triplets([0, 0, 1]) == [(0, 1, 2)]
+    assert triplet.instance_triplets([1, 0, 0]) == [(1, 2, 0)]
+    assert triplet.instance_triplets([0, 1, 0]) == [(0, 2, 1)]
+    assert triplet.instance_triplets([0, 1, 2]) == []
+    labels = [0, 1, 0, 1, 2]
+    got = triplet.instance_triplets(labels)
+    for a, p, n in got:
+        assert labels[a] == labels[p] != labels[n]
+    expected = sum(1 for c in combinations(range(5), 3) if len({labels[i] for i in c}) == 2)
+    assert len(got) == expected == 6
+
+
+def test_mine_triplets_fraction():
+    instances = [(("a", "b", "c", "d"), (0, 0, 1, 1)), (("e", "f", "g"), (0, 1, 2))]
+    mined = triplet.mine_triplets(instances, 2, np.random.default_rng(0))
+    assert len(mined) == 2  # 4 triplets in the first instance // 2, none in the second
+    assert all({a, p} in ({"a", "b"}, {"c", "d"}) for a, p, _ in mined)
+
+
+def test_triplet_loss_is_euclidean_margin(tiny_model):
+    from sentence_transformers.sentence_transformer.losses import TripletLoss
+
+    from tecb.adapt.training import encode_features
+
+    texts = [["fußball tor spiel"], ["fußball liga sieg"], ["regen wind sturm"]]
+    tiny_model.eval()
+    loss = TripletLoss(tiny_model, triplet_margin=5.0)
+    with torch.no_grad():
+        got = float(loss([encode_features(tiny_model, x, "cpu") for x in texts], None))
+        a, p, n = (tiny_model.encode(x, convert_to_numpy=True)[0].astype(float) for x in texts)
+    expected = max(np.linalg.norm(a - p) - np.linalg.norm(a - n) + 5.0, 0.0)
+    assert got == pytest.approx(expected, rel=1e-4)
+    assert triplet.DEFAULTS["margin"] == 5.0  # sentence-transformers' default, which COB's baseline used
+
+
+# --- argue ---------------------------------------------------------------------------------------
+
+
+def test_argue_pair_heads_shapes_and_labels(tiny_model):
+    heads = argue.PairHeads(tiny_model[0].auto_model.config.hidden_size, ["order", "reply"])
+    objectives = ["order", "reply", "order"]
+    logits = argue.pair_logits(tiny_model, heads, ["a b", "c d", "e"], ["f", "g h", "i j"], objectives, 32, "cpu")
+    assert logits.shape == (3, 2)
+    # each row goes through its own objective's head
+    cls = torch.randn(1, tiny_model[0].auto_model.config.hidden_size)
+    assert torch.equal(heads(cls, ["reply"]), heads.heads["reply"](cls))
+    assert not torch.equal(heads(cls, ["order"]), heads(cls, ["reply"]))
+    with pytest.raises(ValueError, match="pair 1"):
+        argue.check_pairs([("a", "b", 1, "order"), ("a", "b", 2, "order")])
+    with pytest.raises(ValueError, match="objective"):
+        argue.check_pairs([("a", "b", 1, "nsp")])
+
+
+def test_argue_phases(tiny_model):
+    settings = dict(argue.DEFAULTS, siamese_epochs=1)
+    rng = np.random.default_rng(0)
+    only_order = TrainingData(pairs=(("a", "b", 1, "order"), ("b", "a", 0, "order")))
+    assert [
+        p.name for p in argue.phases(model=tiny_model, data=only_order, settings=settings, rng=rng, device="cpu")
+    ] == ["pairs"]
+    mixed = TrainingData(pairs=(("a", "b", 1, "order"), ("c", "d", 1, "reply"), ("e", "f", 0, "reply")))
+    phases = argue.phases(model=tiny_model, data=mixed, settings=settings, rng=rng, device="cpu")
+    assert [p.name for p in phases] == ["pairs", "siamese"]
+    assert len(phases[1].batches(rng)[0]) == 2  # the two reply pairs, not the order pair
+    loss = phases[0].loss([0, 1, 2])
+    assert loss.ndim == 0 and float(loss.detach()) > 0
+
+
+# --- the loop: settings, end-to-end training, determinism -------------------------------------
+
+TOPICS = {
+    "sport": "fußball tor spiel mannschaft trainer liga sieg stadion ball verein".split(),
+    "wirtschaft": "bank aktie markt preis firma umsatz gewinn börse kredit steuer".split(),
+    "kultur": "theater musik film konzert bühne roman kunst oper museum lied".split(),
+    "wetter": "regen sonne wind schnee sturm wolke gewitter hitze frost nebel".split(),
+}
+FILLER = "der die das und ein eine ist war mit auf im am heute gestern sehr".split()
+
+
+def topic_corpus(n_per_topic: int, seed: int):
+    """Texts of 3 topic words among 5 shared filler words; duplicates may occur (as in real data)."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for topic, words in TOPICS.items():
+        for _ in range(n_per_topic):
+            w = list(rng.choice(words, 3)) + list(rng.choice(FILLER, 5))
+            rng.shuffle(w)
+            texts.append(" ".join(w))
+            labels.append(topic)
+    return texts, labels
+
+
+@pytest.fixture(scope="module")
+def base_model(tmp_path_factory):
+    from tecb.embed.encode import load_sentence_transformer
+    from tecb.embed.tiny_bert import create_tiny_bert
+
+    root = tmp_path_factory.mktemp("adapt_methods")
+    texts, _ = topic_corpus(24, 0)
+    create_tiny_bert(root / "tiny", texts + sum(TOPICS.values(), []), seed=1)
+    load_sentence_transformer(str(root / "tiny"), device="cpu").save(str(root / "base"))
+    return root / "base"
+
+
+@pytest.fixture
+def tiny_model(base_model):
+    from tecb.embed.encode import load_sentence_transformer
+
+    return load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+
+
+def training_data(texts, labels):
+    order = np.random.default_rng(1).permutation(len(texts))
+    instances = tuple((tuple(texts[i] for i in idx), tuple(labels[i] for i in idx)) for idx in np.array_split(order, 8))
+    rng = np.random.default_rng(2)
+    pairs = []
+    for i in range(len(texts)):
+        j = int(rng.integers(len(texts)))
+        pairs.append((texts[i], texts[j], int(labels[i] == labels[j]), "similarity"))
+    return TrainingData(texts=tuple(texts), instances=instances, pairs=tuple(pairs))
+
+
+# few steps at a high learning rate: a tiny random model must move visibly
+SMALL = {
+    "simcse": {"lr": 1e-3, "batch_size": 32, "epochs": 3},
+    "clusterns": {
+        "lr": 1e-3,
+        "batch_size": 16,
+        "epochs": 6,
+        "n_clusters": 4,
+        "similarity_threshold": 0.99,
+        "bml_weight": 0.1,
+    },
+    "cob": {"lr": 1e-3, "epochs": 2, "lambda_": 1.0, "regularization": 0.1},
+    "triplet": {"lr": 1e-3, "batch_size": 8, "epochs": 1, "triplet_fraction": 5, "margin": 1.0},
+    "argue": {"lr": 1e-3, "epochs": 1, "siamese_lr": 1e-3, "siamese_epochs": 3, "siamese_batch_size": 8},
+}
+
+
+def settings_for(method):
+    return {**method_module(method).DEFAULTS, **SMALL[method]}
+
+
+def test_defaults_cover_the_loop_and_missing_settings_raise(base_model, tmp_path):
+    from tecb.adapt.training import COMMON_KEYS
+
+    for method in METHODS:
+        assert set(COMMON_KEYS) <= set(method_module(method).DEFAULTS), method
+    settings = settings_for("simcse")
+    del settings["temperature"]
+    with pytest.raises(ValueError, match="temperature"):
+        train(
+            method="simcse", base_model_dir=base_model, data=TrainingData(texts=("a", "b")), settings=settings,
+            seed=0, device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="unknown training method"):
+        method_module("nsp")
+    assert not (tmp_path / "m").exists()
+
+
+def v_measure_of(texts, labels):
+    from sklearn.cluster import KMeans
+
+    def evaluate(model):
+        vectors = model.encode(texts, batch_size=64, convert_to_numpy=True)
+        return score(labels, KMeans(4, n_init=5, random_state=0).fit_predict(vectors))["v_measure"]
+
+    return evaluate
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_training_raises_v_measure(method, base_model, tmp_path):
+    texts, labels = topic_corpus(16, 0)
+    out = train(
+        method=method,
+        base_model_dir=base_model,
+        data=training_data(texts, labels),
+        settings=settings_for(method),
+        seed=3,
+        device="cpu",
+        output_dir=tmp_path / "adapted",
+        eval_every=None,
+        evaluate=v_measure_of(texts, labels),
+    )
+    scores = [r["score"] for r in out["history"] if "score" in r]
+    assert out["history"][0]["step"] == 0 and out["steps"] > 0 and out["device"] == "cpu"
+    assert out["precision"] == "float32" and out["method"] == method
+    assert scores[-1] > scores[0] + 0.05, scores
+    assert (tmp_path / "adapted" / "modules.json").exists()
+    if method == "clusterns":
+        assert out["phases"]["clusterns"]["clustering_started_at"] is not None
+
+
+def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):
+    texts, labels = topic_corpus(8, 0)
+    data = training_data(texts, labels)
+    settings = {**settings_for("clusterns"), "epochs": 1, "batch_size": 16}
+    torch.manual_seed(123)
+    expected_next = torch.rand(1)
+    torch.manual_seed(123)
+    runs = []
+    for name in ("a", "b"):
+        train(
+            method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=5, device="cpu",
+            output_dir=tmp_path / name, eval_every=None, evaluate=None,
+        )  # fmt: skip
+        runs.append(tree_digest(tmp_path / name))
+    assert torch.equal(torch.rand(1), expected_next)  # the caller's generator state is put back
+    assert runs[0] == runs[1]
+    train(
+        method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=6, device="cpu",
+        output_dir=tmp_path / "c", eval_every=None, evaluate=None,
+    )  # fmt: skip
+    assert tree_digest(tmp_path / "c") != runs[0]
+
+
+def tree_digest(folder: Path) -> dict:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.slow
+def test_same_seed_identical_bytes_across_processes(base_model, tmp_path):
+    """Two ClusterNS runs in separate processes, on data with duplicate texts, save byte-identical models."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_adapt_methods import topic_corpus, training_data, settings_for
+        from tecb.adapt.training import train
+        texts, labels = topic_corpus(6, 0)
+        texts, labels = texts + texts[:4], labels + labels[:4]
+        train(method="clusterns", base_model_dir={str(base_model)!r}, data=training_data(texts, labels),
+              settings={{**settings_for("clusterns"), "epochs": 2}}, seed=9, device="cpu",
+              output_dir=sys.argv[1], eval_every=None, evaluate=None)
+        """
+    )
+    for name in ("x", "y"):
+        subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], check=True, capture_output=True)
+    assert tree_digest(tmp_path / "x") == tree_digest(tmp_path / "y")
