@@ -70,26 +70,82 @@ def _scores():
 
 def test_mteb_result_format():
     published = {"origin": "published", "revision": "22793b6a6465bf00120ad525e38c51210858132c"}
-    res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", model_id="org/m1", provenance=published)
+    res = mteb_results.mteb_result(
+        _scores(), "m1", "BlurbsClusteringS2S", spec={"id": "org/m1"}, mteb_task=None, provenance=published
+    )
     assert res["task_name"] == "tecb.BlurbsClusteringS2S"
     assert res["dataset_revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
-    built = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", provenance={"content_sha256": "ab"})
+    assert res["mteb_version"] == mteb_results.MTEB_VERSION
+    built = mteb_results.mteb_result(
+        _scores(), "m1", "BlurbsClusteringS2S", spec={}, mteb_task=None, provenance={"content_sha256": "ab"}
+    )
     assert built["dataset_revision"] == "tecb-sha256:ab"  # a dataset built here never claims a hub revision
+    assert built["tecb"]["not_mteb_task_because"].startswith("a custom dataset built here")
     test = res["scores"]["test"][0]
     assert test["v_measures"] == [0.1, 0.2, 0.3]  # split order
     assert test["main_score"] == test["v_measure"] == pytest.approx(0.2)
     assert test["v_measure_std"] == pytest.approx(np.std([0.1, 0.2, 0.3]))
     assert res["evaluation_time"] is None and res["tecb"]["model_id"] == "org/m1"  # no timings: byte-identical
     json.dumps(res)
+    named = mteb_results.mteb_result(
+        _scores(), "m1", "BlurbsClusteringS2S", spec={}, mteb_task="BlurbsClusteringS2S", provenance=published
+    )
+    assert named["task_name"] == "BlurbsClusteringS2S" and named["tecb"]["not_mteb_task_because"] is None
+    with pytest.raises(ValueError, match="records revision tecb-sha256:ab"):
+        mteb_results.mteb_result(
+            _scores(),
+            "m1",
+            "BlurbsClusteringS2S",
+            spec={},
+            mteb_task="BlurbsClusteringS2S",
+            provenance={"content_sha256": "ab"},
+        )
     with pytest.raises(ValueError, match="m3.*BlurbsClusteringS2S.*kmeans/none"):
-        mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S")
+        mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S", spec={}, mteb_task=None)
+
+
+def test_model_id_is_the_configured_name_never_a_path():
+    """A local model is recorded as tecb/{key} with its configured revision, never its folder."""
+    local = {"kind": "local", "path": "/models/mine", "revision": "v2"}
+    assert mteb_results.model_identity("mine", local) == ("tecb/mine", "v2")
+    assert mteb_results.model_identity("x", {"id": "/abs/folder"}) == ("tecb/x", "no_revision_available")
+    assert mteb_results.model_identity("g", {"id": "deepset/gbert-base"})[0] == "deepset/gbert-base"
+    res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", spec=local, mteb_task=None, provenance={})
+    assert res["tecb"]["model_id"] == "tecb/m1" and res["tecb"]["model_revision"] == "v2"
+    assert "/models/mine" not in json.dumps(res)
+
+
+def test_mteb_task_of_config():
+    """mteb's task name only for the published splits downloaded at mteb's revision, mteb's k-means and seed."""
+    kmeans = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
+    entry = {"source": "published_blurbs_s2s"}
+    assert mteb_results.mteb_task_of(entry, {}, kmeans=kmeans, seed=42) == "BlurbsClusteringS2S"
+    assert mteb_results.mteb_task_of({"source": "published_tenkgnad_p2p"}, {}, kmeans=kmeans, seed=42) == (
+        "TenKGnadClusteringP2P"
+    )
+    assert mteb_results.mteb_task_of(entry, {}, kmeans=kmeans, seed=1) is None
+    assert mteb_results.mteb_task_of(entry, {}, kmeans={**kmeans, "params": {"batch_size": 64}}, seed=42) is None
+    local = {"published_blurbs_s2s": {"path": "/data/test.jsonl"}}
+    assert mteb_results.mteb_task_of(entry, local, kmeans=kmeans, seed=42) is None
+    other = {"published_blurbs_s2s": {"revision": "main"}}
+    assert mteb_results.mteb_task_of(entry, other, kmeans=kmeans, seed=42) is None
+    assert mteb_results.mteb_task_of({"source": "germeval2019", "text": "s2s"}, {}, kmeans=kmeans, seed=42) is None
+    rel = mteb_results.result_relpath("g", {"id": "deepset/gbert-base"}, "BlurbsClusteringS2S", "BlurbsClusteringS2S")
+    assert rel == "results/deepset__gbert-base/no_revision_available/BlurbsClusteringS2S.json"
+    assert mteb_results.result_relpath("t", {"kind": "tfidf"}, "Mine", None) == (
+        "custom/results/tecb__t/no_revision_available/tecb.Mine.json"
+    )
 
 
 def test_write_mteb_results(tmp_path):
     _scores().to_parquet(tmp_path / "scores.parquet")
     targets = [("m1", "BlurbsClusteringS2S", tmp_path / "a.json"), ("m2", "BlurbsClusteringS2S", tmp_path / "b.json")]
     paths = mteb_results.write_mteb_results(
-        tmp_path / "scores.parquet", {"m1": {"id": "a/b"}, "m2": {}}, targets, log=lambda m: None
+        tmp_path / "scores.parquet",
+        {"m1": {"id": "a/b"}, "m2": {}},
+        targets,
+        mteb_tasks={"BlurbsClusteringS2S": None},
+        log=lambda m: None,
     )
     assert [p.relative_to(tmp_path).as_posix() for p in paths] == ["a.json", "b.json"]
     assert json.loads(paths[0].read_text())["scores"]["test"][0]["v_measure"] == pytest.approx(0.2)
@@ -114,8 +170,10 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
             assert (res / "figures" / "umap" / m / f"{d}.png").stat().st_size > 1000
             assert (res / "figures" / "umap" / m / f"{d}.svg").exists()
             data = json.loads(
-                (res / "mteb" / "results" / f"tecb__{m}" / "no_revision_available" / f"tecb.{d}.json").read_text()
-            )  # mteb.ResultCache layout (test_mteb_export)
+                (
+                    res / "mteb" / "custom" / "results" / f"tecb__{m}" / "no_revision_available" / f"tecb.{d}.json"
+                ).read_text()
+            )  # mteb.ResultCache layout, the custom cache: the demo's datasets are built here (test_mteb_export)
             assert 0 <= data["scores"]["test"][0]["main_score"] <= 1
     for stem in ("table3_heatmap", "table2_averages"):
         assert (res / "figures" / f"{stem}.png").exists() and (res / "figures" / f"{stem}.svg").exists()

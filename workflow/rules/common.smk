@@ -84,25 +84,35 @@ def figure_path(*parts):
     return result("figures", *parts)
 
 
+def mteb_task(dataset):
+    """The mteb task name a dataset's paper-protocol results are stored under, else None (custom tecb.* name)."""
+    from tecb.report.mteb_results import mteb_task_of
+
+    return mteb_task_of(
+        config["datasets"][dataset],
+        config["sources"],
+        kmeans=config["algorithms"].get("kmeans"),
+        seed=config["seed"],
+    )
+
+
 def mteb_path(model, dataset):
-    """MTEB's own layout (mteb.ResultCache(results/{run}/mteb) loads it): results/{model_dir}/{revision}/tecb.{dataset}.json."""
+    """MTEB's own layout: mteb/results/{model_dir}/{revision}/{MtebTask}.json (mteb.ResultCache(results/{run}/mteb))
+    or, for a dataset that is no mteb task's pool, mteb/custom/results/{model_dir}/{revision}/tecb.{dataset}.json.
+    """
     from tecb.report.mteb_results import result_relpath
 
     return result(
-        "mteb", "results", result_relpath(model, config["models"][model], dataset)
-    )
-
-
-def mteb_meta_path(model):
-    """The model_meta.json beside a model's MTEB result files."""
-    from tecb.report.mteb_results import model_folder
-
-    return result(
         "mteb",
-        "results",
-        model_folder(model, config["models"][model]),
-        "model_meta.json",
+        result_relpath(model, config["models"][model], dataset, mteb_task(dataset)),
     )
+
+
+def mteb_meta_path(model, custom):
+    """The model_meta.json beside a model's MTEB result files (in the mteb-named or the custom cache)."""
+    from tecb.report.mteb_results import meta_relpath
+
+    return result("mteb", meta_relpath(model, config["models"][model], custom))
 
 
 def report_path(name):

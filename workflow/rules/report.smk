@@ -12,9 +12,10 @@ MTEB_KEYS = (
     if ("kmeans", "none") in CONFIGURATIONS
     else []
 )
-MTEB_MODELS = list(dict.fromkeys(m for m, _ in MTEB_KEYS))
+# (model, custom cache?) of each model_meta.json: one per cache a model has results in
+MTEB_META_KEYS = list(dict.fromkeys((m, mteb_task(d) is None) for m, d in MTEB_KEYS))
 MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
-    mteb_meta_path(m) for m in MTEB_MODELS
+    mteb_meta_path(m, c) for m, c in MTEB_META_KEYS
 ]
 BENCHMARK_KEYS = (
     [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS]
@@ -92,7 +93,7 @@ rule mteb_results:
         splits=[splits_path(d) for d in DATASETS],
     output:
         results=[mteb_path(m, d) for m, d in MTEB_KEYS],
-        meta=[mteb_meta_path(m) for m in MTEB_MODELS],
+        meta=[mteb_meta_path(m, c) for m, c in MTEB_META_KEYS],
     log:
         log_path("mteb_results.log"),
     conda:
@@ -104,19 +105,21 @@ rule mteb_results:
                 "kind": config["models"][m].get("kind", "huggingface"),
                 **{
                     k: config["models"][m][k]
-                    for k in ("name", "id", "revision", "path")
+                    for k in ("name", "id", "revision")
                     if config["models"][m].get(k) is not None
                 },
             }
-            for m in MTEB_MODELS
+            for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
         },
         pairs=MTEB_KEYS,
-        meta_models=MTEB_MODELS,
+        meta_models=[m for m, _ in MTEB_META_KEYS],
         datasets=DATASETS,
+        # the mteb task each dataset's results are stored under (None: custom tecb.* name), from the config
+        mteb_tasks={d: mteb_task(d) for d in DATASETS},
         # the commit a hub model was fetched at (written by prefetch), recorded beside the configured revision
         revision_files={
             m: os.path.join(hub_model_dir(m), ".tecb_revision")
-            for m in MTEB_MODELS
+            for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
             if config["models"][m].get("kind", "huggingface") == "huggingface"
         },
     script:

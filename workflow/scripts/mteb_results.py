@@ -16,6 +16,7 @@ write_mteb_results(
     snakemake.input.scores,
     p.models,
     targets,
+    mteb_tasks=dict(p.mteb_tasks),
     log=log,
     provenance=provenance,
     meta_targets=meta_targets,
