@@ -101,7 +101,7 @@ rule mteb_results:
         # what the MTEB files record of each model they are written for (not the whole `models` section)
         models={
             m: {
-                "kind": config["models"][m].get("kind", "huggingface"),
+                "kind": config["models"][m]["kind"],
                 **{
                     k: config["models"][m][k]
                     for k in ("name", "id", "revision", "path")
@@ -117,7 +117,7 @@ rule mteb_results:
         revision_files={
             m: os.path.join(hub_model_dir(m), ".tecb_revision")
             for m in MTEB_MODELS
-            if config["models"][m].get("kind", "huggingface") == "huggingface"
+            if config["models"][m]["kind"] == "huggingface"
         },
     script:
         "../scripts/mteb_results.py"

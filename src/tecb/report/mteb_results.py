@@ -36,7 +36,7 @@ def task_name(dataset: str) -> str:
 def model_identity(model: str, spec: dict) -> tuple[str, str]:
     """``(name, revision)`` MTEB records for config model ``model``: the hub id (else ``tecb/{key}``) and the
     configured revision (else ``no_revision_available``)."""
-    kind = spec.get("kind", "huggingface")
+    kind = spec["kind"]  # filled by the config schema's default
     name = spec["id"] if kind == "huggingface" and spec.get("id") else f"tecb/{model}"
     revision = spec.get("revision") or NO_REVISION
     return name, str(revision)
@@ -60,8 +60,8 @@ def model_meta(model: str, spec: dict) -> dict:
         "revision": revision,
         "release_date": None,
         "languages": None,
-        "framework": ["Sentence Transformers"] if spec.get("kind", "huggingface") != "tfidf" else [],
-        "tecb": {"model": model, "kind": spec.get("kind", "huggingface"), "display_name": spec.get("name")},
+        "framework": ["Sentence Transformers"] if spec["kind"] != "tfidf" else [],
+        "tecb": {"model": model, "kind": spec["kind"], "display_name": spec.get("name")},
     }
 
 
