@@ -170,16 +170,13 @@ def memory_estimate(method: str, n: int, dim: int, n_neighbors: int = 15, **_spe
 def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
     split, ``base_mb`` (Python and imports) and twice the embeddings file; ``base_mb`` before the inputs exist."""
-    import os
+    from tecb.cluster.algorithms import declared_memory_mb
 
-    from tecb.cluster.algorithms import split_shape
-
-    if not (os.path.exists(splits_path) and os.path.exists(embeddings_path)):
-        return base_mb
-    n, dim = split_shape(splits_path, embeddings_path)
-    spec = dict(spec)
-    extra = memory_estimate(spec.pop("method"), n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
-    return int(base_mb + -(-extra // 1_000_000))
+    params = dict(spec)
+    method = params.pop("method")
+    return declared_memory_mb(
+        lambda n, dim: memory_estimate(method, n, dim, **params), splits_path, embeddings_path, base_mb
+    )
 
 
 def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=print):
