@@ -35,6 +35,27 @@ config.clear()
 config.update(_checked)
 
 
+# Parallel jobs never oversubscribe RAM: without --resources mem_mb=N (or mem=...), Snakemake may start jobs whose
+# declared mem_mb add up to the machine's physical memory, no more. Not on a cluster (--jobs with an executor:
+# each job gets its own allocation there). Profiles are static YAML, so this is computed here.
+try:
+    _MACHINE_MEMORY_MB = (
+        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    )
+except (ValueError, OSError, AttributeError):
+    _MACHINE_MEMORY_MB = None
+if (
+    workflow.global_resources["_nodes"].value is None
+    and not {"mem", "mem_mb", "mem_mib", "mem_gb"} & set(workflow.global_resources)
+    and _MACHINE_MEMORY_MB
+):
+    from snakemake.resources import Resource
+
+    workflow.global_resources["mem"] = Resource(
+        "mem_mb", _MACHINE_MEMORY_MB
+    ).standardize_size()
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reddit.smk"

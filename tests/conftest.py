@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ SHARED = ROOT.parent / "shared"  # present beside the checkout in CI; tests usin
 
 
 def copy_project(dest: Path) -> Path:
-    """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/) into ``dest``."""
+    """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/; src/ linked) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = ROOT / name
@@ -25,6 +26,9 @@ def copy_project(dest: Path) -> Path:
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", *outputs))
         elif src.exists():
             shutil.copy2(src, dest / name)
+    # the library the jobs import (the Snakefile puts {workflow.basedir}/src first on sys.path and PYTHONPATH):
+    # this checkout's, not whatever `pip install -e` points at
+    (dest / "src").symlink_to(ROOT / "src", target_is_directory=True)
     return dest
 
 
@@ -63,11 +67,34 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
     return proc
 
 
+# The test suite's demo: config/demo.yaml with 5 of its 14 configurations, chosen so every algorithm, every
+# reduction and both exact-Ward routes (raw = high-dimensional, reduced = low-dimensional) run once; the rest of
+# the demo (6 datasets, 3 models, pre-training, MTEB v2, tables, figures, report) is as `make demo` runs it.
+DEMO_TEST_CONFIGURATIONS = """configurations:  # tests/conftest.py: every algorithm and every reduction once
+  - {algorithm: kmeans, reduction: none}
+  - {algorithm: agglomerative, reduction: none}
+  - {algorithm: agglomerative, reduction: umap}
+  - {algorithm: hdbscan, reduction: pca_umap}
+  - {algorithm: dbstream, reduction: pca}
+"""
+
+
+def shrink_demo_config(workdir: Path) -> None:
+    """Replace the `configurations` list of ``workdir``'s config/demo.yaml by :data:`DEMO_TEST_CONFIGURATIONS`."""
+    path = workdir / "config" / "demo.yaml"
+    text, n = re.subn(r"^configurations:\n(?:  - .*\n)+", DEMO_TEST_CONFIGURATIONS, path.read_text(), flags=re.M)
+    if n != 1:
+        raise AssertionError("config/demo.yaml has no `configurations:` list of `  - {...}` lines to replace")
+    path.write_text(text)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """The offline demo, run once per test session in a fresh copy of the project; yields its directory.
-    Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``)."""
+    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session in a fresh copy of the
+    project; yields its directory. Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``);
+    tests read the configurations from the copy's config/demo.yaml."""
     workdir = copy_project(tmp_path_factory.mktemp("demo"))
+    shrink_demo_config(workdir)
     _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
     run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
     return workdir

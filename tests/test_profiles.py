@@ -1,11 +1,19 @@
-"""The SLURM profile sends every rule that asks for a GPU to the GPU partition (unit test: reads the files)."""
+"""The SLURM profile: GPU jobs reach a GPU partition and only they ask for a GPU (unit tests: read the files), and
+the modern config's plan with it stays at a few submissions per model with submittable group requests (a dry run:
+tests/slurm/plan.py prints every planned submission of the DAG Snakemake builds with the profile)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
+import pytest
 import yaml
+from conftest import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,21 +22,89 @@ def gpu_rules() -> set[str]:
     """Rules whose `resources:` declare `gpu=` (embed: 1 for neural models; pretrain: 1)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
+        # rules at top level or indented (inside `if`): the body is what is indented deeper than `rule`
+        for _, name, body in re.findall(r"^([ \t]*)rule (\w+):\n((?:\1[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
             if re.search(r"^\s+resources:\s*\n(?:\s{8,}.*\n)*?\s{8,}gpu\s*=", body, flags=re.M):
                 found.add(name)
     return found
 
 
-def test_slurm_profile_maps_every_gpu_rule_to_the_gpu_partition():
+def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them():
+    """Partitions come from the plugin's partition selection (profiles/slurm/partitions.yaml): a job asking for a
+    GPU fits only a partition with GPUs; no rule pins a partition (that would send TF-IDF jobs to the GPU one)."""
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    partitions = yaml.safe_load((ROOT / profile["slurm-partition-config"]).read_text())["partitions"]
+    assert any(p.get("max_gpu", 0) >= 1 for p in partitions.values()), partitions
+    assert any(p.get("max_gpu", 0) == 0 for p in partitions.values()), partitions
+    assert "slurm_partition" not in profile["default-resources"]
     rules = gpu_rules()
-    assert {"embed", "pretrain"} <= rules, rules
+    assert {"embed", "embed_compute", "pretrain"} <= rules, rules
     for rule in rules:
         spec = profile["set-resources"].get(rule)
         assert spec, f"profiles/slurm: no set-resources for the GPU rule {rule!r}"
-        assert spec.get("slurm_partition") == "gpu", (rule, spec)
+        assert "slurm_partition" not in spec and "gpu_model" not in spec, (rule, spec)
         assert spec.get("runtime") and spec.get("mem_mb"), (rule, spec)
+
+
+class _Resources(dict):
+    __getattr__ = dict.__getitem__
+
+
+def test_documented_gpu_model_expression_asks_no_gpu_for_tfidf():
+    """The plugin turns gpu_model into --gpus=MODEL:N even for gpu=0; the documented expression leaves it empty
+    for jobs without a model input (TF-IDF): no --gpus at all."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    expression = "'a100' if input.model else ''"
+    assert expression in (ROOT / "profiles" / "slurm" / "config.yaml").read_text()
+    for model_input, gpu, expected in ((["resources/models/m"], 1, " --gpus=a100:1"), ([], 0, "")):
+        gpu_model = eval(expression, {"input": _Resources(model=model_input)})  # as Snakemake evaluates it
+        job = type("Job", (), {"resources": _Resources(gpu=gpu, gpu_model=gpu_model)})()
+        assert set_gres_string(job) == expected, (model_input, gpu_model)
+    plain = type("Job", (), {"resources": _Resources(gpu=0, gpu_model="a100")})()
+    assert set_gres_string(plain) == " --gpus=a100:0"  # why a plain gpu_model under embed is wrong
+
+
+def plan(workdir: Path, *args: str) -> list[dict]:
+    """Every planned job/group job of a dry run with the SLURM profile (tests/slurm/plan.py)."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "slurm" / "plan.py"), "-n", "--workflow-profile", "profiles/slurm", *args],
+        cwd=workdir, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("TECB-PLAN ")]
+
+
+# documented in docs/slurm.md ("Submissions per model")
+MAX_SUBMISSIONS_PER_MODEL = 10
+BUDGET = {"_cores": 16, "mem_mb": 16000}
+
+
+@pytest.mark.workflow
+def test_modern_config_submits_a_few_jobs_per_model_with_submittable_groups(tmp_path):
+    planned = plan(copy_project(tmp_path), "--configfile", "config/modern.yaml")
+    modern = yaml.safe_load((ROOT / "config" / "modern.yaml").read_text())
+    submitted = [job for job in planned if not job["local"]]
+    per_model = Counter(job["models"][0] for job in submitted if len(job["models"]) == 1)
+    assert set(per_model) == set(modern["models"]), per_model
+    assert max(per_model.values()) <= MAX_SUBMISSIONS_PER_MODEL, per_model
+    # 6 GPU embedding jobs (one per dataset) + one group with all reduce/cluster/scoring/view jobs, per model
+    assert set(per_model.values()) == {7}, per_model
+    assert not [job for job in submitted if len(job["models"]) > 1]  # no submission mixes models
+    groups = [job for job in submitted if job["group"] and job["group"].startswith("cpu-")]
+    assert len(groups) == len(modern["models"])
+    for group in groups:
+        assert set(group["rules"]) == {"reduce", "cluster", "mteb_v2", "cluster_view"}, group["rules"]
+        assert len(group["rules"]) == 6 * (3 + 14 + 1 + 1), group["group"]  # reduce, cluster, mteb_v2, view
+        # the request stays within the per-submission budget, not the sum of ~100 jobs
+        for key, limit in BUDGET.items():
+            assert 0 < group["resources"][key] <= limit, (group["group"], key, group["resources"])
+        assert group["resources"].get("gpu") in (None, 0)
+    embeds = [job for job in submitted if job["rules"] == ["embed"]]
+    assert {job["resources"]["gpu"] for job in embeds if job["models"] == ["tfidf"]} == {0}
+    assert {job["resources"]["gpu"] for job in embeds if job["models"] != ["tfidf"]} == {1}
+    assert len(submitted) == 7 * len(modern["models"]) + 12, Counter(tuple(j["rules"]) for j in submitted)
 
 
 def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs():

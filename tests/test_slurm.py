@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, copy_project, run_snakemake
+from test_profiles import plan
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
@@ -86,6 +87,7 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
 
     cluster = _project(tmp_path / "cluster")
     local = _project(tmp_path / "local")
+    planned = [job for job in plan(cluster, "--configfile", "config/tiny.yaml") if not job["local"]]
     with ThreadPoolExecutor(1) as pool:  # the local run overlaps the SLURM run's polling
         local_run = pool.submit(run_snakemake, local, "--configfile", "config/tiny.yaml", "--cores", "1")
         # the README's command (SLURM_CONF only points the clients at the test cluster's configuration)
@@ -111,14 +113,56 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     cpu_embed = [j for j in jobs if j[0].startswith("rule_embed_wildcards_tfidf_")]
     assert len(gpu_embed) == 1 and len(cpu_embed) == 1, acct
     assert gpu_embed[0][1] == "gpu" and "gres/gpu=1" in gpu_embed[0][2], f"tiny-bert embed without a GPU:\n{acct}"
-    assert "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job requested a GPU:\n{acct}"
+    # partitions chosen by the plugin from profiles/slurm/partitions.yaml: no GPU asked -> the CPU partition
+    assert cpu_embed[0][1] == "cpu" and "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job on a GPU:\n{acct}"
     assert not any("gres/gpu" in j[2] for j in jobs if not j[0].startswith("rule_embed_")), acct
-    # download/demo rules stayed local; each reduce job and the cluster jobs on its output went as one
-    # grouped job, the cluster jobs on raw embeddings as groups of their own
+    assert all(j[1] == "cpu" for j in jobs if not j[0].startswith(("rule_embed_", "rule_tiny_bert_"))), acct
+    # download/demo rules stayed local; all reduce, cluster and cluster_view jobs of a model went as ONE
+    # grouped job (group cpu-{model}); as many submissions as the dry run with the profile planned
     comments = [j[0] for j in jobs]
     assert not any("demo_data" in c for c in comments), acct
-    # (an ungrouped job's comment is rule_{rule}_wildcards_...; rule cluster_view is another rule)
-    assert not any(c.startswith(("rule_reduce_wildcards_", "rule_cluster_wildcards_")) for c in comments), acct
-    assert comments.count("rule_clustering_cluster_reduce") == 2, acct  # one per model
+    # (an ungrouped job's comment is rule_{rule}_wildcards_...; a group job's rule_{group}_{rules})
+    assert not any(c.startswith(("rule_reduce_", "rule_cluster_", "rule_cluster_view_")) for c in comments), acct
+    assert sorted(c for c in comments if c.startswith("rule_cpu-")) == sorted(
+        f"rule_cpu-{m}_cluster_cluster_view_reduce" for m in TINY["models"]
+    ), acct
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
+    assert len(jobs) == len(planned), (acct, planned)
     assert "submitted with SLURM jobid" in proc.stdout
+
+
+def _accounting(env, since: str) -> list[list[str]]:
+    """(comment, partition, ReqTRES, state) of every SLURM job since ``since``."""
+    acct = subprocess.run(
+        ["sacct", "-a", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,Partition,ReqTRES,State"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    return [line.split("|")[1:] for line in acct.strip().splitlines()]
+
+
+def test_second_run_folder_reuses_the_embedding_cache_on_slurm(slurm_env, tmp_path):
+    """embed.cache_dir on the cluster: run a computes both entries (the tiny-bert one on the GPU), run b submits
+    no embedding job for TF-IDF (same key) and links the same bytes; embed_key and embed_cached stay local."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    work = _project(tmp_path / "cache")
+    config = dict(TINY, embed={**TINY["embed"], "cache_dir": "resources/embedding-cache"})
+    (work / "config" / "cache.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env = {"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]}
+    dataset = next(iter(TINY["datasets"]))
+    jobs = {}
+    for run in ("a", "b"):
+        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
+        targets = [f"results/{run}/embeddings/{m}/{dataset}.parquet" for m in TINY["models"]]
+        run_snakemake(
+            work, *targets, "--workflow-profile", "profiles/slurm", "--configfile", "config/cache.yaml",
+            "--config", f"run={run}", env=env,
+        )  # fmt: skip
+        jobs[run] = _accounting(slurm_env, since)
+        assert jobs[run] and all(j[3] == "COMPLETED" for j in jobs[run]), jobs[run]
+        assert not any(j[0].startswith(("rule_embed_key", "rule_embed_cached")) for j in jobs[run]), jobs[run]
+    computed = {run: [j for j in jobs[run] if j[0].startswith("rule_embed_compute_")] for run in jobs}
+    assert len(computed["a"]) == 2 and len(computed["b"]) == 1, computed  # b: tiny-bert only (built in the run)
+    assert sorted((j[1], "gres/gpu=1" in j[2]) for j in computed["a"]) == [("cpu", False), ("gpu", True)], computed
+    assert computed["b"][0][1] == "gpu" and "gres/gpu=1" in computed["b"][0][2], computed
+    tfidf = [work / "results" / run / "embeddings" / "tfidf" / f"{dataset}.parquet" for run in ("a", "b")]
+    assert tfidf[0].read_bytes() == tfidf[1].read_bytes()

@@ -98,3 +98,9 @@ rule embed:
         ),
     script:
         "../scripts/embed.py"
+
+
+# --- embedding cache shared by run folders (config embed.cache_dir): embed_cache.smk ---------------------
+
+
+include: "embed_cache.smk"

@@ -341,7 +341,7 @@ def _train(
         losses, micro = [], 0
         optimizer.zero_grad(set_to_none=True)
         batches = list(_batches(len(texts), batch_size, rng))
-        progress, last, done = Progress(len(texts), log, what=f"epoch {epoch}: "), time.perf_counter(), 0
+        progress, last, done = Progress(len(texts), log, what=f"epoch {epoch}: ", heartbeat=0), time.perf_counter(), 0
         for i, idx in enumerate(batches):
             with autocast():
                 loss = step([texts[j] for j in idx], rng) / accum

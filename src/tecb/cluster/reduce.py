@@ -167,15 +167,26 @@ def memory_estimate(method: str, n: int, dim: int, n_neighbors: int = 15, **_spe
     return copy + n * 2000 * max(1, n_neighbors) // 15
 
 
+#: What umap, pynndescent and numba's compiled code add to a job process (MB): a demo-sized UMAP job peaked at
+#: 526 MB against ~280 MB for a clustering job (benchmarks/resources_check.md).
+UMAP_IMPORTS_MB = 250
+
+
 def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
-    split, ``base_mb`` (Python and imports) and twice the embeddings file; ``base_mb`` before the inputs exist."""
+    split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and twice the embeddings file,
+    times the clustering jobs' headroom (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the
+    inputs exist."""
     from tecb.cluster.algorithms import declared_memory_mb
 
     params = dict(spec)
     method = params.pop("method")
     return declared_memory_mb(
-        lambda n, dim: memory_estimate(method, n, dim, **params), splits_path, embeddings_path, base_mb
+        lambda n, dim: memory_estimate(method, n, dim, **params),
+        splits_path,
+        embeddings_path,
+        base_mb,
+        imports_mb=UMAP_IMPORTS_MB if method != "pca" else 0,
     )
 
 
@@ -184,6 +195,7 @@ def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=
     spec = dict(spec)
     method = spec.pop("method")
     for split, ids, _labels in splits:
+        log(f"split {split}: reducing {len(ids)} x {embeddings.shape[1]} with {method} ...")  # a long step says so
         coords = reduce(embeddings[ids], method, seed=seed, **spec)
         log(f"split {split}: {len(ids)} x {embeddings.shape[1]} -> {coords.shape[1]} ({method})")
         yield split, ids, coords

@@ -21,7 +21,9 @@ import base64
 import functools
 import json
 import platform
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -209,23 +211,69 @@ def _free_cuda_cache() -> None:
 
 
 class Progress:
-    """Progress lines for a long loop: ``done/total unit (pct), rate unit/s, ETA h:mm:ss``."""
+    """Progress lines for a long loop: ``done/total unit (pct), rate unit/s, elapsed, ETA h:mm:ss``.
 
-    def __init__(self, total: int, log, unit: str = "texts", what: str = ""):
+    :meth:`update` logs a line at every call. Between calls a background heartbeat logs, once ``heartbeat``
+    seconds have passed without a line, the last count with its rate and ETA and how long the current step
+    has been running, so a long step (a 4,096-text chunk of a large model) never looks hung. The heartbeat
+    stops at ``done == total``, at :meth:`close`, or when the object is garbage-collected (``heartbeat=0``:
+    none). It only reads and logs; it never touches the work.
+    """
+
+    def __init__(self, total: int, log, unit: str = "texts", what: str = "", heartbeat: float = 5.0):
         self.total, self.log, self.unit, self.what = total, log, unit, what
-        self.start = time.perf_counter()
+        self.start = self.last_update = self.last_line = time.perf_counter()
+        self.done, self.closed, self.heartbeat = 0, False, heartbeat
+        self._lock = threading.Lock()
+        if log and heartbeat > 0 and total > 0:
+            threading.Thread(target=_heartbeat, args=(weakref.ref(self), heartbeat), daemon=True).start()
 
-    def update(self, done: int) -> str:
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        rate = done / elapsed
-        eta = (self.total - done) / rate if rate > 0 else float("inf")
-        line = (
-            f"{self.what}{done}/{self.total} {self.unit} ({100 * done / max(self.total, 1):.0f}%), "
+    def _line(self, now: float) -> str:
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        return (
+            f"{self.what}{self.done}/{self.total} {self.unit} ({100 * self.done / max(self.total, 1):.0f}%), "
             f"{rate:.1f} {self.unit}/s, elapsed {_hms(elapsed)}, ETA {_hms(eta)}"
         )
-        if self.log:
-            self.log(line)
+
+    def update(self, done: int) -> str:
+        with self._lock:
+            now = time.perf_counter()
+            self.done, self.last_update, self.last_line = done, now, now
+            if done >= self.total:
+                self.closed = True
+            line = self._line(now)
+            if self.log:
+                self.log(line)
         return line
+
+    def close(self) -> None:
+        """Stop the heartbeat (the loop ended early or moved on to other work)."""
+        self.closed = True
+
+    def beat(self) -> str | None:
+        """The heartbeat's line, logged if ``heartbeat`` seconds passed since the last line (else ``None``)."""
+        with self._lock:
+            now = time.perf_counter()
+            if self.closed or now - self.last_line < self.heartbeat:
+                return None
+            self.last_line = now
+            line = f"{self._line(now)}; still working (next step running for {_hms(now - self.last_update)})"
+            if self.log:
+                self.log(line)
+        return line
+
+
+def _heartbeat(ref, interval: float) -> None:
+    """Call ``ref().beat()`` about every ``interval`` seconds while the Progress lives and is open."""
+    while True:
+        time.sleep(interval / 5)
+        progress = ref()
+        if progress is None or progress.closed:
+            return
+        progress.beat()
+        del progress
 
 
 def _hms(seconds: float) -> str:

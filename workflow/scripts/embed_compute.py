@@ -1,0 +1,39 @@
+"""Embed one (model, dataset) into a missing embedding-cache entry {cache_dir}/{key}.parquet (as embed.py does
+into a run's file; params.owner names the run's model and dataset with that key)."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
+import json
+
+from tecb.embed.encode import embed_dataset
+from tecb.runlog import finish, open_log
+
+log = open_log(snakemake.log[0])
+if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
+    import torch
+
+    torch.set_num_threads(snakemake.threads)
+model, dataset = snakemake.params.owner["model"], snakemake.params.owner["dataset"]
+embed_options = dict(snakemake.config.get("embed", {}))
+model_batch_size = snakemake.config["models"][model].get("batch_size")
+if model_batch_size:
+    embed_options["batch_size"] = model_batch_size
+digest = None
+if snakemake.input.get("digest"):
+    with open(snakemake.input.digest[0]) as f:
+        digest = json.load(f)["sha256"]
+log(f"cache entry of {model} / {dataset}")
+embed_dataset(
+    snakemake.input.texts,
+    snakemake.output.embeddings,
+    snakemake.params.settings,
+    embed_options,
+    seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+    log=log,
+    dataset=dataset,
+    model_digest=digest,
+    timings_path=snakemake.output.timings,
+)
+finish()  # skip the interpreter teardown: every output is written
