@@ -68,16 +68,51 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/inspect.smk"
 
 
+# Before any job (docs/reliability.md): the locks a killed run left are removed when no run is alive
+# (tecb.unlock), and the files, local models and import-path algorithms the config points to are checked
+# (tecb.preflight: columns, formats, encodings, config.json types, clusterers; cached by file fingerprint).
+if workflow.is_main_process:
+    from tecb.preflight import CACHE_DIR, PreflightError, run_preflight
+    from tecb.unlock import remove_stale_locks
+
+    DATASET_SOURCES = sorted({d["source"] for d in config["datasets"].values()})
+
+    remove_stale_locks(".", log=lambda message: print(message, file=sys.stderr))
+    try:
+        run_preflight(
+            config,
+            produced=produced_by_a_rule,
+            cache_dir=CACHE_DIR,
+            source_paths={s: source_path(s) for s in DATASET_SOURCES},
+        )
+    except PreflightError as _error:
+        raise WorkflowError(str(_error)) from None
+
+
 # A killed job (kill -9, node failure, lost SLURM allocation) can leave a temporary beside its output
 # (.NAME.XXXXXXXX.tmp, tecb.io.atomic_path): removed here when untouched for 2 hours, and by the job's
-# writer when it runs again. After a killed run, snakemake also needs `--unlock` (README).
+# writer when it runs again. The run record lets the next start tell this run's locks from a dead one's.
 onstart:
     from tecb.io import remove_orphans
+    from tecb.unlock import record_run
 
+    record_run(".")
     for _leftover in remove_orphans([RESULTS, "resources"], min_age_seconds=7200):
         print(
             f"removed a killed job's temporary file: {_leftover}", file=sys.stderr
         )
+
+
+onsuccess:
+    from tecb.unlock import forget_run
+
+    forget_run(".")
+
+
+onerror:
+    from tecb.unlock import forget_run
+
+    forget_run(".")
 
 
 rule all:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from tecb.report import figures as F
+from tecb.report import paper as P
 from tecb.report import tables as T
 from tecb.report.confusion import choose_split
 
@@ -79,7 +81,7 @@ def test_heatmap_and_bars_with_missing_cells(tmp_path):
     assert png.stat().st_size > 1000 and svg.exists()
     assert "n/a" in svg.read_text()
     avg = pd.Series({"A": 30.0, "B": np.nan, "GBERT-base": 28.0})
-    paper = T.paper_table2(T.Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
+    paper = P.paper_table2(Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
     png, svg = F.bar_figure(avg, [tmp_path / "bars.png", tmp_path / "bars.svg"], "Table 2", reference=paper)
     text = svg.read_text()
     assert "n/a" in text and "paper" in text and "28.00" in text
@@ -89,9 +91,9 @@ def test_paper_averages_only_where_the_run_is_comparable(tmp_path):
     """The paper's averages are ticks only beside averages over its six datasets, built comparably; else the
     title says why they are not shown."""
     avg = pd.Series({"A": 30.0, "GBERT-base": 28.0})
-    paper = T.paper_table2(T.Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
+    paper = P.paper_table2(Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv")["Average"]
     four = T.PAPER_DATASETS[:4]
-    why = T.paper_average_not_comparable(four, {d: "" for d in four})
+    why = P.paper_average_not_comparable(four, {d: "" for d in four})
     assert why == "this run has 4 of the paper's 6 datasets"
     assert F.averages_title(four) == "Table 2: average V-measure x 100 over 4 of the paper's 6 datasets"
     assert F.averages_title(T.PAPER_DATASETS) == "Table 2: average V-measure x 100 over the paper's 6 datasets"

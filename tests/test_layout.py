@@ -15,6 +15,7 @@ LAYERS = {
     "io": 0,
     "config": 0,
     "runlog": 0,
+    "unlock": 0,
     "data": 1,
     "embed": 2,
     "cluster": 3,

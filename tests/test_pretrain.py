@@ -368,6 +368,7 @@ def test_table5_and_figure(tmp_path):
         outputs,
         {"gbert-base": "GBERT-base"},
         log=lambda m: None,
+        not_comparable={"BlurbsClusteringS2S": ""},
     )
     written = sorted(p.name for p in out.iterdir())
     assert written == sorted(
@@ -387,6 +388,10 @@ def test_table5_and_figure(tmp_path):
     vs = pd.read_csv(out / "table5_vs_paper.csv", index_col=0)
     assert vs.loc["GBERT-base WWM 10 BlurbsClusteringS2S", "paper"] == pytest.approx(15.71)
     assert (out / "figure2.png").stat().st_size > 10_000
+    # comparability decided in one place (tecb.report.paper) and printed under Table 5 (issue 21.4)
+    for stem in ("table5", "table5_vs_paper"):
+        text = (out / f"{stem}.md").read_text()
+        assert "Comparability with the paper's published numbers: BlurbsClusteringS2S: comparable" in text
 
 
 @pytest.mark.workflow

@@ -9,11 +9,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from render_helpers import render
 
 from tecb import io
 from tecb.data import datasets
 from tecb.data import demo as demo_data
 from tecb.data.sources.files import sha256_file
+from tecb.report import paper as P
+from tecb.report import render as R
 from tecb.report import tables as T
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv"
@@ -127,7 +130,7 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
         "splits 2 (paper 28)"
     )
     assert prov["not_comparable_because"].startswith("published splits other than the paper's: the local test.jsonl")
-    assert T.short_reason(prov["not_comparable_because"]) == "other published splits"
+    assert P.short_reason(prov["not_comparable_because"]) == "other published splits"
     assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == f"tecb-sha256:{prov['content_sha256']}"
     assert "revision: unverified (the local test.jsonl does not match" in datasets.describe(ds, "BlurbsClusteringS2S")
     # the workflow passes `local: True` (its params leave paths out) instead of the path
@@ -269,17 +272,17 @@ def test_table2_average_is_over_the_papers_datasets_others_apart():
 
 def test_vs_paper_cells_say_why_not_comparable():
     ours = T.table2(_summary(T.PAPER_DATASETS))
-    paper = T.paper_table2(REF)
+    paper = P.paper_table2(REF)
     nc = {d: "" for d in T.PAPER_DATASETS}
     nc["RedditClusteringS2S"] = "built from part of the source (12 submissions; ...)"
-    out = T.compare(ours, paper, not_comparable=nc)
+    out = P.compare(ours, paper, not_comparable=nc)
     cell = out[(out.index == "GBERT-base") & (out.Dataset == "RedditClusteringS2S")].iloc[0]
     assert cell["Δ"] == "not comparable (partial source)" and not np.isnan(cell["Paper"])
     avg = out[(out.index == "GBERT-base") & (out.Dataset == "Average")].iloc[0]
     assert avg["Δ"] == "not comparable (partial source)"
     fine = out[(out.index == "GBERT-base") & (out.Dataset == "BlurbsClusteringS2S")].iloc[0]
     assert fine["Δ"] == pytest.approx(fine["This run"] - fine["Paper"])
-    md = T.to_markdown(out, footnotes=T.comparability_notes(nc, T.PAPER_DATASETS))
+    md = R.to_markdown(out, footnotes=P.comparability_notes(nc, T.PAPER_DATASETS))
     assert "not comparable (partial source)" in md and "RedditClusteringS2S: built from part of the source" in md
 
 
@@ -300,7 +303,7 @@ def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_pat
         for s in range(len(ds.splits))
     ]
     pd.DataFrame(rows).to_parquet(tmp_path / "scores.parquet")
-    T.render_tables(
+    render(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [texts],

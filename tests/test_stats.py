@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from render_helpers import render
 
+from tecb.report import render as R
 from tecb.report import stats as S
 from tecb.report import tables as T
 
@@ -182,14 +184,14 @@ def test_table_statistics_and_marks():
     marks = S.table_marks(t2, long, names)
     assert marks.at["Same", DATASETS[0]].startswith("† [") and marks.at["Good", DATASETS[0]].startswith(" [")
     assert "†" not in "".join(marks.loc["Bad"])
-    md = T.to_markdown(t2, mark_best=True, suffix=marks, footnotes=[S.describe_test("wilcoxon", 0.05, 0.95)])
+    md = R.to_markdown(t2, mark_best=True, suffix=marks, footnotes=[S.describe_test("wilcoxon", 0.05, 0.95)])
     good = t2.at["Good", DATASETS[0]]
     lo, hi = long.query("model == 'good' and column == @DATASETS[0]")[["ci_low", "ci_high"]].iloc[0] * 100
     assert f"**{good:.2f}** [{lo:.2f}, {hi:.2f}]" in md
     assert "Holm" in md and "†: not significantly worse" in md
-    tex = T.to_latex(t2, mark_best=True, suffix=marks)
+    tex = R.to_latex(t2, mark_best=True, suffix=marks)
     assert r"$^\dagger$ [" in tex and "†" not in tex
-    html = T.to_html(t2, mark_best=True, suffix=marks)
+    html = R.to_html(t2, mark_best=True, suffix=marks)
     assert "† [" in html
     # seeded: the same statistics again
     again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, seed=42)
@@ -208,7 +210,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     out = tmp_path / "tables"
     kwargs = dict(statistics={"test": "wilcoxon"}, metrics=["v_measure", "ami"], seed=42, log=lambda m: None)
-    T.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,
@@ -229,7 +231,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    T.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,
@@ -242,7 +244,7 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     )
     assert first == {p.name: p.read_bytes() for p in out.iterdir()}  # byte-identical rerun
     # statistics off: no marks, no statistics files
-    T.render_tables(
+    render(
         tmp_path / "scores.parquet",
         DATASETS,
         texts,

@@ -12,7 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from render_helpers import render
 
+from tecb.report import paper as P
+from tecb.report import render as R
+from tecb.report import table_files as F
 from tecb.report import tables as T
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +30,7 @@ def _rows(in_paper_only=True):
 
 
 def test_table2_from_paper_results_reproduces_printed_table2():
-    t2 = T.paper_table2(REF)
+    t2 = P.paper_table2(REF)
     rows = [r for r in _rows(False) if (r["algorithm"], r["reduction"]) == ("kmeans", "none")]
     assert len(rows) == 13 and len(t2) == 13
     for r in rows:
@@ -38,7 +42,7 @@ def test_table2_from_paper_results_reproduces_printed_table2():
 
 
 def test_table3_from_paper_results_reproduces_printed_table3():
-    t3, n = T.table3(T.load_reference(REF, in_paper_tables_only=True))
+    t3, n = T.table3(P.load_reference(REF, in_paper_tables_only=True))
     assert n == 12
     cells = defaultdict(list)
     for r in _rows():
@@ -50,7 +54,7 @@ def test_table3_from_paper_results_reproduces_printed_table3():
     # the misprinted cell (reference/README.md): per-model results give 32.93 and average 29.49
     assert round(t3.at["kmeans / umap", "BlurbsClusteringP2P"], 2) == 32.93
     assert round(t3.at["kmeans / umap", "Average"], 2) == 29.49
-    printed, n_printed = T.paper_table3(REF)
+    printed, n_printed = P.paper_table3(REF)
     assert n_printed == 12 and len(printed) == 10
     assert printed.at["kmeans / umap", "BlurbsClusteringP2P"] == 29.58
     assert printed.at["kmeans / umap", "Average"] == 28.93
@@ -95,11 +99,11 @@ def test_partial_results_render_with_na_and_footnote():
     assert t2.loc["Model C (not run)"].isna().all()
     assert np.isnan(t2.at["Model B", "RedditClusteringS2S"]) and np.isnan(t2.at["Model B", "Average"])
     assert not np.isnan(t2.at["Model A", "Average"])
-    md = T.to_markdown(t2, mark_best=True)
-    assert "n/a" in md and T.NA_FOOTNOTE in md
-    tex = T.to_latex(t2, mark_best=True)
+    md = R.to_markdown(t2, mark_best=True)
+    assert "n/a" in md and R.NA_FOOTNOTE in md
+    tex = R.to_latex(t2, mark_best=True)
     assert "n/a" in tex and r"\multicolumn{2}{c}{Reddit}" in tex
-    assert "n/a" in T.to_csv(t2)
+    assert "n/a" in R.to_csv(t2)
     t3, n = T.table3(summary, [("kmeans", "none"), ("kmeans", "umap"), ("hdbscan", "umap")], datasets=DATASETS)
     assert n == 2
     # Reddit cells average over model a only; Blurbs over both
@@ -108,7 +112,7 @@ def test_partial_results_render_with_na_and_footnote():
         a[a.dataset == "RedditClusteringP2P"].v_measure.iloc[0] * 100
     )
     assert t3.loc["hdbscan / umap"].isna().all()
-    assert "n/a" in T.to_markdown(t3)
+    assert "n/a" in R.to_markdown(t3)
 
 
 def test_empty_scores_do_not_crash():
@@ -118,7 +122,7 @@ def test_empty_scores_do_not_crash():
     assert t2.shape == (1, 7) and t2.isna().all().all()
     t3, n = T.table3(summary, [("kmeans", "none")], datasets=DATASETS)
     assert n == 0 and t3.isna().all().all()
-    assert "n/a" in T.to_markdown(t3) and "n/a" in T.to_html(t3)
+    assert "n/a" in R.to_markdown(t3) and "n/a" in R.to_html(t3)
 
 
 def test_best_value_per_column_is_marked_ties_included():
@@ -126,12 +130,12 @@ def test_best_value_per_column_is_marked_ties_included():
         {"BlurbsClusteringS2S": [1.0, 2.004, 2.0], "Average": [3.0, np.nan, 1.0]},
         index=pd.Index(["x", "y", "z"], name="Model"),
     )
-    md = T.to_markdown(df, mark_best=True)
+    md = R.to_markdown(df, mark_best=True)
     assert "| y | **2.00** | n/a |" in md and "| z | **2.00** | 1.00 |" in md and "| x | 1.00 | **3.00** |" in md
     assert md.count("**") == 6
-    assert r"\textbf{3.00}" in T.to_latex(df, mark_best=True)
-    assert "<b>3.00</b>" in T.to_html(df, mark_best=True)
-    assert "**" not in T.to_markdown(df)
+    assert r"\textbf{3.00}" in R.to_latex(df, mark_best=True)
+    assert "<b>3.00</b>" in R.to_html(df, mark_best=True)
+    assert "**" not in R.to_markdown(df)
 
 
 def test_compare_gives_deltas_and_na():
@@ -139,15 +143,15 @@ def test_compare_gives_deltas_and_na():
         {"BlurbsClusteringS2S": [12.0, 5.0], "Average": [12.0, 5.0]},
         index=pd.Index(["GBERT-base", "mine"], name="Model"),
     )
-    paper = T.paper_table2(REF)
-    cmp = T.compare(ours, paper)
+    paper = P.paper_table2(REF)
+    cmp = P.compare(ours, paper)
     row = cmp[(cmp.index == "GBERT-base") & (cmp.Dataset == "BlurbsClusteringS2S")].iloc[0]
     assert row.Paper == 11.27 and row["Δ"] == pytest.approx(0.73)
     # one dataset only: the paper's six-dataset average is not comparable
     avg = cmp[(cmp.index == "GBERT-base") & (cmp.Dataset == "Average")].iloc[0]
     assert np.isnan(avg.Paper) and np.isnan(avg["Δ"])
     assert cmp[cmp.index == "mine"].Paper.isna().all()
-    md = T.to_markdown(cmp)
+    md = R.to_markdown(cmp)
     assert "+0.73" in md and "n/a" in md
 
 
@@ -158,19 +162,19 @@ def test_bad_reference_names_file_record_and_field(tmp_path):
     fields[6] = "oops"
     bad.write_text("\n".join([text[0], ",".join(fields)]) + "\n")
     with pytest.raises(ValueError, match=r"ref\.csv.*GBERT-base.*BlurbsClusteringP2P.*oops"):
-        T.load_reference(bad)
+        P.load_reference(bad)
     (tmp_path / "cols.csv").write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match=r"cols\.csv.*missing column"):
-        T.load_reference(tmp_path / "cols.csv")
+        P.load_reference(tmp_path / "cols.csv")
 
 
 def test_write_all_formats(tmp_path):
-    t3, n = T.paper_table3(REF)
-    paths = T.write_all_formats(t3, tmp_path / "table3", "Table 3", mark_best=True)
+    t3, n = P.paper_table3(REF)
+    paths = R.write_all_formats(t3, tmp_path / "table3", "Table 3", mark_best=True)
     assert [p.suffix for p in paths] == [".md", ".csv", ".tex", ".html"]
-    assert T.write_formats(t3, {"md": tmp_path / "only.txt"}) == [tmp_path / "only.txt"]
+    assert R.write_formats(t3, {"md": tmp_path / "only.txt"}) == [tmp_path / "only.txt"]
     with pytest.raises(ValueError, match="not xlsx"):
-        T.write_formats(t3, {"xlsx": tmp_path / "t.xlsx"})
+        R.write_formats(t3, {"xlsx": tmp_path / "t.xlsx"})
     back = pd.read_csv(paths[1], index_col=0)
     assert back.at["kmeans / umap", "BlurbsClusteringP2P"] == 29.58
     tex = paths[2].read_text()
@@ -186,7 +190,7 @@ def test_render_tables_on_partial_results(tmp_path):
     pq.write_table(
         splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}), tmp_path / "splits.parquet"
     )  # provenance: comparable with the paper's dataset
-    T.render_tables(
+    render(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [tmp_path / "texts.parquet"],
@@ -203,7 +207,7 @@ def test_render_tables_on_partial_results(tmp_path):
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert len(written) == 24
     t2 = (tmp_path / "out" / "table2.md").read_text()
-    assert "| C | n/a |" in t2 and T.NA_FOOTNOTE in t2
+    assert "| C | n/a |" in t2 and R.NA_FOOTNOTE in t2
     t3 = (tmp_path / "out" / "table3.md").read_text()
     assert "mean over the 2 model(s) present" in t3 and "as few as 1" in t3
     t1 = pd.read_csv(tmp_path / "out" / "table1_vs_paper.csv", index_col=0)
@@ -233,7 +237,7 @@ def _render_inputs(tmp_path, datasets=("BlurbsClusteringS2S",)):
 def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
     """The rule names the files (any names); the library writes those, by key, and nothing else."""
     scores, datasets, texts, splits = _render_inputs(tmp_path)
-    keys = T.table_keys(reference=False, metrics=["v_measure", "ami"], statistics=True)
+    keys = F.table_keys(reference=False, metrics=["v_measure", "ami"], statistics=True)
     assert keys == ["table1", "table2", "table3", "table2_ami", "table3_ami", "table2_statistics", "intervals"]
     scores_df = pd.read_parquet(scores).assign(ami=0.2)
     scores_df.to_parquet(scores)
@@ -255,7 +259,7 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
         {"algorithm": "kmeans", "reduction": "none"},
     )
     kwargs = dict(log=lambda m: None, statistics={"n_resamples": 200}, metrics=["v_measure", "ami"], seed=42)
-    T.render_tables(*args, outputs, **kwargs)
+    render(*args, outputs, **kwargs)
     expected = sorted(str(p) for formats in outputs.values() for p in formats.values())
     assert sorted(str(p) for p in out.iterdir()) == expected
     assert "Table 2: AMI x 100" in (out / "3-md.file").read_text()
@@ -265,9 +269,9 @@ def test_render_tables_writes_exactly_the_outputs_it_is_given(tmp_path):
     assert pd.read_csv(out / "6-csv.file").metric.tolist()[0] == "v_measure"  # intervals
     del outputs["intervals"]
     with pytest.raises(ValueError, match=r"missing \['intervals'\]"):
-        T.render_tables(*args, outputs, **kwargs)
+        render(*args, outputs, **kwargs)
     with pytest.raises(ValueError, match=r"not written \['table9'\]"):
-        T.render_tables(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}}, **kwargs)
+        render(*args, {**outputs, "intervals": {"csv": out / "i.csv"}, "table9": {"md": out / "x"}}, **kwargs)
 
 
 def test_average_heading_says_how_many_of_the_papers_datasets_it_averages():
@@ -280,9 +284,9 @@ def test_average_heading_says_how_many_of_the_papers_datasets_it_averages():
 
 
 def test_paper_average_is_comparable_only_with_all_six_comparable_datasets():
-    assert T.paper_average_not_comparable(DATASETS, {d: "" for d in DATASETS}) == ""
-    assert T.paper_average_not_comparable(DATASETS[:5]) == "this run has 5 of the paper's 6 datasets"
-    why = T.paper_average_not_comparable(DATASETS, {DATASETS[2]: "built from part of the source (270 articles)"})
+    assert P.paper_average_not_comparable(DATASETS, {d: "" for d in DATASETS}) == ""
+    assert P.paper_average_not_comparable(DATASETS[:5]) == "this run has 5 of the paper's 6 datasets"
+    why = P.paper_average_not_comparable(DATASETS, {DATASETS[2]: "built from part of the source (270 articles)"})
     assert why == "TenKGnadClusteringS2S is not comparable (partial source)"
 
 
@@ -317,7 +321,7 @@ def test_table1_has_the_papers_columns_and_readable_headers():
     assert list(shown.columns) == ["Target", "Unique samples", "Splits", "Split size", "Classes", "Avg. chars"]
     assert shown.loc["RedditClusteringS2S", "Split size"] == "9,288–26,221"
     assert shown.loc["MyNewsClustering", "Classes"] == "3"
-    md = T.to_markdown(shown, decimals=0)
+    md = R.to_markdown(shown, decimals=0)
     assert "| Dataset | Target | Unique samples | Splits | Split size | Classes | Avg. chars |" in md
     assert "split_size_min" not in md and "40,181" in md
 
@@ -327,7 +331,7 @@ def test_collect_scores_takes_keys_not_paths(tmp_path):
     a, b = tmp_path / "x.parquet", tmp_path / "y.parquet"
     pd.DataFrame({"split": [0, 1], "v_measure": [0.5, 0.6]}).to_parquet(a)
     pd.DataFrame({"split": [0], "v_measure": [0.7]}).to_parquet(b)
-    out = T.collect_scores(
+    out = F.collect_scores(
         [a, b],
         [("m1", "D", "none", "kmeans"), ("m2", "D", "pca", "hdbscan")],
         tmp_path / "scores.parquet",
@@ -336,7 +340,7 @@ def test_collect_scores_takes_keys_not_paths(tmp_path):
     assert list(out.model) == ["m1", "m1", "m2"] and list(out.reduction) == ["none", "none", "pca"]
     assert pd.read_parquet(tmp_path / "scores.parquet").equals(out)
     with pytest.raises(ValueError, match="2 score files but 1 keys"):
-        T.collect_scores([a, b], [("m1", "D", "none", "kmeans")], tmp_path / "s2.parquet")
+        F.collect_scores([a, b], [("m1", "D", "none", "kmeans")], tmp_path / "s2.parquet")
 
 
 def test_mteb_v2_table_writes_the_paths_it_is_given(tmp_path):

@@ -67,6 +67,12 @@ def test_statistics_mteb_v2_and_cluster_views_through_the_workflow(tmp_path):
     v2 = pd.read_parquet(res / "mteb_v2" / "tfidf" / "NewsClustering.parquet")
     assert len(v2) == 4 and v2.v_measure.between(0, 1).all() and (v2.n_texts == 90).all()
     assert "TF-IDF 16" in (res / "tables" / "table_mteb_v2.md").read_text()
+    # the chance floor: one file per dataset, a row under Table 2 (not in its CSV), its numbers in chance.csv
+    assert len(pd.read_parquet(res / "chance" / "NewsClustering.parquet")) == 8 * 100
+    assert (
+        "| Random partition (chance) |" in md and "Random partition" not in (res / "tables" / "table2.csv").read_text()
+    )
+    assert set(pd.read_csv(res / "tables" / "chance.csv").column) == {"NewsClustering", "Average"}
     view = (res / "report" / "clusters" / "tfidf" / "NewsClustering.html").read_text()
     assert "top terms (c-TF-IDF)" in view and "V-measure" in view
     assert "n/a" in (res / "report" / "truncation.html").read_text()  # TF-IDF truncates nothing
@@ -82,6 +88,8 @@ def test_demo_table2_shows_intervals_and_significance_marks(demo_run):
     md = (res / "tables" / "table2.md").read_text()
     assert "†" in md and "Holm" in md and "bootstrap interval" in md
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Model")]
+    assert rows[-1].startswith("| Random partition (chance) |")  # the chance row under the models (issue 21.3)
+    rows = rows[:-1]
     assert len(rows) == 3
     assert all(cell.count("[") == 1 for row in rows for cell in row.split("|")[2:-1])  # an interval in each cell
     stats = pd.read_csv(res / "tables" / "table2_statistics.csv")

@@ -24,7 +24,24 @@ from tecb.config import ConfigError, layered_config, load_yaml
 
 # --- credentials ---------------------------------------------------------------------------------
 
-_SECRET_WORDS = {"token", "tokens", "pwd", "apikey", "clientid", "credential", "credentials", "passphrase", "cookie"}
+_SECRET_WORDS = {
+    "token",
+    "tokens",
+    "pwd",
+    "pass",
+    "passwd",
+    "apikey",
+    "clientid",
+    "credential",
+    "credentials",
+    "passphrase",
+    "cookie",
+    "cookies",
+    "username",
+    "authorization",
+    "bearer",
+    "jwt",
+}
 _SECRET_PAIRS = {"clientid", "apikey", "accesskey", "privatekey", "secretkey"}  # two words: ``hf_api_key``
 _SECRET_KEYS = {"auth", "oauth"}  # only as the whole name (``oauth_url`` is an address)
 
@@ -290,9 +307,17 @@ def _unknown(where: str, keys, known, owner: str) -> list[str]:
 
 
 def parameter_errors(config: dict) -> list[str]:
-    """Unknown parameters of built-in algorithms and of reductions (import-path algorithms: ``tecb.cluster.algorithms``)."""
+    """Unknown parameters of built-in algorithms and of reductions; what tecb sets, on import-path algorithms too
+    (their other parameters are checked against the class: ``tecb.cluster.algorithms.validate_algorithm``)."""
     out = []
     for key, spec in (config.get("algorithms") or {}).items():
+        if isinstance(spec, dict) and isinstance(spec.get("method"), str) and spec["method"] not in ALGORITHM_PARAMS:
+            for name in spec.get("params") or {}:
+                if name in SET_BY_TECB:
+                    out.append(
+                        f"algorithms.{key}.params.{name}: set by tecb ({SET_BY_TECB[name]}) for every method, "
+                        f"{spec['method']} included; remove it from params"
+                    )
         if not isinstance(spec, dict) or spec.get("method") not in ALGORITHM_PARAMS:
             continue
         owner, known = ALGORITHM_PARAMS[spec["method"]]
@@ -304,6 +329,63 @@ def parameter_errors(config: dict) -> list[str]:
         known = REDUCTION_KEYS[method] | (UMAP_PARAMS if method != "pca" else set())
         owner = "pca (sklearn PCA, only n_components)" if method == "pca" else f"{method} (umap.UMAP)"
         out += _unknown(f"reductions.{key}", spec.keys(), known, owner)
+    return out
+
+
+# --- keys that do not apply ---------------------------------------------------------------------
+
+
+def model_kind_errors(config: dict) -> list[str]:
+    """Keys of ``models.<key>`` that its kind does not use (``prompt`` on ``tfidf``): refused, not ignored."""
+    from tecb.embed.spec import KIND_KEYS
+
+    out = []
+    for key, spec in (config.get("models") or {}).items():
+        if not isinstance(spec, dict):
+            continue
+        kind = spec.get("kind", "huggingface")
+        allowed = KIND_KEYS.get(kind)
+        if allowed is None:
+            continue  # an unknown kind is the schema's error
+        for name in spec:
+            if name in ("name", "kind") or name in allowed or spec[name] is None:
+                continue
+            users = [k for k, keys in KIND_KEYS.items() if name in keys]
+            where = f" (it applies to kind {', '.join(users)})" if users else ""
+            out.append(
+                f"models.{key}.{name}: does not apply to kind {kind!r}{where}; remove it or change `kind`. "
+                f"Kind {kind!r} takes: {', '.join(sorted(set(allowed) | {'name', 'kind'}))}"
+            )
+    return out
+
+
+def builder_errors(config: dict) -> list[str]:
+    """A dataset whose source names no builder: a file of your own needs ``builder: custom`` on its source."""
+    from tecb.data.datasets import BUILDERS, builder_of
+    from tecb.data.sources.custom import FORMATS
+
+    out = []
+    sources = config.get("sources") or {}
+    for name, dataset in (config.get("datasets") or {}).items():
+        if not isinstance(dataset, dict) or dataset.get("source") not in sources:
+            continue  # an unknown source is reported by the workflow's cross-reference check
+        source_name = dataset["source"]
+        source = sources.get(source_name) or {}
+        builder = builder_of(source_name, source, dataset)
+        if builder in BUILDERS:
+            continue
+        path = source.get("path")
+        suffix = Path(path).name.lower().removesuffix(".gz") if isinstance(path, str) else ""
+        custom = Path(suffix).suffix in FORMATS
+        hint = (
+            f"for a file of your own (here {path}) add `builder: custom` to sources.{source_name}"
+            if custom or any(k in dataset for k in ("text_column", "label_column", "split_column"))
+            else f"set `builder:` on sources.{source_name} to one of {', '.join(BUILDERS)}"
+        )
+        out.append(
+            f"sources.{source_name}: has no `builder` and {source_name!r} is not a builder's name "
+            f"(datasets.{name} uses it); {hint}"
+        )
     return out
 
 
@@ -323,15 +405,39 @@ def validated_config(config: dict, schema_path) -> dict:
     check_credentials(config)
     filled, messages = schema_errors(config, load_schema(schema_path))
     if not messages:
-        messages = parameter_errors(filled)
+        # the keys as given (the schema's defaults, e.g. trust_remote_code: false, are no one's mistake)
+        messages = parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled)
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])
         raise ConfigError("invalid config:\n  " + "\n  ".join(m.replace("\n", "\n  ") for m in shown))
     return filled
 
 
+def produced_by_the_workflow(path) -> bool:
+    """Outside Snakemake: a relative path under ``resources/`` is written by the workflow's rules (downloads, the
+    demo's inputs, the Reddit rehydration), so it may not exist yet."""
+    parts = Path(path).parts
+    return not Path(path).is_absolute() and bool(parts) and parts[0] == "resources"
+
+
+def check_config(config: dict, schema_path, *, cache_dir, preflight: bool = True) -> dict:
+    """Everything checked before a job starts, as ``python -m tecb.configcheck`` runs it: the schema, the
+    parameters and keys (:func:`validated_config`), then the preflight of what the config points to
+    (:mod:`tecb.preflight`; ``cache_dir`` keeps its passed checks, ``None``: no cache). Returns the config with
+    defaults; raises :class:`ConfigError` listing the problems."""
+    from tecb.preflight import run_preflight
+
+    filled = validated_config(config, schema_path)
+    if preflight:
+        run_preflight(filled, produced=produced_by_the_workflow, cache_dir=cache_dir)
+    return filled
+
+
 def main(argv=None) -> int:
-    """``python -m tecb.configcheck [config.yaml ...]``: check config files merged over the defaults."""
+    """``python -m tecb.configcheck [config.yaml ...]``: check config files merged over the defaults, then what
+    they point to (files, local models, import-path algorithms: the preflight)."""
+    from tecb.preflight import CACHE_DIR
+
     root = Path(__file__).resolve().parents[2]
     files = list(argv if argv is not None else sys.argv[1:])
     try:
@@ -339,7 +445,7 @@ def main(argv=None) -> int:
         for f in files:
             load_yaml(f)  # syntax errors with their line
         config = layered_config(root, Path.cwd(), files)
-        validated_config(config, root / "workflow" / "schemas" / "config.schema.yaml")
+        check_config(config, root / "workflow" / "schemas" / "config.schema.yaml", cache_dir=CACHE_DIR)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -246,12 +246,18 @@ def write_dataset(
 
 
 def read_dataset(texts_path, splits_path) -> tuple[pa.Table, pa.Table]:
-    return pq.read_table(texts_path), pq.read_table(splits_path)
+    """A dataset's two tables; an unreadable file is a :class:`ContractError` naming it (delete it and re-run)."""
+    return _read_parquet(texts_path, "dataset texts"), read_splits(splits_path)
+
+
+def read_splits(splits_path) -> pa.Table:
+    """A dataset's ``splits.parquet``; an unreadable file is a :class:`ContractError` naming it."""
+    return _read_parquet(splits_path, "dataset splits")
 
 
 def dataset_provenance(path) -> dict:
     """The provenance a dataset file (``texts.parquet`` or ``splits.parquet``) records; ``{}`` when none."""
-    return read_tecb_metadata(pq.read_schema(path), path)
+    return read_tecb_metadata(read_parquet_schema(path, "dataset"), path)
 
 
 def iter_splits(splits: pa.Table):
@@ -294,15 +300,38 @@ def vectors_sha256(vectors: np.ndarray) -> str:
     return hasher.hexdigest()
 
 
+def _unreadable(path, what: str, exc: BaseException) -> ContractError:
+    """The error for a Parquet file of the workflow that cannot be read: its path, and to delete it and re-run."""
+    return ContractError(
+        f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
+        "delete it and re-run the workflow to recompute it"
+    )
+
+
 def _read_parquet(path, what: str) -> pa.Table:
     """Read a Parquet file; an unreadable file is a :class:`ContractError` naming it and what to do."""
     try:
         return pq.read_table(path)
     except (OSError, pa.ArrowException, ValueError) as exc:  # ArrowInvalid, IOError on corrupt pages/footers
-        raise ContractError(
-            f"{path}: cannot read the {what} file ({exc}); it is damaged or not a {what} file: "
-            "delete it and re-run the workflow to recompute it"
-        ) from exc
+        raise _unreadable(path, what, exc) from exc
+
+
+def read_parquet_schema(path, what: str) -> pa.Schema:
+    """The schema of a Parquet file (its footer only); an unreadable file is a :class:`ContractError` naming it and
+    what to do, as :func:`_read_parquet` says it (for input functions and resource estimates that look before a
+    job runs)."""
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise _unreadable(path, what, exc) from exc
+
+
+def read_parquet_columns(path, columns: list[str], what: str) -> pa.Table:
+    """Some columns of a Parquet file; an unreadable file is a :class:`ContractError` naming it (as above)."""
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise _unreadable(path, what, exc) from exc
 
 
 def _require_columns(table: pa.Table, path, what: str, vector_column: str, id_columns: tuple) -> None:

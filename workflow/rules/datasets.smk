@@ -85,10 +85,14 @@ rule build_dataset:
     params:
         spec=lambda wildcards: config["datasets"][wildcards.dataset],
         # how it is built, and whether published splits come from a local copy (checked against Table 1)
-        source=lambda wildcards: mark_local_published(
-            dataset_source_spec(wildcards),
-            config["datasets"][wildcards.dataset],
-            config["sources"],
+        # ... and, for a file of your own, its content (sha256): replacing it rebuilds this dataset
+        source=lambda wildcards: with_source_fingerprint(
+            mark_local_published(
+                dataset_source_spec(wildcards),
+                config["datasets"][wildcards.dataset],
+                config["sources"],
+            ),
+            wildcards,
         ),
         seed=SEED,
     script:

@@ -40,6 +40,8 @@ rule mteb_v2:
 rule mteb_v2_table:
     input:
         [mteb_v2_path(m, d) for m in MODELS for d in DATASETS],
+        # the chance row (rule chance_mteb_v2, tables.smk), when tables.chance is on
+        chance=lambda wildcards: chance_mteb_v2_inputs(wildcards),
     output:
         table=MTEB_V2_TABLE,
         long=MTEB_V2_LONG,
@@ -59,5 +61,6 @@ rule mteb_v2_table:
         model_names=MODEL_NAMES,
         datasets=DATASETS,
         formats=MTEB_V2_FORMATS,
+        confidence=config["tables"]["statistics"]["confidence"],
     script:
         "../scripts/mteb_v2_table.py"

@@ -1,5 +1,6 @@
 # Scores and datasets -> the paper's tables (Markdown, CSV, LaTeX, HTML), each also beside the paper's numbers.
-# The rule names every file (table_path, common.smk); tecb.report.tables.render_tables writes exactly those, by key.
+# The rule names every file (table_path, common.smk); tecb.report.table_files.render_tables writes exactly those,
+# by key. Rule chance: the random-partition floor of each dataset (tecb.report.chance), a row under every table.
 
 
 include: "functions/tables.smk"
@@ -19,13 +20,63 @@ EXTRA_TABLE_STEMS = [
     for metric in config["tables"]["metrics"]
     if metric != "v_measure"
     for n in (2, 3)
-]
+] + (["table2_per_kind"] if config["tables"]["per_kind"] else [])
 # tables.statistics: Table 2's intervals and significance marks, and these CSV files.
 STATISTICS_STEMS = (
     ["table2_statistics", "intervals"]
     if config["tables"]["statistics"]["enabled"]
     else []
-)
+) + (["chance"] if config["tables"]["chance"]["enabled"] else [])
+
+
+rule chance:
+    """Scores of seeded random partitions of each split of a dataset (the chance row of the tables)."""
+    input:
+        splits=splits_path("{dataset}"),
+    output:
+        chance_path("{dataset}"),
+    log:
+        log_path("chance", "{dataset}.log"),
+    benchmark:
+        benchmark_path("chance", "{dataset}.tsv")
+    conda:
+        "../../envs/tables.yaml"
+    threads: 1
+    params:
+        n_draws=config["tables"]["chance"]["n_draws"],
+        seed=SEED,
+    script:
+        "../scripts/chance.py"
+
+
+rule chance_mteb_v2:
+    """The MTEB v2 protocol (pool, bootstraps, k-means) on seeded random vectors: the v2 table's chance row."""
+    input:
+        splits=splits_path("{dataset}"),
+    output:
+        chance_mteb_v2_path("{dataset}"),
+    log:
+        log_path("chance", "{dataset}.mteb_v2.log"),
+    benchmark:
+        benchmark_path("chance", "{dataset}.mteb_v2.tsv")
+    conda:
+        "../../envs/cluster.yaml"
+    threads: config["cluster"]["threads"]
+    params:
+        n_draws=config["tables"]["chance"]["mteb_v2_draws"],
+        seed=SEED,
+        options={
+            k: v
+            for k, v in config["scoring"]["mteb_v2"].items()
+            if k != "max_documents"
+        },
+        max_documents=lambda wc: config["scoring"]["mteb_v2"]["max_documents"].get(
+            wc.dataset
+        ),
+    script:
+        "../scripts/chance_mteb_v2.py"
+
+
 TABLE_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 TABLE_FILES = [
     table_path(stem, ext)
@@ -40,6 +91,7 @@ rule tables:
         texts=[texts_path(d) for d in DATASETS],
         splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE, REFERENCE_TABLE1] if REFERENCE else [],
+        chance=chance_inputs,
     output:
         # one named output per table: its formats, its html (a report item) and the CSV-only statistics
         **{
@@ -72,6 +124,8 @@ rule tables:
         table2=config["tables"]["table2"],
         metrics=config["tables"]["metrics"],
         statistics=config["tables"]["statistics"],
+        chance=config["tables"]["chance"]["enabled"],
+        per_kind=config["tables"]["per_kind"],
         seed=SEED,
     script:
         "../scripts/tables.py"

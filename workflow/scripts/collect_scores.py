@@ -1,6 +1,6 @@
 """Concatenate all per-split score files into the run's scores.parquet."""
 
-from tecb.report.tables import collect_scores
+from tecb.report.table_files import collect_scores
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

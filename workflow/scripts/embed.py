@@ -11,6 +11,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 
 import json
 
+from threadpoolctl import threadpool_limits
+
 from tecb.embed.encode import embed_dataset
 from tecb.runlog import finish, open_log
 
@@ -27,15 +29,18 @@ digest = None
 if snakemake.input.get("digest"):
     with open(snakemake.input.digest[0]) as f:
         digest = json.load(f)["sha256"]
-embed_dataset(
-    snakemake.input.texts,
-    snakemake.output.embeddings,
-    snakemake.params.settings,
-    embed_options,
-    seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
-    log=log,
-    dataset=snakemake.wildcards.dataset,
-    model_digest=digest,
-    timings_path=snakemake.output.timings,
-)
+# BLAS/OpenMP on exactly the job's threads, not on every core of the machine: the TF-IDF SVD's vectors depend on
+# the BLAS thread count (benchmarks/blas_kernels.md), so this keeps them equal across machines (issue 21.6)
+with threadpool_limits(snakemake.threads):
+    embed_dataset(
+        snakemake.input.texts,
+        snakemake.output.embeddings,
+        snakemake.params.settings,
+        embed_options,
+        seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+        log=log,
+        dataset=snakemake.wildcards.dataset,
+        model_digest=digest,
+        timings_path=snakemake.output.timings,
+    )
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

@@ -7,6 +7,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 
 import json
 
+from threadpoolctl import threadpool_limits
+
 from tecb.embed.encode import embed_dataset
 from tecb.runlog import finish, open_log
 
@@ -25,15 +27,16 @@ if snakemake.input.get("digest"):
     with open(snakemake.input.digest[0]) as f:
         digest = json.load(f)["sha256"]
 log(f"cache entry of {model} / {dataset}")
-embed_dataset(
-    snakemake.input.texts,
-    snakemake.output.embeddings,
-    snakemake.params.settings,
-    embed_options,
-    seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
-    log=log,
-    dataset=dataset,
-    model_digest=digest,
-    timings_path=snakemake.output.timings,
-)
+with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
+    embed_dataset(
+        snakemake.input.texts,
+        snakemake.output.embeddings,
+        snakemake.params.settings,
+        embed_options,
+        seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+        log=log,
+        dataset=dataset,
+        model_digest=digest,
+        timings_path=snakemake.output.timings,
+    )
 finish()  # skip the interpreter teardown: every output is written

@@ -3,6 +3,7 @@
 import pandas as pd
 
 from tecb.report import figures, tables
+from tecb.report import paper as published
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -14,8 +15,8 @@ t3, n_models = tables.table3(summary, [tuple(c) for c in p.configurations], data
 figures.heatmap_figure(t3, [out.heatmap, out.heatmap_svg], f"Table 3: V-measure x 100, mean over {n_models} model(s)")
 t2 = tables.table2(summary, p.model_names, datasets=p.datasets, **p.table2)
 # the paper's averages only beside averages over the same six datasets, built comparably (their provenance)
-why_not = tables.paper_average_not_comparable(p.datasets, tables.comparability(p.datasets, inp.dataset_splits))
-paper = tables.paper_table2(inp.reference[0])["Average"] if inp.reference and not why_not else None
+why_not = published.paper_average_not_comparable(p.datasets, published.comparability(p.datasets, inp.dataset_splits))
+paper = published.paper_table2(inp.reference[0])["Average"] if inp.reference and not why_not else None
 figures.bar_figure(
     t2["Average"],
     [out.bars, out.bars_svg],

@@ -6,6 +6,8 @@ from tecb.runlog import open_log
 log = open_log(snakemake.log[0])
 p, out = snakemake.params, snakemake.output
 table_paths = {**dict(zip(p.formats, out.table)), "html": out.html}
+files = dict(zip(map(tuple, p.pairs), snakemake.input[: len(p.pairs)]))
+chance = dict(zip(p.datasets, snakemake.input.chance)) if snakemake.input.chance else None
 mteb_v2.render_table(
-    dict(zip(map(tuple, p.pairs), snakemake.input)), p.model_names, p.datasets, table_paths, out.long, log=log
+    files, p.model_names, p.datasets, table_paths, out.long, log=log, chance=chance, confidence=p.confidence
 )

@@ -1,7 +1,7 @@
 """Table 5, best epochs, the comparison with the paper and Figure 2 from the pre-training scores."""
 
+from tecb.report.paper import comparability
 from tecb.report.pretrain_tables import render
-from tecb.report.tables import comparability
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

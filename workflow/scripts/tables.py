@@ -1,7 +1,7 @@
 """Render Tables 1-3 (and, with the paper's reference, the tables beside the paper) from scores and datasets,
-to the files the rule declares: per table its formats (params.formats) and its html, the statistics as CSV."""
+to the files the rule declares: per table its formats (params.formats) and its html, the CSV-only files as CSV."""
 
-from tecb.report.tables import render_tables
+from tecb.report.table_files import TableSettings, render_tables
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -9,19 +9,24 @@ p, inp, out = snakemake.params, snakemake.input, snakemake.output
 outputs = {stem: {**dict(zip(p.formats, out[stem])), "html": out[f"{stem}_html"]} for stem in p.tables}
 outputs.update({stem: {"csv": out[stem]} for stem in p.csv_tables})
 reference, reference_table1 = inp.reference or [None, None]
-render_tables(
-    inp.scores,
-    p.datasets,
-    inp.texts,
-    inp.splits,
-    p.model_names,
-    p.configurations,
-    p.table2,
-    outputs,
-    reference,
-    reference_table1,
-    log=log,
-    statistics=p.statistics if p.statistics["enabled"] else None,
+settings = TableSettings(
+    datasets=p.datasets,
+    model_names=p.model_names,
+    configurations=[tuple(c) for c in p.configurations],
+    table2=p.table2,
     metrics=p.metrics,
+    statistics=p.statistics if p.statistics["enabled"] else None,
     seed=p.seed,
+    per_kind=p.per_kind,
+)
+render_tables(
+    settings,
+    scores_path=inp.scores,
+    texts_paths=inp.texts,
+    splits_paths=inp.splits,
+    outputs=outputs,
+    reference=reference,
+    reference_table1=reference_table1,
+    chance_paths=list(inp.chance) if p.chance else None,
+    log=log,
 )

@@ -2,7 +2,7 @@
 
 from tecb.io import write_text
 from tecb.report.extras import truncation_table
-from tecb.report.tables import to_html
+from tecb.report.render import to_html
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])

@@ -170,13 +170,19 @@ def split_shape(splits_path, points_path) -> tuple[int, int]:
 
     ``points_path`` is an embeddings file or a reduced file (both store fixed-size vectors).
     """
-    import pyarrow.parquet as pq
+    from tecb import io
 
-    split = pq.read_table(splits_path, columns=["split"]).column("split").to_numpy()
+    split = io.read_parquet_columns(splits_path, ["split"], "splits").column("split").to_numpy()
     n = int(np.bincount(split - split.min()).max()) if len(split) else 0
-    schema = pq.read_schema(points_path)
-    field = schema.field("embedding") if "embedding" in schema.names else schema.field("x")
-    return n, int(field.type.list_size)
+    what = "embeddings" if "embeddings" in str(points_path) else "reduced"
+    schema = io.read_parquet_schema(points_path, what)
+    name = "embedding" if "embedding" in schema.names else "x"
+    if name not in schema.names or not hasattr(schema.field(name).type, "list_size"):
+        raise io.ContractError(
+            f"{points_path}: not a valid {what} file (no fixed-size vector column; columns: "
+            f"{', '.join(schema.names)}): delete it and re-run the workflow to recompute it"
+        )
+    return n, int(schema.field(name).type.list_size)
 
 
 #: Memory (MB) a job process needs besides the estimate: Python, numpy/scikit-learn/pyarrow and the input file.
@@ -525,13 +531,11 @@ def load_points(splits_path, embeddings_path=None, reduced_path=None):
     ``reduced_path`` (a reduced file) is used when given, else the raw embeddings of ``embeddings_path``;
     the reduced coordinates are checked to be in the split's row order.
     """
-    import pyarrow.parquet as pq
-
     from tecb import io
 
     if (embeddings_path is None) == (reduced_path is None):
         raise ValueError("give exactly one of embeddings_path and reduced_path")
-    splits = list(io.iter_splits(pq.read_table(splits_path)))
+    splits = list(io.iter_splits(io.read_splits(splits_path)))
     if reduced_path is None:
         embeddings, _ = io.read_embeddings(embeddings_path, text_ids=np.concatenate([ids for _, ids, _ in splits]))
         return [(s, ids, embeddings[ids], labels) for s, ids, labels in splits]

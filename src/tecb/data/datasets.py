@@ -31,6 +31,9 @@ class Dataset:
     provenance: dict = field(default_factory=dict)  # where the dataset comes from (written into its files)
     notes: list[str] = field(default_factory=list)  # log lines about the source, before the selection counts
     label_schemes: list[str] | None = None  # each split's label scheme, where the builder knows (label_schemes)
+    # each split's design where a dataset mixes designs (Blurbs: coarse, fine, within-genre); written into the
+    # provenance as ``split_kinds`` (read by the statistics: tecb.report.stats), not into the splits' rows
+    split_kinds: list[str] | None = None
 
 
 def assemble(item_texts: list[str], split_items: list[tuple[np.ndarray, list[str]]]) -> tuple[list[str], list]:
@@ -191,7 +194,8 @@ def build_blurbs(
         "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
     }
     schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
-    return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes)
+    kinds = ["coarse"] * n_splits + ["fine"] * n_splits + ["within-genre"] * len(within)
+    return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)
 
 
 def build_tenkgnad(
@@ -638,6 +642,8 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, *, seed: in
         prov.update(text=dataset.get("text"), rules="paper", seed=seed, recipe=recipe)
     schemes = label_schemes(built.splits, built.label_schemes)
     prov["label_schemes"] = sorted(set(schemes))
+    if built.split_kinds:
+        prov["split_kinds"] = list(built.split_kinds)
     prov["texts_with_conflicting_labels"] = len(label_conflicts(built.splits, schemes))
     prov["texts_with_conflicting_labels_in_a_split"] = len(split_label_conflicts(built.splits))
     why = paper_comparison(name, prov)

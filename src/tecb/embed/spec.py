@@ -27,6 +27,27 @@ TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
 
+_TRANSFORMER_OPTIONS = (
+    "batch_size",
+    "max_seq_length",
+    "dtype",
+    "prompt",
+    "prompt_name",
+    "pooling",
+    "normalize",
+    "model_kwargs",
+    "tokenizer_kwargs",
+    "encode_kwargs",
+)
+#: The keys a ``models.<key>`` entry of each kind may set (besides ``name`` and ``kind``); any other key is refused
+#: at validation, naming it (``tecb.configcheck``): a ``prompt`` on ``tfidf`` would otherwise be silently ignored.
+KIND_KEYS = {
+    "huggingface": ("id", "revision", "trust_remote_code", "code_revisions", *_TRANSFORMER_OPTIONS),
+    "local": ("path", "id", "trust_remote_code", *_TRANSFORMER_OPTIONS),
+    "tfidf": ("dim",),
+    "tiny-bert": _TRANSFORMER_OPTIONS,
+}
+
 
 def resolve_prompt(prompt, dataset: str | None) -> str | None:
     """A literal prompt: the string itself, or from a mapping ``{dataset: prompt, default: prompt}``."""

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from tecb.io import atomic_path
 from tecb.report.confusion import choose_split
-from tecb.report.tables import header_label
+from tecb.report.render import header_label
 
 FORMATS = ("png", "svg")
 DPI = 150
@@ -136,7 +136,7 @@ def bar_figure(
     """Horizontal bars of per-model averages (Table 2), highest on top; paper values as markers when given.
 
     Give ``reference`` only where the averages are comparable with the paper's
-    (:func:`tecb.report.tables.paper_average_not_comparable`); else ``no_reference_because`` says why in the title."""
+    (:func:`tecb.report.paper.paper_average_not_comparable`); else ``no_reference_because`` says why in the title."""
     averages = averages.astype(float).sort_values(na_position="first")
     fig = new_figure((7, 0.4 * len(averages) + 1.5))
     ax = fig.subplots()

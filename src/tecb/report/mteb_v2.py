@@ -203,12 +203,23 @@ def collect(files) -> pd.DataFrame:
 
 
 def render_table(
-    files, model_names, datasets, table_paths, long_path, metric: str = "v_measure", log=print
+    files,
+    model_names,
+    datasets,
+    table_paths,
+    long_path,
+    metric: str = "v_measure",
+    log=print,
+    chance: dict | None = None,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
     """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") to ``table_paths`` (format
     -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
-    rule passes its declared outputs. ``files`` as for :func:`collect`."""
+    rule passes its declared outputs. ``files`` as for :func:`collect`. ``chance`` (dataset -> path of
+    :func:`tecb.report.chance_v2.mteb_v2_chance`) adds the chance row (not in the CSV) and marks ‡ the cells not
+    above its ``confidence`` range."""
     from tecb.io import write_text
+    from tecb.report import render as R
     from tecb.report import tables as T
 
     long = collect(files)
@@ -229,14 +240,32 @@ def render_table(
         "samples drawn with replacement; mean ± SD over the bootstraps, as MTEB reports it. Comparable with MTEB's *.v2 "
         "tasks (not with Table 2), except BlurbsClusteringS2S.v2, whose pool MTEB builds differently."
     ]
-    T.write_formats(
+    plain = table
+    if chance:
+        from tecb.report.chance import add_chance_row, mteb_v2_chance_cells
+
+        cells = mteb_v2_chance_cells(
+            {d: pd.read_parquet(p) for d, p in chance.items()},
+            metric=metric,
+            confidence=confidence,
+            averages=T.average_groups([c for c in datasets if c in chance]),
+        )
+        table, suffix = add_chance_row(table, suffix, cells)
+        notes.append(
+            f"{T.CHANCE_ROW}: this protocol run on seeded random vectors (each k-means partition then a random "
+            f"partition with the level's number of clusters): mean and the range over the draws; ‡: not above "
+            "that range's upper end."
+        )
+    R.write_formats(
         table,
-        table_paths,
+        {k: v for k, v in table_paths.items() if k != "csv"},
         f"MTEB v2 clustering: {label} x 100 per model and dataset.",
         mark_best=True,
         footnotes=notes,
         suffix=suffix,
     )
+    if "csv" in table_paths:
+        write_text(R.to_csv(plain), table_paths["csv"])
     write_text(long.round(6).to_csv(index=False), long_path)
-    log(T.to_markdown(table, mark_best=True, suffix=suffix))
+    log(R.to_markdown(table, mark_best=True, suffix=suffix))
     return table

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import write_table
-from tecb.report.tables import dataset_order, to_markdown, write_formats
+from tecb.report.render import to_markdown, write_formats
+from tecb.report.tables import dataset_order
 
 
 def collect(paths, keys) -> pd.DataFrame:
@@ -124,7 +125,7 @@ def versus_paper(
     """Our mean next to the published Table 5 cell and the difference, for every cell both have; a dataset named
     in ``not_comparable`` with a reason (its provenance, :func:`tecb.report.tables.comparability`) gets no difference:
     the cell says "not comparable (...)"."""
-    from tecb.report.tables import NOT_COMPARABLE, short_reason
+    from tecb.report.paper import NOT_COMPARABLE, short_reason
 
     model_names = model_names or {}
     not_comparable = not_comparable or {}
@@ -232,11 +233,16 @@ def render(
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
     summ = summary(per_seed(long), baselines(baseline_paths))
     t5 = table5(summ, table_epochs, model_names)
+    from tecb.report.paper import comparability_line
+
+    datasets = list(dict.fromkeys(summ.dataset))
+    status = comparability_line(not_comparable, datasets) if not_comparable is not None else ""
     write_formats(
         t5,
         outputs["table5"],
         "Table 5: V-measure x 100 after adaptive pre-training, mean and SD "
         "over seeds, delta vs. the un-adapted model (k-means, raw embeddings).",
+        footnotes=[status] if status else [],
     )
     write_formats(
         best_epochs(summ, budgets),
@@ -251,6 +257,6 @@ def render(
     caption = "Our Table 5 means next to the published ones." if len(vs) else "No reference table given."
     if len(vs) and reasons:
         caption += " Not comparable with the paper's datasets (no difference shown): " + "; ".join(reasons) + "."
-    write_formats(vs, outputs["table5_vs_paper"], caption)
+    write_formats(vs, outputs["table5_vs_paper"], caption, footnotes=[status] if status else [])
     figure2(summ, outputs["figure2"], model_names)
     log(to_markdown(t5))

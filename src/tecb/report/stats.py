@@ -11,6 +11,12 @@ models are clustered on the same splits, so two models are compared *paired*, sp
   average column) the permutation and bootstrap tests flip/resample within each dataset; Wilcoxon needs one.
 - :func:`holm`: Holm's step-down adjustment for the comparisons of one column (all models against the best).
 - :func:`compare_to_best`: per column, which models are not significantly worse than the best.
+- Split kinds (issue 21.2): where a dataset's splits are of different designs (Blurbs: coarse-genre,
+  fine-genre and within-genre splits, recorded by its builder as ``split_kinds``), ``strata`` gives each split's
+  kind: the bootstrap then resamples splits within each kind (the mean over splits is the kinds' means weighted
+  by their split counts, so it is unchanged) and the Wilcoxon test becomes its stratified form (van Elteren:
+  signed ranks within each kind, weighted 1/(n_k + 1)). The sign-flip permutation test needs no change (it
+  flips each split's own difference). :func:`kind_means`: the mean and interval per kind.
 
 Everything is seeded: the same inputs and seed give the same numbers. No function reads the config.
 """
@@ -29,11 +35,16 @@ MAX_EXACT_PERMUTATION = 16  # enumerate all 2^n sign flips up to this many split
 AVERAGE = "Average"
 
 
+def _single(values) -> bool:
+    """True when ``values`` is one array of per-split values, not a list of them (one per dataset)."""
+    return isinstance(values, (np.ndarray, pd.Series)) or (
+        isinstance(values, Sequence) and len(values) > 0 and np.isscalar(values[0])
+    )
+
+
 def _blocks(values) -> list[np.ndarray]:
     """One array per dataset (a single array or a list of them); NaN-free, float64."""
-    if isinstance(values, (np.ndarray, pd.Series)) or (
-        isinstance(values, Sequence) and len(values) and np.isscalar(values[0])
-    ):
+    if _single(values):
         values = [values]
     blocks = [np.asarray(b, dtype=float) for b in values]
     if not blocks or any(b.size == 0 for b in blocks):
@@ -43,27 +54,62 @@ def _blocks(values) -> list[np.ndarray]:
     return blocks
 
 
-def _boot_means(blocks: list[np.ndarray], n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_resamples`` bootstrap replicates of the mean over blocks of each block's mean."""
+def _strata_of(values, strata) -> list[list[tuple[np.ndarray, float]]]:
+    """Per block of ``values``, its strata as (values, weight = stratum size / block size). ``strata``: for one
+    array of values, one kind per value (or None); for a list of arrays, a list of those. No strata: one
+    stratum of weight 1 per block."""
+    blocks = _blocks(values)
+    if strata is None:
+        strata = [None] * len(blocks)
+    elif _single(values):
+        strata = [strata]
+    if len(strata) != len(blocks):
+        raise ValueError(f"{len(blocks)} blocks of values but {len(strata)} of split kinds")
+    out = []
+    for b, kinds in zip(blocks, strata):
+        if kinds is None:
+            out.append([(b, 1.0)])
+            continue
+        kinds = np.asarray(list(kinds), dtype=object)
+        if kinds.size != b.size:
+            raise ValueError(f"{b.size} values but {kinds.size} split kinds")
+        out.append([(b[kinds == k], float(np.sum(kinds == k)) / b.size) for k in dict.fromkeys(kinds.tolist())])
+    return out
+
+
+def _per_block(values, strata):
+    """``strata`` as one entry per block of ``values`` (None stays None)."""
+    if strata is None:
+        return None
+    return [strata] if _single(values) else list(strata)
+
+
+def _boot_means(blocks: list[np.ndarray], n_resamples: int, rng: np.random.Generator, strata=None) -> np.ndarray:
+    """``n_resamples`` bootstrap replicates of the mean over blocks of each block's mean; with ``strata`` (one
+    per block), each block's splits are resampled within their stratum and its mean is the strata means
+    weighted by size."""
     out = np.zeros(n_resamples)
-    for b in blocks:
-        idx = rng.integers(0, b.size, size=(n_resamples, b.size))
-        out += b[idx].mean(axis=1)
+    for parts in _strata_of(blocks, strata):
+        for b, weight in parts:
+            idx = rng.integers(0, b.size, size=(n_resamples, b.size))
+            out += weight * b[idx].mean(axis=1)
     return out / len(blocks)
 
 
 def bootstrap_interval(
-    values, *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+    values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (one score per split).
 
     ``values`` may also be a list of arrays, one per dataset: the interval is then for the mean over datasets of
-    each dataset's mean, resampling splits within each dataset. A single split gives a zero-width interval.
+    each dataset's mean, resampling splits within each dataset. ``strata``: each split's kind (one array, or one
+    per dataset, None where a dataset has one design): splits are then resampled within their kind. A single
+    split gives a zero-width interval.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     blocks = _blocks(values)
-    means = _boot_means(blocks, n_resamples, np.random.default_rng(seed))
+    means = _boot_means(blocks, n_resamples, np.random.default_rng(seed), _per_block(values, strata))
     tail = (1 - confidence) / 2
     lo, hi = np.quantile(means, [tail, 1 - tail])
     return float(lo), float(hi)
@@ -82,11 +128,40 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
-def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
+def _stratified_signed_rank(d: np.ndarray, kinds: np.ndarray, n_resamples: int, rng) -> float:
+    """One-sided p-value of the stratified signed-rank test (van Elteren): per kind, the sum of the ranks of |d|
+    (within the kind) of the positive differences, weighted 1/(n_k + 1); its null distribution by flipping
+    the signs of the splits (all 2^n flips up to 16 splits, else ``n_resamples`` seeded draws)."""
+    from scipy.stats import rankdata
+
+    keep = d != 0
+    d, kinds = d[keep], kinds[keep]
+    ranks, weights = np.zeros(d.size), np.zeros(d.size)
+    for k in dict.fromkeys(kinds.tolist()):
+        mask = kinds == k
+        ranks[mask] = rankdata(np.abs(d[mask]))
+        weights[mask] = 1.0 / (mask.sum() + 1)
+    score = ranks * weights
+    observed = float(score[d > 0].sum())
+    n = d.size
+    if n <= MAX_EXACT_PERMUTATION:
+        positive = np.array(list(itertools.product((True, False), repeat=n)))
+    else:
+        positive = rng.random((n_resamples, n)) < 0.5
+    stat = (positive * score).sum(axis=1)
+    hits = int(np.sum(stat >= observed - 1e-12))
+    if n <= MAX_EXACT_PERMUTATION:
+        return hits / len(positive)
+    return (1 + hits) / (n_resamples + 1)
+
+
+def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
     """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other).
 
     ``diffs``: one array of per-split differences, or a list of them (one per dataset; the statistic is then the
-    mean over datasets of each dataset's mean difference). All differences zero gives 1.
+    mean over datasets of each dataset's mean difference). All differences zero gives 1. ``strata``: each
+    split's kind (as for :func:`bootstrap_interval`): the bootstrap test resamples within kinds and the Wilcoxon
+    test ranks within kinds (van Elteren); the sign-flip permutation test is the same with or without.
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {TESTS}")
@@ -99,13 +174,17 @@ def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, s
     if test == "wilcoxon":
         if len(blocks) != 1:
             raise ValueError("the Wilcoxon test takes one dataset's differences; use 'permutation' for several")
+        kinds = _per_block(diffs, strata)
+        if kinds is not None and kinds[0] is not None and len(set(kinds[0])) > 1:
+            kinds = np.asarray(list(kinds[0]), dtype=object)
+            return _stratified_signed_rank(blocks[0], kinds, n_resamples, np.random.default_rng(seed))
         from scipy.stats import wilcoxon
 
         d = blocks[0][blocks[0] != 0]
         return float(wilcoxon(d, alternative="greater").pvalue)
     rng = np.random.default_rng(seed)
     if test == "bootstrap":
-        means = _boot_means(blocks, n_resamples, rng)
+        means = _boot_means(blocks, n_resamples, rng, _per_block(diffs, strata))
         return float((1 + np.sum(means <= tol)) / (n_resamples + 1))
     # sign-flip permutation: under H0 each split's difference is equally likely to have either sign
     n = sum(b.size for b in blocks)
@@ -127,6 +206,7 @@ def paired_pvalue(diffs, *, test: str = "wilcoxon", n_resamples: int = 10_000, s
 def compare_to_best(
     per_model: Mapping[str, Sequence[pd.Series]],
     *,
+    kinds: Sequence[Mapping | None] | None = None,
     test: str = "wilcoxon",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -137,6 +217,8 @@ def compare_to_best(
     ``per_model``: model -> one Series per dataset (index = split id, value = score); one Series for a dataset
     column, one per dataset for the average column. The best model is the one with the highest mean (over
     datasets of per-dataset means); ties go to the first. Each other model is compared on the splits both have.
+    ``kinds``: per dataset (in the order of the Series), split id -> split kind, or None (one design): the test
+    is then stratified by kind (:func:`paired_pvalue`).
 
     Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits),
     ``p_value``, ``p_holm`` (NaN for the best) and ``not_worse`` (True for the best and for every model whose
@@ -153,14 +235,17 @@ def compare_to_best(
         if m == best:
             rows.append({"model": m, "mean": means[m], "best": True, "diff": 0.0, "p_value": np.nan})
             continue
-        diffs = []
-        for sb, so in zip(per_model[best], per_model[m], strict=True):
+        diffs, strata = [], []
+        for i, (sb, so) in enumerate(zip(per_model[best], per_model[m], strict=True)):
             joined = pd.concat([sb, so], axis=1, join="inner").dropna()
             if joined.empty:
                 raise ValueError(f"models {best!r} and {m!r} share no split")
             diffs.append(joined.iloc[:, 0].to_numpy(float) - joined.iloc[:, 1].to_numpy(float))
+            block_kinds = kinds[i] if kinds is not None else None
+            strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
-        p = paired_pvalue(diffs, test=column_test, n_resamples=n_resamples, seed=seed)
+        stratified = strata if any(k is not None for k in strata) else None
+        p = paired_pvalue(diffs, strata=stratified, test=column_test, n_resamples=n_resamples, seed=seed)
         pvals.append(p)
         rows.append(
             {
@@ -188,18 +273,37 @@ def _per_split(scores: pd.DataFrame, metric: str) -> dict[tuple, pd.Series]:
     return out
 
 
+def _kinds_of(split_kinds, dataset, splits) -> list | None:
+    """The kind of each of ``splits`` of ``dataset`` (``split_kinds``: dataset -> split -> kind), or None."""
+    kinds = (split_kinds or {}).get(dataset)
+    if not kinds:
+        return None
+    missing = [s for s in splits if s not in kinds]
+    if missing:
+        raise ValueError(f"{dataset}: split(s) {missing[:5]} have no recorded split kind")
+    return [kinds[s] for s in splits]
+
+
 def intervals(
     scores: pd.DataFrame,
     metric: str = "v_measure",
     *,
+    split_kinds: Mapping[str, Mapping[int, str]] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int,
 ) -> pd.DataFrame:
-    """Per (model, dataset, reduction, algorithm): mean, std, n_splits and the bootstrap interval of the mean."""
+    """Per (model, dataset, reduction, algorithm): mean, std, n_splits and the bootstrap interval of the mean
+    (stratified by split kind where ``split_kinds`` has the dataset)."""
     rows = []
     for key, s in _per_split(scores, metric).items():
-        lo, hi = bootstrap_interval(s.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
+        lo, hi = bootstrap_interval(
+            s.to_numpy(),
+            strata=_kinds_of(split_kinds, key[1], s.index),
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
         rows.append(
             dict(zip(KEYS, key))
             | {
@@ -227,26 +331,39 @@ def table_statistics(
     n_resamples: int = 10_000,
     seed: int,
     averages: Mapping[str, Sequence[str]] | None = None,
+    split_kinds: Mapping[str, Mapping[int, str]] | None = None,
 ) -> pd.DataFrame:
     """Table 2's statistics: per (column, model) the mean, bootstrap interval and the comparison with the best.
 
     Columns are ``datasets`` and the average columns of ``averages`` (name -> the datasets it averages; default
     ``{"Average": datasets}``), each only over models with a result on all its datasets. Returns a long frame:
     ``column, model, mean, ci_low, ci_high, n_splits, best, diff, p_value, p_holm, not_worse, test`` (scores in
-    the metric's own scale, 0..1).
+    the metric's own scale, 0..1). ``split_kinds`` (dataset -> split id -> kind): the datasets whose splits
+    are of different designs; their intervals and tests are stratified by kind.
     """
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
     per = _per_split(sub, metric)
     models = list(dict.fromkeys(k[0] for k in per))
     out = []
 
-    def column(name, series_by_model, column_test):
+    def column(name, series_by_model, column_test, column_datasets):
         if not series_by_model:
             return
-        cmp = compare_to_best(series_by_model, test=column_test, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        kinds = [(split_kinds or {}).get(d) for d in column_datasets]
+        cmp = compare_to_best(
+            series_by_model,
+            kinds=kinds if any(kinds) else None,
+            test=column_test,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
         for row in cmp.to_dict("records"):
+            series = series_by_model[row["model"]]
+            strata = [_kinds_of(split_kinds, d, s.index) for d, s in zip(column_datasets, series)]
             lo, hi = bootstrap_interval(
-                [s.to_numpy() for s in series_by_model[row["model"]]],
+                [s.to_numpy() for s in series],
+                strata=strata if any(k is not None for k in strata) else None,
                 confidence=confidence,
                 n_resamples=n_resamples,
                 seed=seed,
@@ -255,7 +372,12 @@ def table_statistics(
             out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
 
     for d in datasets:
-        column(d, {m: [per[(m, d, reduction, algorithm)]] for m in models if (m, d, reduction, algorithm) in per}, test)
+        column(
+            d,
+            {m: [per[(m, d, reduction, algorithm)]] for m in models if (m, d, reduction, algorithm) in per},
+            test,
+            [d],
+        )
     for name, group in (averages if averages is not None else {AVERAGE: datasets}).items():
         complete = [m for m in models if all((m, d, reduction, algorithm) in per for d in group)]
         if group:
@@ -263,6 +385,7 @@ def table_statistics(
                 name,
                 {m: [per[(m, d, reduction, algorithm)] for d in group] for m in complete},
                 "permutation" if test == "wilcoxon" else test,
+                list(group),
             )
     cols = [
         "column",
@@ -281,8 +404,11 @@ def table_statistics(
     return pd.DataFrame(out, columns=cols)
 
 
-def describe_test(test: str, alpha: float, confidence: float, intervals: bool = True) -> str:
-    """The footnote explaining the marks and intervals of a table."""
+def describe_test(
+    test: str, alpha: float, confidence: float, intervals: bool = True, stratified: Sequence[str] = ()
+) -> str:
+    """The footnote explaining the marks and intervals of a table; ``stratified``: the datasets whose splits
+    are resampled (and, with Wilcoxon, ranked) within their split kind."""
     name = {
         "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences (the average column: "
         "a sign-flip permutation test within each dataset)",
@@ -293,6 +419,11 @@ def describe_test(test: str, alpha: float, confidence: float, intervals: bool = 
         f"†: not significantly worse than the column's best (bold): {name}, Holm-adjusted over the column's "
         f"comparisons, α = {alpha:g}."
     )
+    if stratified:
+        marks += (
+            f" {', '.join(stratified)}: splits of different designs (coarse-genre, fine-genre, within-genre), so "
+            "intervals resample splits within their kind and tests are stratified by kind (Wilcoxon: van Elteren)."
+        )
     if not intervals:
         return marks
     return (
@@ -322,3 +453,45 @@ def table_marks(
             text += f" [{row['ci_low'] * scale:.{decimals}f}, {row['ci_high'] * scale:.{decimals}f}]"
         suffix.at[name, col] = text
     return suffix
+
+
+def kind_means(
+    scores: pd.DataFrame,
+    *,
+    algorithm: str,
+    reduction: str,
+    split_kinds: Mapping[str, Mapping[int, str]],
+    metric: str = "v_measure",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int,
+) -> pd.DataFrame:
+    """Per (model, dataset with split kinds, kind): the mean over that kind's splits and its bootstrap interval.
+
+    Columns ``model, dataset, kind, mean, ci_low, ci_high, n_splits`` (kinds in the order the dataset records
+    them); datasets without kinds are left out.
+    """
+    sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
+    rows = []
+    for (model, dataset, _, _), s in _per_split(sub, metric).items():
+        kinds = split_kinds.get(dataset)
+        if not kinds:
+            continue
+        labels = np.asarray(_kinds_of(split_kinds, dataset, s.index), dtype=object)
+        for kind in dict.fromkeys(kinds.values()):
+            values = s.to_numpy()[labels == kind]
+            if values.size == 0:
+                continue
+            lo, hi = bootstrap_interval(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "kind": kind,
+                    "mean": float(values.mean()),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "n_splits": int(values.size),
+                }
+            )
+    return pd.DataFrame(rows, columns=["model", "dataset", "kind", "mean", "ci_low", "ci_high", "n_splits"])

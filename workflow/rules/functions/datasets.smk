@@ -33,3 +33,33 @@ def dataset_source_spec(wildcards):
     return {
         name: {k: spec[k] for k in ("builder", "repo_id", "revision") if spec.get(k)}
     }
+
+
+def produced_by_a_rule(path):
+    """Whether the workflow writes ``path`` (a download, the demo's inputs), so it may not exist yet."""
+    return any(r.is_producer(str(path)) for r in workflow.rules)
+
+
+def source_files_fingerprint(wildcards):
+    """``{path: sha256}`` of the dataset's source file(s) when they are the user's own, not written by the
+    workflow (whose files Snakemake follows through the job writing them). A params entry of build_dataset.
+    """
+    path = dataset_source(wildcards)
+    paths = path if isinstance(path, (list, tuple)) else [path]
+    if any(produced_by_a_rule(p) or not os.path.exists(p) for p in paths):
+        return {}
+    from tecb.preflight import CACHE_DIR, source_fingerprint
+
+    return source_fingerprint(path, cache_dir=CACHE_DIR)
+
+
+def with_source_fingerprint(spec, wildcards):
+    """A build's source spec (``{source: {...}}``) with ``files_sha256`` added for a file of your own, so that
+    replacing it rebuilds the dataset whatever its modification time. Added only then: the params of datasets
+    built from downloads or the demo's inputs stay as they were (no rerun of existing results).
+    """
+    files = source_files_fingerprint(wildcards)
+    if not files:
+        return spec
+    name = config["datasets"][wildcards.dataset]["source"]
+    return {**spec, name: {**spec.get(name, {}), "files_sha256": files}}

@@ -17,7 +17,8 @@ Reading rules (README, "Your own data"):
 - Labels are strings: surrounding whitespace is removed; a number (JSON, Parquet) is written in its
   shortest decimal form and an integral one without ``.0`` (``1``, ``1.0`` and ``"1"`` are all the label
   ``"1"``). Two *different* label strings that denote the same number (``"1"`` and ``"1.0"``, ``"01"``) are
-  refused, naming both records: rename one of them. ``true``/``false``, lists and objects are refused.
+  refused, naming both records: rename one of them. ``true``/``false``, lists and objects are refused, and so
+  is the label ``NaN`` (any case): it is how a missing value is written, not a class.
 """
 
 from __future__ import annotations
@@ -203,6 +204,12 @@ def read_rows(
         out[col] = values
     if not out[text_column]:
         raise CustomFormatError(f"{path}: no records")
+    for label, at in zip(out[label_column], where):
+        if label.lower() == "nan":  # pandas, R and spreadsheets write a missing value as NaN: not a class
+            raise CustomFormatError(
+                f"{path}, {at}: field {label_column!r} is {label!r}, which is how a missing value is written; "
+                "remove the record or give it its label"
+            )
     _numeric_collisions(out[label_column], where, path, label_column)
     return out[text_column], out[label_column], out.get(split_column)
 

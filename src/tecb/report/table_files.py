@@ -1,0 +1,412 @@
+"""The tables rule's entry point: scores + datasets -> every table file, by key (``render_tables``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tecb.io import write_text
+from tecb.report.paper import (
+    comparability,
+    comparability_line,
+    comparability_notes,
+    compare,
+    paper_table1,
+    paper_table2,
+    paper_table3,
+)
+from tecb.report.render import FORMATS, stem_paths, to_csv, to_markdown, write_formats
+from tecb.report.tables import (
+    CHANCE_ROW,
+    METRIC_LABELS,
+    PAPER_DATASETS,
+    STATISTICS_DEFAULTS,
+    TABLE1_LABELS,
+    average_groups,
+    dataset_stats,
+    label_average,
+    summarize,
+    table1,
+    table1_display,
+    table2,
+    table2_statistics,
+    table3,
+)
+from tecb.report.tables import split_kinds as read_split_kinds
+
+
+def collect_scores(score_paths, keys, out_path, log=print) -> pd.DataFrame:
+    """Concatenate per-configuration score files into one long table; ``keys`` gives each file's
+    ``(model, dataset, reduction, algorithm)`` in the order of ``score_paths`` (the rule names them)."""
+    import pyarrow as pa
+
+    from tecb.io import write_table
+
+    score_paths, keys = list(score_paths), [tuple(k) for k in keys]
+    if len(score_paths) != len(keys):
+        raise ValueError(f"{len(score_paths)} score files but {len(keys)} keys")
+    frames = []
+    for path, (model, dataset, reduction, algorithm) in zip(map(str, score_paths), keys):
+        df = pd.read_parquet(path)
+        df.insert(0, "algorithm", algorithm)
+        df.insert(0, "reduction", reduction)
+        df.insert(0, "dataset", dataset)
+        df.insert(0, "model", model)
+        frames.append(df)
+    scores = pd.concat(frames, ignore_index=True)
+    write_table(pa.Table.from_pandas(scores, preserve_index=False), out_path)
+    log(f"{len(frames)} score files, {len(scores)} rows -> {out_path}")
+    return scores
+
+
+CSV_ONLY = ("table2_statistics", "intervals", "chance")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableSettings:
+    """What the tables show (the ``tables`` config section, resolved): ``datasets`` and ``model_names`` (key ->
+    display name) in config order, the ``configurations`` of Table 3 ((algorithm, reduction) pairs), Table 2's
+    ``table2`` configuration (``algorithm``, ``reduction``), the ``metrics`` (a table pair per metric besides the
+    V-measure), ``statistics`` (keys of :data:`tecb.report.tables.STATISTICS_DEFAULTS`; None = off), the
+    ``seed`` of the bootstrap and ``per_kind`` (the per-split-kind table, ``table2_per_kind``)."""
+
+    datasets: Sequence[str]
+    model_names: Mapping[str, str]
+    configurations: Sequence[tuple[str, str]]
+    table2: Mapping[str, str]
+    metrics: Sequence[str]
+    statistics: Mapping | None
+    seed: int
+    per_kind: bool
+
+    @property
+    def statistics_on(self) -> bool:
+        return self.statistics is not None and {**STATISTICS_DEFAULTS, **self.statistics}["enabled"]
+
+
+def table_keys(
+    reference: bool,
+    metrics=("v_measure",),
+    statistics: bool = False,
+    *,
+    per_kind: bool = False,
+    chance: bool = False,
+) -> list[str]:
+    """The keys of the ``outputs`` :func:`render_tables` writes: ``table1``-``table3``, with a reference
+    ``table{1,2,3}_vs_paper``, ``table{2,3}_{metric}`` per further metric, ``table2_per_kind`` with ``per_kind``
+    (each format -> path), and, CSV only (``{"csv": path}``), with statistics ``table2_statistics`` and
+    ``intervals``, with ``chance`` the random-partition floor ``chance``."""
+    keys = ["table1", "table2", "table3"]
+    keys += ["table1_vs_paper", "table2_vs_paper", "table3_vs_paper"] if reference else []
+    keys += [f"table{n}_{m}" for m in metrics if m != "v_measure" for n in (2, 3)]
+    keys += ["table2_per_kind"] if per_kind else []
+    keys += ["table2_statistics", "intervals"] if statistics else []
+    keys += ["chance"] if chance else []
+    return keys
+
+
+def outputs_in(directory, keys) -> dict[str, dict[str, Path]]:
+    """``{key: {format: directory/key.format}}`` for :func:`render_tables` called outside the workflow (the
+    tables rule passes its declared outputs); the statistics and chance files are CSV only."""
+    return {k: stem_paths(Path(directory) / k, ("csv",) if k in CSV_ONLY else FORMATS) for k in keys}
+
+
+def _check_outputs(outputs, keys) -> None:
+    missing, extra = [k for k in keys if k not in outputs], sorted(set(outputs) - set(keys))
+    if missing or extra:
+        raise ValueError(
+            "tables: the outputs given do not match the tables to write: "
+            + "; ".join(
+                p for p in (f"missing {missing}" if missing else "", f"not written {extra}" if extra else "") if p
+            )
+        )
+    for key in CSV_ONLY:
+        if key in outputs and set(outputs[key]) != {"csv"}:
+            raise ValueError(f"tables: {key} is written as CSV only, not {sorted(outputs[key])}")
+
+
+def _write(table, paths, caption, *, csv_table, **options) -> None:
+    """``table`` to the formats of ``paths`` except CSV, which gets ``csv_table`` (the table without its chance
+    row: the CSV has one row per model or configuration; the chance numbers are in ``chance.csv``)."""
+    write_formats(table, {k: v for k, v in paths.items() if k != "csv"}, caption, **options)
+    if "csv" in paths:
+        write_text(to_csv(csv_table, options.get("decimals", 2)), paths["csv"])
+
+
+class _Chance:
+    """The random-partition floor of every (column, metric) of a run (:mod:`tecb.report.chance`)."""
+
+    def __init__(self, datasets, chance_paths, split_kinds, confidence: float):
+        from tecb.report.chance import chance_summary
+
+        self.rows = {d: pd.read_parquet(p) for d, p in zip(datasets, chance_paths)}
+        columns = list(datasets)
+        self.n_draws = int(next(iter(self.rows.values())).draw.nunique()) if self.rows else 0
+        self.confidence = confidence
+        self.summary = pd.concat(
+            [
+                chance_summary(
+                    self.rows,
+                    metric=m,
+                    confidence=confidence,
+                    averages=average_groups(columns),
+                    split_kinds=split_kinds,
+                ).assign(metric=m)
+                for m in ("v_measure", "ami", "ari", "homogeneity", "completeness")
+            ],
+            ignore_index=True,
+        )
+
+    def add_row(self, table: pd.DataFrame, suffix: pd.DataFrame | None, metric: str, columns=None, kinds=None):
+        """``table`` with the chance row appended and every cell not above the chance range marked ‡ in the
+        returned suffix (:func:`tecb.report.chance.add_chance_row`). ``columns``/``kinds``: the (dataset, kind)
+        of each column (default: the column itself, no kind)."""
+        from tecb.report.chance import add_chance_row
+
+        keys = list(zip(columns or table.columns, kinds or [""] * len(table.columns)))
+        return add_chance_row(table, suffix, self.summary[self.summary.metric == metric], keys)
+
+    def note(self) -> str:
+        return (
+            f"{CHANCE_ROW}: the expected score of a partition of each split into as many random clusters as it has "
+            f"labels (mean over splits; [low, high]: its {self.confidence:.0%} range over {self.n_draws} seeded "
+            "draws); ‡: not above that range's upper end, so not distinguishable from chance."
+        )
+
+
+def render_tables(
+    settings: TableSettings,
+    *,
+    scores_path,
+    texts_paths,
+    splits_paths,
+    outputs,
+    reference=None,
+    reference_table1=None,
+    chance_paths=None,
+    log=print,
+) -> None:
+    """Write Tables 1-3 and, with a ``reference``, ``table{1,2,3}_vs_paper`` to exactly the files of ``outputs``.
+
+    ``outputs`` maps each key of :func:`table_keys` to ``{format: path}`` (formats of :data:`FORMATS`; the tables
+    rule passes its declared outputs; :func:`outputs_in` names them in a folder); a directory is accepted as
+    ``outputs_in(directory, table_keys(...))``. ``settings.statistics`` adds bootstrap intervals and significance
+    marks to Table 2 and writes ``table2_statistics`` and ``intervals`` (stratified by split kind for the
+    datasets that record kinds); each further metric adds ``table2_{metric}`` and ``table3_{metric}``;
+    ``chance_paths`` (one :mod:`tecb.report.chance` file per dataset) add the chance row under every score table
+    and ``chance``; ``settings.per_kind`` writes ``table2_per_kind``. An ``Average`` over fewer than the paper's
+    six datasets is headed ``Average (k of the paper's 6)``.
+    """
+    datasets, model_names = list(settings.datasets), dict(settings.model_names)
+    keys = table_keys(
+        reference is not None,
+        settings.metrics,
+        settings.statistics_on,
+        per_kind=settings.per_kind,
+        chance=chance_paths is not None,
+    )
+    if isinstance(outputs, (str, Path)):
+        outputs = outputs_in(outputs, keys)
+    _check_outputs(outputs, keys)
+    statistics = settings.statistics if settings.statistics_on else None
+    opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
+    kinds = read_split_kinds(datasets, splits_paths)
+    chance = _Chance(datasets, chance_paths, kinds, opts["confidence"]) if chance_paths is not None else None
+    stats = [
+        dataset_stats(name, pd.read_parquet(t), pd.read_parquet(s))
+        for name, t, s in zip(datasets, texts_paths, splits_paths)
+    ]
+    not_comparable = comparability(datasets, splits_paths)
+    nc_notes = comparability_notes({d: r for d, r in not_comparable.items() if d in PAPER_DATASETS}, datasets)
+    nc_plain = [n.replace(", so no Δ", "") for n in nc_notes]
+    status = comparability_line(not_comparable, datasets)
+    t1 = table1(stats)
+    # Markdown / LaTeX / HTML read like the paper's Table 1; the CSV keeps one number per column
+    write_formats(
+        table1_display(t1),
+        {k: v for k, v in outputs["table1"].items() if k != "csv"},
+        "Table 1: dataset statistics (split size and classes: min–max over the splits; avg. chars: mean text length).",
+        decimals=0,
+        footnotes=nc_plain,
+    )
+    if "csv" in outputs["table1"]:
+        write_text(to_csv(t1, 0), outputs["table1"]["csv"])
+    scores = pd.read_parquet(scores_path)
+    keep = scores[scores.model.isin(list(model_names))] if model_names else scores
+    configurations = [tuple(c) for c in settings.configurations]
+    red = settings.table2["reduction"]
+    cfg = f"{settings.table2['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
+    long = None
+    for metric in dict.fromkeys(["v_measure", *settings.metrics]):
+        if metric not in scores.columns:
+            raise ValueError(f"tables.metrics: {metric!r} is not a column of the scores")
+        label = METRIC_LABELS.get(metric, metric)
+        v = metric == "v_measure"
+        summary = summarize(scores) if v else summarize(keep, metric)
+        t2 = table2(summary, model_names, datasets=datasets, metric=metric, **settings.table2)
+        marks, notes2, long_m = table2_statistics(
+            scores if v else keep,
+            t2,
+            model_names,
+            datasets,
+            settings.table2,
+            statistics,
+            seed=settings.seed,
+            metric=metric,
+            split_kinds=kinds,
+        )
+        long = long_m if v else long
+        chance_notes, plain2 = [], t2
+        if chance is not None:
+            t2, marks = chance.add_row(t2, marks, metric)
+            chance_notes = [chance.note()]
+        _write(
+            label_average(t2),
+            outputs["table2" if v else f"table2_{metric}"],
+            f"Table 2: {label} x 100, {cfg}, mean over splits.",
+            mark_best=True,
+            footnotes=notes2 + chance_notes + (nc_plain if v else []) + ([status] if status else []),
+            suffix=label_average(marks),
+            csv_table=label_average(plain2),
+        )
+        present = summary[summary.model.isin(list(model_names))] if model_names and v else summary
+        t3, n_models = table3(present, configurations, datasets=datasets, metric=metric)
+        per_cell = present.groupby(["algorithm", "reduction", "dataset"]).model.nunique()
+        notes = (
+            [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."]
+            if v and len(per_cell) and per_cell.min() < n_models
+            else []
+        )
+        marks3, plain3 = None, t3
+        if chance is not None:
+            t3, marks3 = chance.add_row(t3, None, metric)
+        _write(
+            label_average(t3),
+            outputs["table3" if v else f"table3_{metric}"],
+            f"Table 3: {label} x 100 per (algorithm, reduction), mean over the {n_models} model(s) present.",
+            mark_best=True,
+            footnotes=notes + chance_notes + (nc_plain if v else []) + ([status] if status else []),
+            suffix=label_average(marks3),
+            csv_table=label_average(plain3),
+        )
+        log(to_markdown(label_average(t2), mark_best=True, suffix=label_average(marks)))
+        if v:
+            log(to_markdown(label_average(t3), mark_best=True, suffix=label_average(marks3)))
+    if long is not None:
+        write_text(long.round(6).to_csv(index=False), outputs["table2_statistics"]["csv"])
+        from tecb.report import stats as S
+
+        frames = [
+            S.intervals(
+                keep,
+                m,
+                split_kinds=kinds,
+                confidence=opts["confidence"],
+                n_resamples=opts["n_resamples"],
+                seed=settings.seed,
+            )
+            for m in dict.fromkeys(["v_measure", *settings.metrics])
+        ]
+        write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), outputs["intervals"]["csv"])
+    if chance is not None:
+        write_text(chance.summary.round(6).to_csv(index=False), outputs["chance"]["csv"])
+    if settings.per_kind:
+        _per_kind_table(keep, settings, kinds, chance, opts, outputs["table2_per_kind"], cfg, log)
+    if reference is None:
+        return
+    p1 = (
+        paper_table1(reference_table1)
+        if reference_table1 and Path(reference_table1).exists()
+        else pd.DataFrame(index=t1.index)
+    )
+    ours1 = t1.select_dtypes("number")
+    t1_vs = compare(
+        ours1.rename(columns=TABLE1_LABELS),
+        p1.rename(columns=TABLE1_LABELS),
+        decimals=0,
+        column_label="Statistic",
+        not_comparable=not_comparable,
+    )
+    write_formats(
+        t1_vs,
+        outputs["table1_vs_paper"],
+        "Table 1 beside the paper's: this run, paper, delta.",
+        decimals=0,
+        footnotes=nc_notes,
+    )
+    summary = summarize(scores)
+    t2 = table2(summary, model_names, datasets=datasets, **settings.table2)
+    write_formats(
+        compare(label_average(t2), paper_table2(reference), not_comparable=not_comparable),
+        outputs["table2_vs_paper"],
+        f"Table 2 ({cfg}) beside the paper's per-model results: V-measure x "
+        "100, delta = this run - paper. Models are matched by their config `name`.",
+        footnotes=nc_notes + ([status] if status else []),
+    )
+    present = summary[summary.model.isin(list(model_names))] if model_names else summary
+    t3, n_models = table3(present, configurations, datasets=datasets)
+    p3, n_paper = paper_table3(reference)
+    write_formats(
+        compare(label_average(t3), p3, not_comparable=not_comparable),
+        outputs["table3_vs_paper"],
+        f"Table 3 beside the paper's printed Table 3 (mean over its {n_paper} models); this run "
+        f"averages {n_models} model(s).",
+        footnotes=[
+            "The paper prints k-means / umap on BlurbsClusteringP2P as 29.58 (average 28.93); "
+            "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."
+        ]
+        + nc_notes
+        + ([status] if status else []),
+    )
+
+
+def _per_kind_table(keep, settings: TableSettings, kinds, chance, opts, paths, cfg, log) -> None:
+    """``table2_per_kind``: Table 2's configuration, one column per (dataset, split kind) of the datasets whose
+    splits are of different designs, each cell the mean over that kind's splits with its interval."""
+    from tecb.report import stats as S
+
+    long = S.kind_means(
+        keep,
+        algorithm=settings.table2["algorithm"],
+        reduction=settings.table2["reduction"],
+        split_kinds=kinds,
+        confidence=opts["confidence"],
+        n_resamples=opts["n_resamples"],
+        seed=settings.seed,
+    )
+    pairs = [(d, k) for d in settings.datasets for k in dict.fromkeys((kinds.get(d) or {}).values())]
+    columns = [f"{d} {k}" for d, k in pairs]
+    names = dict(settings.model_names)
+    order = list(names) + sorted(set(long.model) - set(names))
+    index = [names.get(m, m) for m in order]
+    table = pd.DataFrame(float("nan"), index=pd.Index(index, name="Model"), columns=columns)
+    suffix = pd.DataFrame("", index=table.index, columns=columns, dtype=object)
+    for r in long.to_dict("records"):
+        col, name = f"{r['dataset']} {r['kind']}", names.get(r["model"], r["model"])
+        table.at[name, col] = r["mean"] * 100
+        if opts["intervals"]:
+            suffix.at[name, col] = f" [{r['ci_low'] * 100:.2f}, {r['ci_high'] * 100:.2f}]"
+    notes = [
+        "Per split kind (coarse: top-level genre splits; fine: second-level genre splits; within-genre: one split "
+        "per top-level genre, clustered by its second-level genres): the levels differ by design, so these are "
+        f"the means to compare. [low, high]: {opts['confidence']:.0%} bootstrap interval over that kind's splits."
+    ]
+    if not pairs:
+        notes = ["No dataset of this run records split kinds (its splits are of one design)."]
+    plain = table
+    if chance is not None and pairs:
+        table, suffix = chance.add_row(table, suffix, "v_measure", [d for d, _ in pairs], [k for _, k in pairs])
+        notes.append(chance.note())
+    _write(
+        table,
+        paths,
+        f"Table 2 per split kind: V-measure x 100, {cfg}, mean over the splits of each kind.",
+        mark_best=True,
+        footnotes=notes,
+        suffix=suffix,
+        csv_table=plain,
+    )
+    log(to_markdown(table, mark_best=True, suffix=suffix))

@@ -1,0 +1,166 @@
+"""Stale Snakemake locks: removed when the run that left them is dead, never while a run is alive.
+
+Snakemake locks its working directory (``.snakemake/locks/*.lock``) for the length of a run; a run killed with
+``kill -9``, a lost allocation or a closed terminal leaves the locks behind, and every later start refuses to run
+until ``snakemake --unlock``. Here a run is *live* when
+
+- a run record ``.snakemake/tecb-runs/<host>-<pid>.json`` (written by the Snakefile's ``onstart``, removed by
+  ``onsuccess``/``onerror``) names a process that still exists on this host with the same start time, or names
+  another host (whose processes cannot be seen from here: assumed alive), or
+- a process on this machine other than the caller and its ancestors has ``snakemake`` in its command line and
+  this directory as its working directory (a run that has not reached ``onstart`` yet, or a run of a Snakefile
+  without the records).
+
+Only when no run is live are the lock files removed (with the dead runs' records). The Snakefile calls
+:func:`remove_stale_locks` at startup, so the README's command simply works again after a kill;
+``python -m tecb.unlock`` does the same by hand (the Makefile's run targets call it first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+LOCKS = Path(".snakemake") / "locks"
+RUNS = Path(".snakemake") / "tecb-runs"
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot, /proc/<pid>/stat field 22); ``None`` if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):  # a zombie (exited, not yet reaped) or dead: not running
+        return None
+    return int(fields[19])
+
+
+def _alive(pid: int, ticks: int | None) -> bool:
+    if Path("/proc").is_dir():
+        now = _start_ticks(pid)
+        return now is not None and (ticks is None or now == ticks)
+    try:  # no /proc (macOS): the pid exists (a reused pid counts as alive: the safe side)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _run_record(workdir: Path, pid: int) -> Path:
+    return workdir / RUNS / f"{socket.gethostname()}-{pid}.json"
+
+
+def record_run(workdir=".", pid: int | None = None) -> Path:
+    """Write the run record of process ``pid`` (default: this one); for the Snakefile's ``onstart``."""
+    pid = os.getpid() if pid is None else pid
+    path = _run_record(Path(workdir), pid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"host": socket.gethostname(), "pid": pid, "start_ticks": _start_ticks(pid)}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+    return path
+
+
+def forget_run(workdir=".", pid: int | None = None) -> None:
+    """Remove this run's record; for ``onsuccess``/``onerror``."""
+    with contextlib.suppress(FileNotFoundError):
+        _run_record(Path(workdir), os.getpid() if pid is None else pid).unlink()
+
+
+def _ancestors() -> set[int]:
+    out, pid = set(), os.getpid()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
+def snakemake_processes(workdir=".") -> list[int]:
+    """Pids of processes on this machine (not the caller or its ancestors) running snakemake in ``workdir``."""
+    here = os.path.realpath(workdir)
+    mine = _ancestors()
+    found = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            if b"snakemake" not in cmdline or b"tecb.unlock" in cmdline:
+                continue
+            if os.path.realpath(entry / "cwd") == here:
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone, or another user's process
+    return sorted(found)
+
+
+def live_runs(workdir=".") -> list[str]:
+    """What keeps the locks of ``workdir`` alive: ``["pid 123 on host", ...]`` (empty: no live run)."""
+    workdir = Path(workdir)
+    live = []
+    host = socket.gethostname()
+    for record in sorted((workdir / RUNS).glob("*.json")):
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("host") != host:
+            live.append(f"pid {data.get('pid')} on host {data.get('host')} (another machine: assumed running)")
+        elif _alive(int(data["pid"]), data.get("start_ticks")):
+            live.append(f"pid {data['pid']} on {host}")
+    live += [f"pid {pid} on {host} (snakemake in this directory)" for pid in snakemake_processes(workdir)]
+    return list(dict.fromkeys(live))
+
+
+def remove_stale_locks(workdir=".", log=None) -> list[Path]:
+    """Remove Snakemake's lock files in ``workdir`` when no run is live (see the module docstring); return them.
+
+    With a live run nothing is removed (Snakemake then refuses to start, as it should).
+    """
+    workdir = Path(workdir)
+    locks = sorted(p for p in (workdir / LOCKS).glob("*.lock")) if (workdir / LOCKS).is_dir() else []
+    if not locks:
+        return []
+    live = live_runs(workdir)
+    if live:
+        if log:
+            log(f"tecb: {workdir / LOCKS} is held by a live run ({'; '.join(live)}): locks kept")
+        return []
+    for lock in locks:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+    for record in (workdir / RUNS).glob("*.json") if (workdir / RUNS).is_dir() else []:
+        with contextlib.suppress(FileNotFoundError):
+            record.unlink()  # dead runs' records (a live one would have kept the locks)
+    if log:
+        log(f"tecb: removed {len(locks)} stale lock file(s) of a killed run in {workdir / LOCKS} (no live run)")
+    return locks
+
+
+def main(argv=None) -> int:
+    """``python -m tecb.unlock [DIR]``: remove DIR's (default: here) stale Snakemake locks; exit 1 if a run holds them."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    workdir = Path(args[0]) if args else Path(".")
+    locks_dir = workdir / LOCKS
+    had = locks_dir.is_dir() and any(locks_dir.glob("*.lock"))
+    removed = remove_stale_locks(workdir, log=lambda m: print(m, file=sys.stderr))
+    return 1 if had and not removed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
