@@ -33,6 +33,13 @@ except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
 config.clear()
 config.update(_checked)
+# models with `prompt_variants` run once per variant, as models {model}@{variant} (tecb.embed.spec)
+from tecb.embed.spec import expand_prompt_variants
+
+try:
+    config["models"] = expand_prompt_variants(config["models"])
+except ValueError as _error:
+    raise WorkflowError(f"config: {_error}") from None
 
 
 # Parallel jobs never oversubscribe RAM: without --resources mem_mb=N (or mem=...), Snakemake may start jobs whose
@@ -64,6 +71,7 @@ include: "workflow/rules/cluster.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/pretrain.smk"
+include: "workflow/rules/adapt.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/inspect.smk"
 

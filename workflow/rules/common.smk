@@ -160,8 +160,8 @@ def published_path(source):
 
 
 def hub_model_dir(model):
-    """A prefetched hub model: shared by all runs."""
-    return f"resources/models/{model}"
+    """A prefetched hub model: shared by all runs (and by a model's prompt variants, {model}@{variant})."""
+    return f"resources/models/{model.split('@')[0]}"
 
 
 def built_model_dir(model):
@@ -240,4 +240,6 @@ def all_outputs():
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)
     if config["pretrain"]["enabled"]:
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
+    if config.get("adapt", {}).get("enabled"):
+        outputs += adapt_outputs()  # workflow/rules/adapt.smk
     return outputs

@@ -3,10 +3,19 @@
 # changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
-from tecb.embed.spec import encoder_settings, model_files
+from tecb.embed.spec import (
+    check_python_object,
+    digest_paths,
+    encoder_settings,
+    model_files,
+    model_key_errors,
+)
 
 
 include: "functions/embed.smk"
+
+
+check_models()
 
 
 localrules:
@@ -21,13 +30,13 @@ rule prefetch_model:
     log:
         shared_log("prefetch_model", "{model}.log"),
     wildcard_constraints:
-        model=alternatives(models_of_kind("huggingface")),
+        model=alternatives(sorted(set(HUB_ENTRIES))),
     conda:
         "../../envs/embed.yaml"
     params:
         # what is downloaded (not the display name or the embedding settings)
         spec=lambda wildcards: {
-            k: config["models"][wildcards.model].get(k)
+            k: HUB_ENTRIES[wildcards.model].get(k)
             for k in ("id", "revision", "code_revisions")
         },
     script:
@@ -37,13 +46,17 @@ rule prefetch_model:
 rule model_digest:
     """A local model's content: sha256 of every file (weights, config, tokenizer), an input of its embed jobs."""
     input:
-        lambda wildcards: model_files(local_model_path(wildcards)),
+        lambda wildcards: [
+            f for p in local_model_path(wildcards) for f in model_files(p)
+        ],
     output:
         model_digest_path("{model}"),
     log:
         log_path("model_digest", "{model}.log"),
     wildcard_constraints:
-        model=alternatives(models_of_kind("local")),
+        model=alternatives(
+            [m for m, spec in config["models"].items() if digest_paths(spec)]
+        ),
     conda:
         "../../envs/embed.yaml"
     params:
@@ -71,6 +84,30 @@ rule tiny_bert:
         "../scripts/tiny_bert.py"
 
 
+rule distill_static:
+    """A static (model2vec) model distilled from a local transformer, without data (CPU)."""
+    input:
+        distill_source_inputs,
+    output:
+        directory(built_model_dir("{model}")),
+    log:
+        log_path("distill_static", "{model}.log"),
+    benchmark:
+        benchmark_path("distill_static", "{model}.tsv")
+    wildcard_constraints:
+        model=alternatives(
+            [m for m, spec in config["models"].items() if spec.get("distill_from")]
+        ),
+    conda:
+        "../../envs/embed.yaml"
+    threads: config["embed"]["threads"]
+    params:
+        source=distill_source,
+        pca_dims=lambda wildcards: config["models"][wildcards.model].get("pca_dims"),
+    script:
+        "../scripts/distill_static.py"
+
+
 rule embed:
     """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
     input:
@@ -85,7 +122,7 @@ rule embed:
     benchmark:
         benchmark_path("embed", "{model}", "{dataset}.tsv")
     conda:
-        "../../envs/embed.yaml"
+        model_env
     threads: config["embed"]["threads"]
     resources:
         gpu=gpus_for,

@@ -2,11 +2,11 @@
 
 import json
 
-from tecb.embed.spec import directory_digest
+from tecb.embed.spec import paths_digest
 from tecb.io import write_text
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
-digest = directory_digest(snakemake.params.path)
+digest = paths_digest(snakemake.params.path)
 log(f"{snakemake.params.path}: {len(digest['files'])} files, sha256 {digest['sha256']}")
 write_text(json.dumps(digest, indent=1, sort_keys=True) + "\n", snakemake.output[0])

@@ -10,7 +10,7 @@ Written files, in the formats of the real downloads (design §6):
 - ``germeval2019.zip``: ``blurbs_train.txt``, ``blurbs_dev.txt``, ``blurbs_test.txt`` (``<book>``
   blocks, no root element, bare ``&`` in genre names, some real entities, soft hyphens,
   multi-category books, books the selection rules drop) and ``hierarchy.txt``;
-- ``corpus.sqlite3``: a One Million Posts ``Articles`` table with HTML bodies;
+- ``corpus.sqlite3``: a One Million Posts ``Articles`` table with HTML bodies and a small ``Posts`` forum;
 - ``submissions.parquet``: Reddit submissions as the rehydration step writes them.
 """
 
@@ -347,8 +347,65 @@ def _article_html(description: str, paragraphs: list[str]) -> str:
     )
 
 
+POST_OPENERS = ["Ich finde", "Ehrlich gesagt:", "Typisch:", "Endlich", "Schon wieder", "Wer hätte gedacht:"]
+REPLY_OPENERS = ["Da stimme ich zu,", "Nein,", "Genau,", "Das sehe ich anders,", "Richtig,", "Unsinn,"]
+
+
+def _forum_posts(articles: list[tuple[str, str, str]], seed: int, threads_per_article: int = 2) -> list[tuple]:
+    """A small ``Posts`` table in the real schema for the newsroom articles of ``articles`` (Path, Title, Body):
+    per article a few top-level posts on its topic, each with a reply that takes up one of its phrases, and one
+    deleted post. Drawn from its own generator, so the articles (and every dataset built from them) stay as they
+    were before the table existed."""
+    rng = np.random.default_rng([seed, 1])
+    rows, next_id = [], 1
+    for article_id, (path, _, _) in enumerate(articles, start=1):
+        parts = path.split("/")
+        if parts[0] != "Newsroom" or parts[1] not in NEWS_TOPICS:
+            continue
+        words, _ = _phrases(NEWS_TOPICS[parts[1]])
+        for _ in range(threads_per_article):
+            a, b, c = rng.choice(words, 3, replace=False)
+            opener = POST_OPENERS[rng.integers(len(POST_OPENERS))]
+            body = f"{opener} {a} und {b} sind das eigentliche Thema."
+            parent = next_id
+            rows.append(
+                (
+                    parent,
+                    None,
+                    article_id,
+                    int(rng.integers(1, 400)),
+                    "2015-06-01 13:00:00",
+                    "online",
+                    "",
+                    body,
+                    int(rng.integers(0, 20)),
+                    int(rng.integers(0, 20)),
+                )
+            )
+            reply = f"{REPLY_OPENERS[rng.integers(len(REPLY_OPENERS))]} {_cap(b)} hat mit {c} wenig zu tun."
+            rows.append(
+                (
+                    parent + 1,
+                    parent,
+                    article_id,
+                    int(rng.integers(1, 400)),
+                    "2015-06-01 14:00:00",
+                    "online",
+                    "Re: " + _cap(a) if rng.random() < 0.3 else "",
+                    reply,
+                    int(rng.integers(0, 9)),
+                    int(rng.integers(0, 9)),
+                )
+            )
+            next_id += 2
+        rows.append((next_id, None, article_id, 1, "2015-06-01 15:00:00", "deleted", "", "Gelöscht.", 0, 0))
+        next_id += 1
+    return rows
+
+
 def write_million_posts_sqlite(path: str | Path, articles_per_topic: int = 30, *, seed: int) -> Path:
-    """Write a One Million Posts style ``corpus.sqlite3`` (table ``Articles``, HTML bodies)."""
+    """Write a One Million Posts style ``corpus.sqlite3``: table ``Articles`` (HTML bodies) and a small forum,
+    table ``Posts`` (:func:`_forum_posts`)."""
     rng = np.random.default_rng(seed)
     rows = []
     for label, spec in NEWS_TOPICS.items():
@@ -372,6 +429,12 @@ def write_million_posts_sqlite(path: str | Path, articles_per_topic: int = 30, *
             "INSERT INTO Articles VALUES (?, ?, ?, ?, ?)",
             [(i + 1, p, "2015-06-01 12:00:00", t, b) for i, (p, t, b) in enumerate(rows)],
         )
+        con.execute(
+            "CREATE TABLE Posts (ID_Post INTEGER PRIMARY KEY, ID_Parent_Post INTEGER, ID_Article INTEGER, "
+            "ID_User INTEGER, CreatedAt TIMESTAMP, Status TEXT, Headline TEXT, Body TEXT, PositiveVotes INTEGER, "
+            "NegativeVotes INTEGER)"
+        )
+        con.executemany("INSERT INTO Posts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _forum_posts(rows, seed))
         con.commit()
         con.close()
     return path

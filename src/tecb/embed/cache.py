@@ -25,9 +25,9 @@ KEY_VERSION = 1  # bump when the embedding file format changes: old entries are 
 def model_content(kind: str, path: str | os.PathLike | None = None, digest_file: str | os.PathLike | None = None):
     """What the model's files are, cheaply: a local model's recorded digest, a built model's directory digest,
     a prefetched hub model's resolved commit and remote-code record; ``None`` for TF-IDF."""
-    if kind == "tfidf":
+    if kind in ("tfidf", "python"):  # a Python object's package, version and files are in its settings
         return None
-    if kind == "local":
+    if kind == "local" or (digest_file and kind in ("precomputed", "static")):
         with open(digest_file) as f:
             return json.load(f)["sha256"]
     if kind == "huggingface":

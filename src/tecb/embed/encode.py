@@ -375,6 +375,155 @@ def tfidf_vectors(texts: list[str], dim: int = 256, *, seed: int) -> np.ndarray:
     return TruncatedSVD(n_components=n_components, random_state=seed).fit_transform(matrix).astype(np.float32)
 
 
+# --- kind: python, precomputed, static (issue 22) ------------------------------------------
+
+
+def build_python_encoder(settings: dict):
+    """The encoder of a ``kind: python`` model: its ``object`` called with its ``kwargs``; returns
+    ``(encode, instance)`` where ``encode(list_of_texts)`` is the instance's ``.encode`` or the instance itself."""
+    from tecb.embed.spec import import_object
+
+    instance = import_object(settings["object"])(**(settings.get("kwargs") or {}))
+    encode = getattr(instance, "encode", None)
+    if encode is None:
+        if not callable(instance):
+            raise ValueError(
+                f"object {settings['object']!r}: what it returned has no .encode and is not callable "
+                f"({type(instance).__name__})"
+            )
+        encode = instance
+    return encode, instance
+
+
+def as_matrix(vectors, n_texts: int, where: str) -> np.ndarray:
+    """``vectors`` as a float32 matrix of ``n_texts`` rows, or a ``ValueError`` saying what came back."""
+    if hasattr(vectors, "detach"):  # a torch tensor
+        vectors = vectors.detach().cpu().float().numpy()
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != n_texts:
+        raise ValueError(f"{where}: returned shape {matrix.shape} for {n_texts} texts; expected one row per text")
+    bad = nonfinite_rows(matrix)
+    if len(bad):
+        raise ValueError(f"{where}: returned NaN/inf for {len(bad)} text(s), first at position {int(bad[0])}")
+    return matrix
+
+
+def encode_python(encode, texts: list[str], batch_size: int, where: str, log=None) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(first_text_id, vectors)`` per batch of ``batch_size`` texts, each checked (one finite row per text)."""
+    progress = Progress(len(texts), log, what="encoded ")
+    for start, batch in chunks(texts, max(1, int(batch_size))):
+        yield start, as_matrix(encode(list(batch)), len(batch), where)
+        progress.update(start + len(batch))
+
+
+def read_precomputed(path, texts_path=None) -> tuple[list[str], np.ndarray]:
+    """``(texts, vectors)`` of a precomputed-vectors file.
+
+    Parquet: a ``text`` column (string) and a ``vector`` column (list of floats, the same length in every row).
+    ``.npy``: a 2-D float array, row *i* the vector of line *i* of ``texts_path`` (``.txt``: one text per line;
+    ``.jsonl``: one JSON string per line; ``.parquet``: its ``text`` column).
+    """
+    path = Path(path)
+    if path.suffix == ".npy":
+        if texts_path is None:
+            raise ValueError(f"{path}: a .npy file of vectors needs `texts:`, the file of the texts its rows embed")
+        vectors = np.load(path, allow_pickle=False)
+        texts = _read_text_list(Path(texts_path))
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ValueError(f"{path}: shape {vectors.shape} does not match the {len(texts)} texts of {texts_path}")
+        return texts, vectors.astype(np.float32)
+    table = pq.read_table(path)
+    missing = [c for c in ("text", "vector") if c not in table.column_names]
+    if missing:
+        raise ValueError(f"{path}: no column {missing[0]!r} (a precomputed file has columns text, vector)")
+    texts = table.column("text").to_pylist()
+    rows = table.column("vector").to_pylist()
+    lengths = {len(r) if r is not None else -1 for r in rows}
+    if len(lengths) > 1 or -1 in lengths:
+        raise ValueError(f"{path}: column vector must hold vectors of one length, found lengths {sorted(lengths)}")
+    return texts, np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+
+
+def _read_text_list(path: Path) -> list[str]:
+    if path.suffix == ".parquet":
+        return pq.read_table(path, columns=["text"]).column("text").to_pylist()
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    return [json.loads(line) for line in lines] if path.suffix == ".jsonl" else lines
+
+
+def precomputed_lookup(texts: list[str], file_texts: list[str], vectors: np.ndarray, where: str) -> np.ndarray:
+    """The vectors of ``texts`` looked up by text; every text must be there (else the count and the first missing)."""
+    index: dict[str, int] = {}
+    for i, text in enumerate(file_texts):
+        if text in index and not np.array_equal(vectors[index[text]], vectors[i]):
+            raise ValueError(
+                f"{where}: text {text[:80]!r} appears twice with different vectors (rows {index[text]}, {i})"
+            )
+        index.setdefault(text, i)
+    missing = [t for t in texts if t not in index]
+    if missing:
+        raise ValueError(
+            f"{where}: {len(missing)} of {len(texts)} texts have no vector; first missing text: {missing[0][:200]!r}"
+        )
+    return vectors[[index[t] for t in texts]]
+
+
+def load_static(path):
+    """A static embedding model from a local folder: model2vec's ``StaticModel`` (config.json model_type
+    model2vec), else a sentence-transformers folder (e.g. a ``StaticEmbedding`` module); returns ``(encode, info)``."""
+    path = Path(path)
+    config_file = path / "config.json"
+    config = json.loads(config_file.read_text()) if config_file.exists() else {}
+    if config.get("model_type") == "model2vec":
+        from model2vec import StaticModel
+
+        model = StaticModel.from_pretrained(str(path))
+        return (lambda texts: model.encode(texts, show_progress_bar=False)), {
+            "backend": "model2vec",
+            "normalized": bool(config.get("normalize")),
+        }
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(path), device="cpu")
+    return (lambda texts: model.encode(texts, convert_to_numpy=True, show_progress_bar=False)), {
+        "backend": "sentence-transformers",
+        "normalized": is_normalized(model),
+    }
+
+
+def distill_static(source: str, out_dir, pca_dims: int | None, log=print) -> dict:
+    """Distil a local transformer (a Hugging Face or sentence-transformers folder) into a model2vec static
+    model, without data (model2vec ``distill``: every vocabulary token through the model, PCA to
+    ``pca_dims``, SIF weighting), written atomically to ``out_dir``."""
+    import shutil
+
+    from model2vec.distill import distill
+
+    source_path = Path(source)
+    # a sentence-transformers folder keeps the transformer in a sub-folder named by its modules.json
+    modules = source_path / "modules.json"
+    if modules.exists():
+        for module in json.loads(modules.read_text()):
+            if module["type"].endswith("Transformer") and (source_path / module["path"] / "config.json").exists():
+                source_path = source_path / module["path"]
+                break
+    from transformers import AutoConfig
+
+    hidden = AutoConfig.from_pretrained(str(source_path)).hidden_size
+    dims = min(int(pca_dims), hidden) if pca_dims else None
+    log(f"distilling {source_path} (hidden size {hidden}) into a static model, PCA to {dims}")
+    model = distill(model_name=str(source_path), pca_dims=dims, device="cpu")
+    out_dir = Path(out_dir)
+    tmp = out_dir.with_name(f".{out_dir.name}.distill.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+    return {"source": str(source), "pca_dims": dims, "vocabulary": int(model.embedding.shape[0])}
+
+
 # --- writing ------------------------------------------------------------------------------
 
 
@@ -493,6 +642,8 @@ def embed_dataset(
         batches = chunks(list(vectors), CHUNK_SIZE)
         batches = ((s, np.stack(v)) for s, v in batches)
         log(f"encoding {len(texts)} unique texts with {meta['model']}")
+    elif kind in ("python", "precomputed", "static"):
+        meta, batches = _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
         device = embed_options.get("device") or None
         if device == "auto":
@@ -552,6 +703,62 @@ def embed_dataset(
             timings_path,
         )
     return meta
+
+
+def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
+    """Metadata and ``(start, vectors)`` batches of a ``python``, ``precomputed`` or ``static`` model."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from tecb.embed.spec import exposed_files, file_sha256
+
+    kind = settings["kind"]
+    batch_size = int(model_spec.get("batch_size") or embed_options.get("batch_size", 32))
+    base = {"kind": kind, "model_sha256": model_digest, "device": "cpu", "dtype": "float32", "revision": None}
+    if kind == "python":
+        encode, instance = build_python_encoder(settings)
+        files = dict(settings.get("files") or {})
+        files.update({f: file_sha256(f) for f in exposed_files(instance) if f not in files})
+        meta = {
+            **base,
+            "model": settings["object"],
+            "object": settings["object"],
+            "kwargs": settings.get("kwargs") or {},
+            "package": settings.get("package"),
+            "files": files,
+            "batch_size": batch_size,
+        }
+        log(f"encoding {len(texts)} unique texts with {settings['object']} (package {settings.get('package')})")
+        return meta, encode_python(encode, texts, batch_size, f"object {settings['object']!r}", log)
+    if kind == "precomputed":
+        file_texts, vectors = read_precomputed(settings["path"], settings.get("texts"))
+        found = precomputed_lookup(texts, file_texts, vectors, settings["path"])
+        as_matrix(found, len(texts), settings["path"])  # finite rows
+        meta = {
+            **base,
+            "model": settings["path"],
+            "path": settings["path"],
+            "texts": settings.get("texts"),
+            "n_vectors_in_file": len(file_texts),
+        }
+        log(f"looked up {len(texts)} unique texts in {settings['path']} ({len(file_texts)} vectors)")
+        return meta, ((start, found[start : start + CHUNK_SIZE]) for start in range(0, len(texts), CHUNK_SIZE))
+    encode, info = load_static(settings["path"])
+    try:
+        m2v = version("model2vec")
+    except PackageNotFoundError:
+        m2v = None
+    meta = {
+        **base,
+        "model": settings.get("distill_from") or settings["path"],
+        "path": settings["path"],
+        "distill_from": settings.get("distill_from"),
+        "pca_dims": settings.get("pca_dims"),
+        "model2vec": m2v,
+        **info,
+        "batch_size": batch_size,
+    }
+    log(f"encoding {len(texts)} unique texts with the static model {settings['path']} ({info['backend']})")
+    return meta, encode_python(encode, texts, batch_size, f"static model {settings['path']}", log)
 
 
 def dtype_parity(

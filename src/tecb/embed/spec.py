@@ -24,6 +24,7 @@ from pathlib import Path
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
 TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
+# kinds run through sentence-transformers (``python``, ``precomputed`` and ``static`` are not: see KIND_KEYS)
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
 
@@ -70,6 +71,19 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     kind = spec["kind"]  # filled by the config schema's default
     if kind == "tfidf":
         return {"kind": "tfidf", "dim": int(spec.get("dim", 256))}
+    if kind == "python":
+        if spec.get("env"):  # its packages are in its own env, maybe not here: resolved in the job
+            return {"kind": "python", "object": spec["object"], "kwargs": dict(spec.get("kwargs") or {})}
+        return python_settings(spec)
+    if kind == "precomputed":
+        return {"kind": "precomputed", "path": str(spec["path"]), "texts": spec.get("texts")}
+    if kind == "static":
+        return {
+            "kind": "static",
+            "path": str(spec["path"]) if spec.get("path") else None,
+            "distill_from": spec.get("distill_from"),
+            "pca_dims": spec.get("pca_dims") if spec.get("distill_from") else None,
+        }
     if kind not in TRANSFORMER_KINDS:
         raise ValueError(f"unknown model kind {kind!r}")
     prompt = resolve_prompt(spec.get("prompt"), dataset)
@@ -143,3 +157,230 @@ def directory_digest(path: str | os.PathLike) -> dict:
     for name, digest in sorted(files.items()):
         total.update(f"{name}\0{digest}\n".encode())
     return {"sha256": total.hexdigest(), "files": files}
+
+
+# --- model kinds: which keys each takes (config validation, issue 22) -----------------------
+
+#: Keys of every model entry, whatever its kind.
+COMMON_KEYS = frozenset({"name", "kind", "env"})
+#: Settings of the sentence-transformers path (huggingface, local, tiny-bert).
+TRANSFORMER_KEYS = frozenset(
+    {
+        "batch_size",
+        "dtype",
+        "encode_kwargs",
+        "instruction_template",
+        "max_seq_length",
+        "model_kwargs",
+        "normalize",
+        "pooling",
+        "prompt",
+        "prompt_name",
+        "prompt_variants",
+        "tokenizer_kwargs",
+        "trust_remote_code",
+    }
+)
+#: kind -> the keys a model entry of that kind may have (everything else is refused, naming the key).
+KIND_KEYS = {
+    "huggingface": COMMON_KEYS | TRANSFORMER_KEYS | {"id", "revision", "code_revisions"},
+    "local": COMMON_KEYS | TRANSFORMER_KEYS | {"path"},
+    "tiny-bert": COMMON_KEYS | TRANSFORMER_KEYS,
+    "tfidf": COMMON_KEYS | {"dim"},
+    "python": COMMON_KEYS | {"object", "kwargs", "batch_size"},
+    "precomputed": COMMON_KEYS | {"path", "texts"},
+    "static": COMMON_KEYS | {"path", "distill_from", "pca_dims", "batch_size"},
+}
+#: kind -> keys it cannot do without (one of the tuple's keys where it is a tuple).
+KIND_REQUIRED = {
+    "huggingface": ("id",),
+    "local": ("path",),
+    "python": ("object",),
+    "precomputed": ("path",),
+    "static": (("path", "distill_from"),),
+}
+KINDS = tuple(KIND_KEYS)
+#: Keys the schema fills in on every model entry (their defaults): not refused on other kinds at that value.
+FILLED_BY_SCHEMA = {"trust_remote_code": False}
+
+
+def model_key_errors(key: str, spec: Mapping) -> list[str]:
+    """Messages for keys of ``models.<key>`` that do not apply to its kind, or required ones missing."""
+    kind = spec.get("kind", "huggingface")
+    if kind not in KIND_KEYS:
+        return [f"models.{key}.kind: {kind!r} is not one of {', '.join(KINDS)}"]
+    out = [
+        f"models.{key}.{k}: does not apply to kind {kind} (it takes: {', '.join(sorted(KIND_KEYS[kind]))})"
+        for k, v in spec.items()
+        if k not in KIND_KEYS[kind] and not (k in FILLED_BY_SCHEMA and v == FILLED_BY_SCHEMA[k])
+    ]
+    for need in KIND_REQUIRED.get(kind, ()):
+        options = need if isinstance(need, tuple) else (need,)
+        if not any(spec.get(k) is not None for k in options):
+            out.append(f"models.{key}: kind {kind} needs `{'` or `'.join(options)}`")
+    if kind == "static" and spec.get("path") and spec.get("distill_from"):
+        out.append(f"models.{key}: kind static takes `path` (a static model) or `distill_from`, not both")
+    return out
+
+
+# --- kind: python --------------------------------------------------------------------------
+
+OBJECT_PATTERN = "package.module:name"
+
+
+def import_object(path: str, key: str | None = None):
+    """The object named ``"package.module:name"`` (``name`` may be dotted: ``module:Class.factory``).
+
+    Raises ``ValueError`` naming ``models.<key>.object`` when the path is malformed, the module does not
+    import or has no such attribute.
+    """
+    import importlib
+
+    where = f"models.{key}.object" if key else "object"
+    if not isinstance(path, str) or path.count(":") != 1 or not all(path.split(":")):
+        raise ValueError(f"{where}: {path!r} is not of the form {OBJECT_PATTERN!r}")
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # noqa: BLE001 - any import failure is reported with the key
+        raise ValueError(
+            f"{where}: cannot import module {module_name!r} ({type(error).__name__}: {error}); "
+            "install its package in the workflow's environment or put its folder on PYTHONPATH"
+        ) from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{where}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{where}: {path!r} is not callable (a class or a factory that builds the encoder)")
+    return obj
+
+
+def object_distribution(path: str) -> dict:
+    """``{"name", "version"}`` of the installed distribution providing the object's module, or for a module
+    found on ``PYTHONPATH`` only ``{"name": None, "version": None, "module_file": ..., "module_sha256": ...}``."""
+    import importlib
+    from importlib.metadata import packages_distributions, version
+
+    module_name = path.partition(":")[0]
+    top = module_name.split(".")[0]
+    names = packages_distributions().get(top) or []
+    if names:
+        return {"name": names[0], "version": version(names[0])}
+    module = importlib.import_module(module_name)
+    source = getattr(module, "__file__", None)
+    return {
+        "name": None,
+        "version": None,
+        "module_file": source,
+        "module_sha256": file_sha256(source) if source else None,
+    }
+
+
+def exposed_files(obj) -> list[str]:
+    """Files an encoder object (class, factory or instance) says it loads: its ``files`` attribute
+    (a list of paths, or a callable returning one); empty when it has none."""
+    files = getattr(obj, "files", None)
+    if files is None:
+        return []
+    if callable(files):
+        files = files()
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    return sorted(str(f) for f in files)
+
+
+def python_settings(spec: Mapping, key: str | None = None) -> dict:
+    """What decides a ``kind: python`` model's vectors: object path, kwargs, providing package and version
+    (a PYTHONPATH module: its file's sha256), and the sha256 of each file the object exposes."""
+    obj = import_object(spec.get("object"), key)
+    kwargs = spec.get("kwargs") or {}
+    if not isinstance(kwargs, Mapping):
+        raise ValueError(f"models.{key}.kwargs: must be a mapping of keyword arguments")
+    return {
+        "kind": "python",
+        "object": spec["object"],
+        "kwargs": dict(kwargs),
+        "package": object_distribution(spec["object"]),
+        "files": {f: file_sha256(f) for f in exposed_files(obj)},
+    }
+
+
+def check_python_object(key: str, spec: Mapping) -> None:
+    """Startup check of a ``kind: python`` model: the object imports and is a class or factory."""
+    import_object(spec.get("object"), key)
+
+
+# --- kind: precomputed, static -------------------------------------------------------------
+
+
+def digest_paths(spec: Mapping) -> list[str]:
+    """The files whose content decides a model's vectors and is hashed into its digest (empty if none):
+    a local model's folder, a precomputed model's vector file (and texts file), a static model's folder."""
+    kind = spec.get("kind", "huggingface")
+    if kind == "local" or (kind == "static" and spec.get("path") and not spec.get("distill_from")):
+        return [str(spec["path"])]
+    if kind == "precomputed":
+        return [str(spec["path"])] + ([str(spec["texts"])] if spec.get("texts") else [])
+    return []
+
+
+def paths_digest(paths) -> dict:
+    """:func:`directory_digest` of several paths: ``{"sha256", "files": {path/relative: sha256}}``."""
+    paths = [str(p) for p in paths]
+    if len(paths) == 1:
+        return directory_digest(paths[0])
+    files = {}
+    for p in paths:
+        for name, digest in directory_digest(p)["files"].items():
+            files[f"{Path(p).name}/{name}" if Path(p).is_dir() else name] = digest
+    total = hashlib.sha256()
+    for name, digest in sorted(files.items()):
+        total.update(f"{name}\0{digest}\n".encode())
+    return {"sha256": total.hexdigest(), "files": files}
+
+
+# --- prompt variants (issue 22.6) -----------------------------------------------------------
+
+#: mteb 2.26's instruction for a clustering task whose metadata sets no prompt (AbsTaskClustering.abstask_prompt):
+#: what the leaderboard's instruction models were given on the German clustering tasks.
+MTEB_GENERIC_CLUSTERING_INSTRUCTION = "Identify categories in user passages."
+PROMPT_VARIANTS = ("none", "generic", "task")
+
+
+def variant_prompt(spec: Mapping, variant: str):
+    """The ``prompt`` of a model entry under a prompt variant: ``none`` (no prompt), ``generic`` (mteb's
+    generic clustering instruction in the model's ``instruction_template``), ``task`` (its own ``prompt``)."""
+    if variant == "none":
+        return None
+    if variant == "task":
+        return spec.get("prompt")
+    if variant == "generic":
+        template = spec.get("instruction_template")
+        if not template or "{instruction}" not in template:
+            raise ValueError("prompt variant `generic` needs an `instruction_template` containing {instruction}")
+        return template.format(instruction=MTEB_GENERIC_CLUSTERING_INSTRUCTION)
+    raise ValueError(f"prompt variant {variant!r} is not one of {', '.join(PROMPT_VARIANTS)}")
+
+
+def expand_prompt_variants(models: Mapping) -> dict:
+    """``models`` with each entry that lists ``prompt_variants`` replaced by one entry per variant, keyed
+    ``{model}@{variant}`` and named ``{name} [variant]``; entries without the option are kept as they are."""
+    out = {}
+    for key, spec in models.items():
+        variants = spec.get("prompt_variants")
+        if not variants:
+            out[key] = dict(spec)
+            continue
+        for variant in variants:
+            entry = {k: v for k, v in spec.items() if k not in ("prompt_variants", "prompt", "prompt_name")}
+            if variant == "task" and spec.get("prompt_name") is not None:
+                entry["prompt_name"] = spec["prompt_name"]
+            try:
+                entry["prompt"] = variant_prompt(spec, variant)
+            except ValueError as error:
+                raise ValueError(f"models.{key}.prompt_variants: {error}") from None
+            entry["name"] = f"{spec.get('name', key)} [{variant}]"
+            out[f"{key}@{variant}"] = entry
+    return out

@@ -38,6 +38,8 @@ def model_identity(model: str, spec: dict) -> tuple[str, str]:
     configured revision (else ``no_revision_available``)."""
     kind = spec["kind"]  # filled by the config schema's default
     name = spec["id"] if kind == "huggingface" and spec.get("id") else f"tecb/{model}"
+    if "@" in model and not name.endswith(model[model.index("@") :]):  # a prompt variant: its own results folder
+        name += model[model.index("@") :]
     revision = spec.get("revision") or NO_REVISION
     return name, str(revision)
 

@@ -12,34 +12,41 @@ def model_spec(model):
     spec = dict(config["models"][model])
     if spec["kind"] == "huggingface":
         spec["path"] = hub_model_dir(model)
-    elif spec["kind"] == "tiny-bert":
+    elif spec["kind"] == "tiny-bert" or (
+        spec["kind"] == "static" and spec.get("distill_from")
+    ):
         spec["path"] = built_model_dir(model)
     return spec
 
 
 def model_input(wildcards):
-    """The model directory an embed job reads (none for TF-IDF)."""
+    """The model directory or vector file an embed job reads (none for TF-IDF and Python objects)."""
     spec = model_spec(wildcards.model)
-    return [] if spec["kind"] == "tfidf" else [spec["path"]]
+    if spec["kind"] in ("tfidf", "python"):
+        return []
+    if spec["kind"] == "precomputed":
+        return digest_paths(spec)
+    return [spec["path"]]
 
 
 def gpus_for(wildcards):
-    """GPUs an embed job asks for: none for TF-IDF, one otherwise."""
-    return 0 if model_spec(wildcards.model)["kind"] == "tfidf" else 1
+    """GPUs an embed job asks for: transformers and Python objects may use one; TF-IDF, static, precomputed not."""
+    kind = model_spec(wildcards.model)["kind"]
+    return 0 if kind in ("tfidf", "static", "precomputed") else 1
 
 
 # local models (the model_digest rule): their files' content is an input of their embed jobs
 
 
 def model_digest_input(wildcards):
-    """The content hash an embed job depends on: a `kind: local` model's, else none."""
-    kind = model_spec(wildcards.model)["kind"]
-    return [model_digest_path(wildcards.model)] if kind == "local" else []
+    """The content hash an embed job depends on: a local model's, a precomputed file's, a static model's."""
+    spec = config["models"][wildcards.model]
+    return [model_digest_path(wildcards.model)] if digest_paths(spec) else []
 
 
 def local_model_path(wildcards):
-    """The configured `path` of a `kind: local` model."""
-    return config["models"][wildcards.model]["path"]
+    """The paths hashed into a model's digest (tecb.embed.spec.digest_paths)."""
+    return digest_paths(config["models"][wildcards.model])
 
 
 def local_model_stat(wildcards):
@@ -48,5 +55,57 @@ def local_model_stat(wildcards):
 
     return {
         f: [os.stat(f).st_size, os.stat(f).st_mtime_ns]
-        for f in model_files(local_model_path(wildcards))
+        for path in local_model_path(wildcards)
+        for f in model_files(path)
     }
+
+
+# --- model kinds (issue 22): checked before any job starts --------------------------------
+
+
+def check_models():
+    """Keys that do not apply to a model's kind, and `kind: python` objects that do not import
+    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack).
+    """
+    for key, spec in config["models"].items():
+        errors = model_key_errors(key.split("@")[0], spec)
+        if errors:
+            raise ValueError("config: " + "; ".join(errors))
+        if spec.get("kind") == "python" and not spec.get("env"):
+            check_python_object(key, spec)
+        source = spec.get("distill_from")
+        if source and source in config["models"]:
+            if model_spec(source)["kind"] not in ("huggingface", "local", "tiny-bert"):
+                raise ValueError(
+                    f"config: models.{key}.distill_from names {source!r}, not a transformer model"
+                )
+
+
+# hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder
+HUB_ENTRIES = {
+    m.split("@")[0]: config["models"][m] for m in models_of_kind("huggingface")
+}
+
+
+def model_env(wildcards):
+    """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
+    env = config["models"][wildcards.model].get("env")
+    return os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
+
+
+def distill_source(wildcards):
+    """The folder a static model is distilled from: a model key's folder, or a path."""
+    source = config["models"][wildcards.model]["distill_from"]
+    return model_spec(source)["path"] if source in config["models"] else source
+
+
+def distill_source_inputs(wildcards):
+    """The source folder and, for a key with a digest (local models), that digest."""
+    source = config["models"][wildcards.model]["distill_from"]
+    if source in config["models"]:
+        return [model_spec(source)["path"]] + (
+            [model_digest_path(source)]
+            if digest_paths(config["models"][source])
+            else []
+        )
+    return model_files(source)

@@ -236,3 +236,36 @@ def read_10kgnad_csv(path: str | Path) -> list[tuple[str, str]]:
                 raise GnadFormatError(f"{where}: field text is empty")
             out.append((label, text))
     return out
+
+
+# --- the forum: table Posts (argue's reply pairs) ----------------------------------------------
+
+POSTS_QUERY = (
+    "SELECT ID_Post, ID_Parent_Post, Headline, Body FROM Posts "
+    "WHERE Status IS NULL OR Status != 'deleted' ORDER BY ID_Post"
+)
+
+
+def read_posts(sqlite_path: str | Path) -> list[tuple[int, int | None, str]]:
+    """The forum posts of a One Million Posts ``corpus.sqlite3``: ``(ID_Post, ID_Parent_Post or None, text)``, the
+    text being ``Headline`` and ``Body`` joined by a blank, whitespace collapsed; deleted posts are left out."""
+    sqlite_path = Path(sqlite_path)
+    if not sqlite_path.is_file():
+        raise FileNotFoundError(f"{sqlite_path}: no such file")
+    con = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
+    try:
+        rows = con.execute(POSTS_QUERY).fetchall()
+    except sqlite3.DatabaseError as err:
+        raise GnadFormatError(
+            f"{sqlite_path}: cannot read table Posts ({err}); argue's reply pairs need the One Million Posts "
+            "corpus.sqlite3 (table Posts with ID_Post, ID_Parent_Post, Headline, Body, Status)"
+        ) from None
+    finally:
+        con.close()
+    out = []
+    for id_post, parent, headline, body in rows:
+        if id_post is None:
+            raise GnadFormatError(f"{sqlite_path}: a Posts record has no ID_Post")
+        text = " ".join(f"{headline or ''} {body or ''}".split())
+        out.append((int(id_post), None if parent is None else int(parent), text))
+    return out

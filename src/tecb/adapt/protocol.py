@@ -1,0 +1,344 @@
+"""The leak-free protocol of the training methods: what each method trains on, what it is evaluated on.
+
+Four variants; every output records which one it ran under (:class:`Plan.record`):
+
+- ``transductive`` (``simcse``, ``clusterns``, ``argue``): the evaluated dataset's unique texts, never a label, as
+  the paper's Table 5 trains WWM/TSDAE. :func:`unsupervised_plan` and :func:`argue_plan` never receive labels.
+  ``argue`` trains on sentence pairs: *order* pairs built from the evaluated texts themselves
+  (:func:`order_pairs`) and *reply* pairs from the One Million Posts forum (:func:`reply_pairs`: unlabelled posts,
+  none of them a text of any dataset).
+- ``lodo`` (``cob``, ``triplet``): leave one dataset out. Clustering instances (:func:`clustering_instances`) from the
+  labelled splits of the *other* configured datasets; every dataset built from the evaluated dataset's source is
+  left out too (``TenKGnadClusteringP2P`` holds the same articles, with the same labels, as
+  ``TenKGnadClusteringS2S``). Any training item whose text is one of the evaluated texts, or whose label is one of
+  the evaluated labels (compared case-folded), is dropped and counted. Evaluation: all splits of the dataset.
+- ``disjoint`` (``cob``, ``triplet``): label-disjoint inside the evaluated dataset. Its categories (of the label
+  scheme with the most categories) are shuffled and halved; training instances come from the items of the first
+  half, evaluation from its splits restricted to the second half (a split keeping fewer than two labels is
+  dropped), and no text of the evaluation reaches training. Needs ``min_categories`` categories.
+
+Clustering instances follow COB's paper (Kashyapi & Dietz 2021, 20NG): the labelled items, shuffled, cut into
+groups of ``instance_size`` (50) documents, the remainder dropped; one instance never mixes datasets or label
+schemes (Blurbs labels its books once by coarse and once by fine genre). Everything is drawn from
+``numpy.random.default_rng(seed)``: the same inputs and seed give the same data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _training_data(**parts):
+    """A :class:`tecb.adapt.training.TrainingData` (imported here: torch stays out of a protocol-only import)."""
+    from tecb.adapt.training import TrainingData
+
+    return TrainingData(**parts)
+
+
+VARIANTS = ("transductive", "lodo", "disjoint")
+SUPERVISED = ("cob", "triplet")
+UNSUPERVISED = ("simcse", "clusterns", "argue")
+ARGUE_OBJECTIVES = ("order", "reply")
+
+
+def variants_of(method: str, supervised_variants: Sequence[str] = ("lodo", "disjoint")) -> list[str]:
+    """The protocol variants a method runs under: ``transductive`` for the unsupervised ones, else the given."""
+    if method in UNSUPERVISED:
+        return ["transductive"]
+    if method in SUPERVISED:
+        return list(supervised_variants)
+    raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED)}")
+
+
+@dataclass(frozen=True)
+class LabelledData:
+    """One dataset as the workflow stores it: unique texts and its splits ``(split, text_ids, labels)``."""
+
+    name: str
+    source: str
+    texts: tuple[str, ...]
+    splits: tuple[tuple[int, tuple[int, ...], tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one job trains on and evaluates on, and the record of how both were chosen."""
+
+    training: object  # tecb.adapt.training.TrainingData
+    eval_texts: tuple[str, ...]  # the texts the evaluation encodes (indices below point here)
+    eval_splits: tuple[tuple[int, tuple[int, ...], tuple[str, ...]], ...]
+    record: dict = field(default_factory=dict)
+
+
+def read_labelled(name: str, source: str, texts_path, splits_path) -> LabelledData:
+    """A dataset's ``texts.parquet`` and ``splits.parquet`` as :class:`LabelledData`."""
+    import pyarrow.parquet as pq
+
+    from tecb import io
+
+    texts = pq.read_table(texts_path)
+    ids = texts.column("text_id").to_numpy()
+    if not np.array_equal(ids, np.arange(len(ids))):
+        raise ValueError(f"{texts_path}: text_id must be 0..n-1 in order")
+    splits = tuple(
+        (int(s), tuple(int(i) for i in tid), tuple(str(x) for x in labels))
+        for s, tid, labels in io.iter_splits(pq.read_table(splits_path))
+    )
+    return LabelledData(name, source, tuple(texts.column("text").to_pylist()), splits)
+
+
+# --- clustering instances (cob, triplet) ----------------------------------------------------------------
+
+
+def scheme_items(data: LabelledData) -> dict[str, list[tuple[str, str]]]:
+    """Per label scheme (:func:`tecb.data.datasets.label_schemes`, inferred), its unique ``(text, label)`` items in
+    first-seen order; a text with two labels inside one scheme is left out (its label is ambiguous)."""
+    from tecb.data.datasets import label_schemes
+
+    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in data.splits])
+    seen: dict[str, dict[int, set[str]]] = {}
+    for scheme, (_, ids, labels) in zip(schemes, data.splits):
+        bucket = seen.setdefault(scheme, {})
+        for i, label in zip(ids, labels):
+            bucket.setdefault(i, set()).add(label)
+    return {
+        scheme: [(data.texts[i], next(iter(labs))) for i, labs in bucket.items() if len(labs) == 1]
+        for scheme, bucket in seen.items()
+    }
+
+
+def clustering_instances(
+    groups: Sequence[Sequence[tuple[str, str]]], *, instance_size: int, rounds: int, seed: int
+) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """COB's many small clustering instances: per round, each group's items shuffled and cut into consecutive
+    instances of ``instance_size`` (the remainder dropped, as the paper's 20NG sets of 50); an instance with fewer
+    than two labels is skipped (nothing to separate). A group is one (dataset, label scheme)."""
+    if instance_size < 2 or rounds < 1:
+        raise ValueError(f"instance_size must be >= 2 and rounds >= 1, got {instance_size}, {rounds}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(rounds):
+        for items in groups:
+            order = rng.permutation(len(items))
+            for start in range(0, len(items) - instance_size + 1, instance_size):
+                chosen = [items[j] for j in order[start : start + instance_size]]
+                labels = tuple(label for _, label in chosen)
+                if len(set(labels)) >= 2:
+                    out.append((tuple(text for text, _ in chosen), labels))
+    return tuple(out)
+
+
+def _eval_all(data: LabelledData):
+    return data.texts, data.splits
+
+
+def lodo_plan(
+    evaluated: LabelledData, others: Sequence[LabelledData], *, instance_size: int, rounds: int, seed: int
+) -> Plan:
+    """Leave one dataset out: instances from the other datasets (not those of the evaluated one's source), minus
+    every item sharing a text or a (case-folded) label with the evaluated dataset; evaluation on all its splits."""
+    eval_texts = set(evaluated.texts)
+    eval_labels = {label.casefold() for _, _, labels in evaluated.splits for label in labels}
+    groups, used, left_out = [], [], []
+    dropped = {"same_text": 0, "same_label": 0}
+    for other in others:
+        if other.name == evaluated.name or other.source == evaluated.source:
+            left_out.append(other.name)
+            continue
+        used.append(other.name)
+        for items in scheme_items(other).values():
+            kept = []
+            for text, label in items:
+                if text in eval_texts:
+                    dropped["same_text"] += 1
+                elif label.casefold() in eval_labels:
+                    dropped["same_label"] += 1
+                else:
+                    kept.append((text, label))
+            groups.append(kept)
+    instances = clustering_instances(groups, instance_size=instance_size, rounds=rounds, seed=seed)
+    if not instances:
+        raise ValueError(
+            f"lodo for {evaluated.name}: no clustering instance of {instance_size} items from the other datasets "
+            f"({', '.join(used) or 'none configured beside its source'}); configure more datasets or lower "
+            "adapt.protocol.instance_size"
+        )
+    texts, splits = _eval_all(evaluated)
+    record = {
+        "variant": "lodo",
+        "labels_seen": "labels of other datasets only",
+        "train_datasets": used,
+        "left_out_same_source": [n for n in left_out if n != evaluated.name],
+        "dropped_items": dropped,
+        "instances": len(instances),
+        "instance_size": instance_size,
+        "rounds": rounds,
+        "eval_splits": len(splits),
+    }
+    return Plan(_training_data(instances=instances), texts, splits, record)
+
+
+def disjoint_plan(
+    evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int
+) -> Plan | str:
+    """Label-disjoint inside one dataset; returns the :class:`Plan`, or the reason it cannot be built (too few
+    categories, no evaluation split or training instance left)."""
+    from tecb.data.datasets import label_schemes
+
+    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in evaluated.splits])
+    by_scheme: dict[str, set[str]] = {}
+    for scheme, (_, _, labels) in zip(schemes, evaluated.splits):
+        by_scheme.setdefault(scheme, set()).update(labels)
+    scheme = max(sorted(by_scheme), key=lambda s: len(by_scheme[s]))
+    categories = sorted(by_scheme[scheme])
+    if len(categories) < min_categories:
+        return f"{len(categories)} categories, fewer than adapt.protocol.min_categories = {min_categories}"
+    rng = np.random.default_rng(seed)
+    shuffled = [categories[i] for i in rng.permutation(len(categories))]
+    train_half, eval_half = set(shuffled[: len(shuffled) // 2]), set(shuffled[len(shuffled) // 2 :])
+    used_ids, eval_splits = set(), []
+    for s, (split, ids, labels) in zip(schemes, evaluated.splits):
+        if s != scheme:
+            continue
+        keep = [(i, label) for i, label in zip(ids, labels) if label in eval_half]
+        if len({label for _, label in keep}) >= 2:
+            eval_splits.append((split, tuple(i for i, _ in keep), tuple(label for _, label in keep)))
+            used_ids.update(i for i, _ in keep)
+    if not eval_splits:
+        return "no split keeps two labels of the evaluation half"
+    # the evaluation encodes only its own texts: re-index them densely
+    order = sorted(used_ids)
+    new_id = {old: new for new, old in enumerate(order)}
+    eval_texts = tuple(evaluated.texts[i] for i in order)
+    eval_splits = tuple((split, tuple(new_id[i] for i in ids), labels) for split, ids, labels in eval_splits)
+    held_out = set(eval_texts)
+    items = []
+    for s, (_, ids, labels) in zip(schemes, evaluated.splits):
+        if s == scheme:
+            items += [(evaluated.texts[i], label) for i, label in zip(ids, labels) if label in train_half]
+    unique = list(dict.fromkeys(items))
+    # one label per text (a text labelled twice is ambiguous), and none of the evaluated texts
+    labels_of: dict[str, set[str]] = {}
+    for text, label in unique:
+        labels_of.setdefault(text, set()).add(label)
+    kept = [(t, label) for t, label in unique if len(labels_of[t]) == 1 and t not in held_out]
+    instances = clustering_instances([kept], instance_size=instance_size, rounds=rounds, seed=seed)
+    if not instances:
+        return f"no clustering instance of {instance_size} items from the training half ({len(kept)} items)"
+    record = {
+        "variant": "disjoint",
+        "labels_seen": "training half of the categories only",
+        "train_datasets": [evaluated.name],
+        "label_scheme": scheme,
+        "train_labels": sorted(train_half),
+        "eval_labels": sorted(eval_half),
+        "dropped_items": {"same_text": len(unique) - len(kept)},
+        "instances": len(instances),
+        "instance_size": instance_size,
+        "rounds": rounds,
+        "eval_splits": len(eval_splits),
+    }
+    return Plan(_training_data(instances=instances), eval_texts, eval_splits, record)
+
+
+# --- unsupervised (simcse, clusterns) -------------------------------------------------------------------
+
+
+def unsupervised_plan(texts: Sequence[str]) -> object:
+    """The evaluated dataset's unique texts, nothing else (no label is an argument)."""
+    return _training_data(texts=tuple(dict.fromkeys(texts)))
+
+
+# --- argue pairs ----------------------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"„»A-ZÄÖÜ0-9])")
+
+
+def segments(text: str, *, min_words: int) -> list[str]:
+    """The consecutive segments of a text for the order objective: its sentences; a text of one sentence with at
+    least ``min_words`` words is cut at its middle word (ALBERT's segments need not be sentences); else none."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    if len(sentences) >= 2:
+        return sentences
+    words = text.split()
+    if len(words) >= max(2, min_words):
+        mid = len(words) // 2
+        return [" ".join(words[:mid]), " ".join(words[mid:])]
+    return []
+
+
+def order_pairs(texts: Sequence[str], *, min_words: int, max_pairs: int | None, seed: int) -> list:
+    """argueBERT's order objective (ALBERT's sentence order) on the given texts: for each consecutive segment pair,
+    in order (label 1) or swapped (label 0) with probability 1/2; at most ``max_pairs`` (a seeded sample)."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for text in texts:
+        parts = segments(text, min_words=min_words)
+        for a, b in zip(parts, parts[1:]):
+            pairs.append((a, b, 1, "order") if rng.random() < 0.5 else (b, a, 0, "order"))
+    if max_pairs is not None and len(pairs) > max_pairs:
+        keep = np.sort(rng.choice(len(pairs), size=max_pairs, replace=False))
+        pairs = [pairs[i] for i in keep]
+    return pairs
+
+
+def reply_pairs(posts, *, exclude_texts=(), max_pairs: int | None, seed: int) -> list:
+    """argueBERT's graph-edge objective on the forum's reply graph: (parent, reply, 1) for each reply whose parent
+    is known, and (parent, a random post that is neither the parent nor linked to it by a reply, 0).
+
+    ``posts``: ``(id, parent_id or None, text)``; posts with an empty text, or a text in ``exclude_texts`` (the
+    evaluated texts), are not used. At most ``max_pairs`` positive pairs (a seeded sample), each with its negative.
+    """
+    rng = np.random.default_rng(seed)
+    exclude = set(exclude_texts)
+    text_of = {int(p): t.strip() for p, _, t in posts if t and t.strip() and t.strip() not in exclude}
+    edges = [(int(parent), int(p)) for p, parent, _ in posts if parent is not None and int(p) in text_of]
+    edges = [(parent, p) for parent, p in edges if parent in text_of and parent != p]
+    if max_pairs is not None and len(edges) > max_pairs:
+        edges = [edges[i] for i in np.sort(rng.choice(len(edges), size=max_pairs, replace=False))]
+    linked: dict[int, set[int]] = {}
+    for parent, p in ((int(p_), int(q)) for q, p_, _ in posts if p_ is not None):
+        linked.setdefault(parent, set()).add(p)
+        linked.setdefault(p, set()).add(parent)
+    ids = sorted(text_of)
+    pairs = []
+    for parent, p in edges:
+        pairs.append((text_of[parent], text_of[p], 1, "reply"))
+        forbidden = linked.get(parent, set()) | {parent}
+        if len(forbidden) >= len(ids):
+            continue
+        while True:
+            other = ids[int(rng.integers(len(ids)))]
+            if other not in forbidden:
+                break
+        pairs.append((text_of[parent], text_of[other], 0, "reply"))
+    return pairs
+
+
+def argue_plan(
+    texts: Sequence[str],
+    posts,
+    *,
+    objectives: Sequence[str],
+    min_words: int,
+    max_order_pairs: int | None,
+    max_reply_pairs: int | None,
+    seed: int,
+) -> object:
+    """argue's pairs: order pairs from the evaluated texts, reply pairs from the forum posts (``None``: no forum
+    configured). No label of any dataset is an argument."""
+    unknown = sorted(set(objectives) - set(ARGUE_OBJECTIVES))
+    if unknown:
+        raise ValueError(f"adapt: unknown argue objectives {unknown}; known: {', '.join(ARGUE_OBJECTIVES)}")
+    pairs = []
+    if "order" in objectives:
+        pairs += order_pairs(texts, min_words=min_words, max_pairs=max_order_pairs, seed=seed)
+    if "reply" in objectives and posts is not None:
+        pairs += reply_pairs(posts, exclude_texts=texts, max_pairs=max_reply_pairs, seed=seed + 1)
+    if not pairs:
+        raise ValueError("argue: no training pair (no text with two segments, no forum reply)")
+    return _training_data(pairs=tuple(pairs))

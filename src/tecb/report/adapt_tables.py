@@ -1,0 +1,292 @@
+"""Table 6 and the training curves of the training methods (simcse, clusterns, cob, triplet, argue).
+
+Each training job (:func:`tecb.adapt.jobs.run`) scores the base model (step 0) and the adapted model (its last
+step) on the same evaluation splits, so every row of Table 6 is a paired comparison split by split:
+
+- ``base``, ``adapted``: mean V-measure x 100 over the splits (the adapted per-split score is the mean over seeds),
+  each with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`);
+- ``Δ``: adapted - base with ``*`` where the two-sided paired test over splits
+  (:func:`tecb.report.stats.paired_pvalue`, the config's test) is significant after Holm's adjustment over all
+  rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value;
+- the training cost that is the same on every rerun: optimizer steps, device, precision. The seconds are in a
+  separate file (:func:`costs`), never in Table 6.
+
+The figure draws the mean V-measure over training steps per (method, protocol), one panel per dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tecb.io import atomic_path, write_table
+from tecb.report import stats
+from tecb.report.tables import dataset_order, header_label, to_markdown, write_formats
+
+METHOD_NAMES = {"simcse": "SimCSE", "clusterns": "ClusterNS", "cob": "COB", "triplet": "Triplet", "argue": "argue"}
+KEYS = ["model", "method", "variant", "dataset"]
+
+
+def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
+    """The per-(step, split) rows of every job, with ``model, method, variant, dataset, seed`` in front; and each
+    job's metadata (protocol record, training summary) by key. ``keys`` names each file's job in order."""
+    import pyarrow.parquet as pq
+
+    paths, keys = list(map(str, paths)), [tuple(k) for k in keys]
+    if len(paths) != len(keys):
+        raise ValueError(f"{len(paths)} score files but {len(keys)} keys")
+    frames, meta = [], {}
+    for path, (model, method, variant, dataset, seed) in zip(paths, keys):
+        table = pq.read_table(path)
+        meta[(model, method, variant, dataset, int(seed))] = json.loads((table.schema.metadata or {})[b"tecb"])
+        df = table.to_pandas()
+        for i, (name, value) in enumerate(
+            [("model", model), ("method", method), ("variant", variant), ("dataset", dataset), ("seed", int(seed))]
+        ):
+            df.insert(i, name, value)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True), meta
+
+
+def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int) -> float:
+    up = stats.paired_pvalue(diffs, test=test, n_resamples=n_resamples, seed=seed)
+    down = stats.paired_pvalue(-diffs, test=test, n_resamples=n_resamples, seed=seed)
+    return float(min(1.0, 2 * min(up, down)))
+
+
+def table6(
+    long: pd.DataFrame,
+    meta: dict,
+    *,
+    test: str,
+    alpha: float,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    model_names: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
+    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`)."""
+    model_names = model_names or {}
+    rows, marks, pvals, index = [], [], [], []
+    order = {m: i for i, m in enumerate(METHOD_NAMES)}
+    datasets = {d: i for i, d in enumerate(dataset_order(long.dataset.unique()))}
+    jobs = sorted(
+        {k[:4] for k in meta}, key=lambda k: (k[0], order.get(k[1], 99), k[1], k[2], datasets.get(k[3], 99), k[3])
+    )
+    for key in jobs:
+        seeds = sorted(s for k, s in ((k[:4], k[4]) for k in meta) if k == key)
+        skipped = [meta[(*key, s)]["protocol"].get("skipped") for s in seeds]
+        label = f"{model_names.get(key[0], key[0])} · {METHOD_NAMES.get(key[1], key[1])} · {key[2]} · {header_label(key[3])}"
+        index.append(label)
+        if any(skipped):
+            rows.append({"base": np.nan, "adapted": np.nan, "Δ": np.nan, "p": f"skipped: {skipped[0]}"})
+            marks.append({})
+            pvals.append(np.nan)
+            continue
+        part = long[
+            (long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])
+        ]
+        base = part[part.step == 0].groupby("split").v_measure.mean()
+        finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
+        adapted = pd.concat(finals).groupby("split").v_measure.mean()
+        joined = pd.concat([base.rename("b"), adapted.rename("a")], axis=1, join="inner").dropna()
+        b, a = joined.b.to_numpy(float), joined.a.to_numpy(float)
+        training = [meta[(*key, s)].get("training", {}) for s in seeds]
+        seed_means = [float(f.v_measure.mean() * 100) for f in finals]
+        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+        lo_b, hi_b = stats.bootstrap_interval(b, **interval)
+        lo_a, hi_a = stats.bootstrap_interval(a, **interval)
+        lo_d, hi_d = stats.bootstrap_interval(a - b, **interval)
+        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed)
+        pvals.append(p)
+        rows.append(
+            {
+                "base": b.mean() * 100,
+                "adapted": a.mean() * 100,
+                "Δ": (a - b).mean() * 100,
+                "p": p,
+                "SD seeds": float(np.std(seed_means, ddof=1)) if len(seed_means) > 1 else 0.0,
+                "seeds": len(seeds),
+                "splits": len(joined),
+                "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
+                "device": training[0].get("device", ""),
+                "precision": training[0].get("precision", ""),
+            }
+        )
+        marks.append(
+            {
+                "base": f" [{lo_b * 100:.2f}, {hi_b * 100:.2f}]",
+                "adapted": f" [{lo_a * 100:.2f}, {hi_a * 100:.2f}]",
+                "Δ": f" [{lo_d * 100:+.2f}, {hi_d * 100:+.2f}]",
+            }
+        )
+    adjusted = np.full(len(pvals), np.nan)
+    done = [i for i, p in enumerate(pvals) if not np.isnan(p)]
+    if done:
+        adjusted[done] = stats.holm([pvals[i] for i in done])
+    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision"]
+    table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
+    table["p"] = table["p"].astype(object)
+    suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
+    for i, (mark, p) in enumerate(zip(marks, adjusted)):
+        for col, text in mark.items():
+            suffix.iat[i, columns.index(col)] = text
+        if not np.isnan(p):
+            table.iat[i, columns.index("p")] = f"{p:.3f}"
+            if p < alpha:
+                suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
+    for col in ("seeds", "splits"):
+        table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
+    table = table.astype({c: object for c in ("steps", "device", "precision")}).fillna(
+        {"steps": "", "device": "", "precision": ""}
+    )
+    return table, suffix
+
+
+def costs(meta: dict, timings: dict, model_names: dict | None = None) -> pd.DataFrame:
+    """Per job: steps, device, precision (from the scores' metadata) and the seconds (from the timings files)."""
+    model_names = model_names or {}
+    rows = []
+    for key in sorted(meta):
+        t = timings.get(key, {})
+        training = meta[key].get("training", {})
+        rows.append(
+            {
+                "job": f"{model_names.get(key[0], key[0])} · {METHOD_NAMES.get(key[1], key[1])} · {key[2]} · "
+                f"{header_label(key[3])} · seed {key[4]}",
+                "steps": training.get("steps", np.nan),
+                "device": training.get("device", ""),
+                "precision": training.get("precision", ""),
+                "train_seconds": t.get("train_seconds", np.nan),
+                "eval_seconds": t.get("eval_seconds", np.nan),
+                "total_seconds": t.get("total_seconds", np.nan),
+            }
+        )
+    return pd.DataFrame(rows).set_index("job")
+
+
+def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> None:
+    """Mean V-measure x 100 over training steps (mean over seeds, min-max band), one panel per dataset, one line
+    per (model, method, protocol); step 0 is the base model."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    model_names = model_names or {}
+    datasets = dataset_order(long.dataset.unique()) if len(long) else []
+    ncols = max(1, min(3, len(datasets)))
+    nrows = max(1, -(-len(datasets) // ncols))
+    fig = Figure(figsize=(4.2 * ncols, 3.2 * nrows))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    per_seed = long.groupby(KEYS + ["seed", "step"], as_index=False).v_measure.mean()
+    curves = list(dict.fromkeys(zip(per_seed.model, per_seed.method, per_seed.variant)))
+    for ax, dataset in zip(axes.flat, datasets):
+        for i, (model, method, variant) in enumerate(curves):
+            part = per_seed[
+                (per_seed.model == model)
+                & (per_seed.method == method)
+                & (per_seed.variant == variant)
+                & (per_seed.dataset == dataset)
+            ]
+            if part.empty:
+                continue
+            g = part.groupby("step").v_measure.agg(["mean", "min", "max"]) * 100
+            color = colors[i % len(colors)]
+            name = f"{model_names.get(model, model)} {METHOD_NAMES.get(method, method)} ({variant})"
+            ax.plot(g.index, g["mean"], marker="o", ms=3, color=color, label=name)
+            ax.fill_between(g.index, g["min"], g["max"], color=color, alpha=0.2, linewidth=0)
+        ax.set_title(dataset, fontsize=9)
+        ax.set_xlabel("optimizer step (0 = base model)")
+        ax.set_ylabel("V-measure x 100")
+    for ax in list(axes.flat)[len(datasets) :]:
+        ax.axis("off")
+    entries = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.tight_layout()
+    if entries:
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=max(1, min(len(entries), 2 * ncols)),
+            fontsize=8,
+            frameon=False,
+        )
+    with matplotlib.rc_context({"svg.hashsalt": "tecb"}), atomic_path(out_path) as tmp:
+        ext = Path(out_path).suffix.lstrip(".") or "png"
+        fig.savefig(
+            tmp,
+            format=ext,
+            dpi=150,
+            bbox_inches="tight",
+            metadata={"Date": None} if ext == "svg" else {"Software": None},
+        )
+
+
+def render(
+    score_paths,
+    keys,
+    timing_paths,
+    outputs: dict,
+    *,
+    statistics: dict,
+    seed: int,
+    model_names: dict | None = None,
+    log=print,
+) -> None:
+    """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
+    (format -> path). ``statistics``: the config's ``tables.statistics`` (test, alpha, confidence, n_resamples)."""
+    import pyarrow as pa
+
+    long, meta = collect(score_paths, keys)
+    write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
+    test = statistics.get("test", "wilcoxon")
+    alpha = statistics.get("alpha", 0.05)
+    confidence = statistics.get("confidence", 0.95)
+    table, suffix = table6(
+        long,
+        meta,
+        test=test,
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=statistics.get("n_resamples", 10_000),
+        seed=seed,
+        model_names=model_names,
+    )
+    protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
+    notes = [
+        "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
+        "(k-means on raw embeddings); Δ = adapted - base.",
+        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits. *: the two-sided paired "
+        f"{test} test over splits is significant after Holm's adjustment over the table's rows (α = {alpha:g}); "
+        "p: that adjusted p-value.",
+        "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
+        "instances of the other datasets (its own source left out), no evaluated text or label; disjoint = "
+        "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
+        "steps: optimizer steps of training (seconds: timings/adapt/costs.csv).",
+    ]
+    write_formats(
+        table,
+        outputs["table6"],
+        f"Table 6: embeddings trained for clustering against their base model, V-measure x 100 "
+        f"(protocols: {', '.join(protocols)}).",
+        footnotes=notes,
+        suffix=suffix,
+    )
+    timings = {}
+    for key, path in zip(keys, timing_paths):
+        model, method, variant, dataset, s = key
+        timings[(model, method, variant, dataset, int(s))] = json.loads(Path(path).read_text(encoding="utf-8"))
+    cost = costs(meta, timings, model_names)
+    write_formats(cost, outputs["costs"], "Training cost per job (seconds vary from run to run).")
+    figure(long, outputs["figure"], model_names)
+    log(to_markdown(table, suffix=suffix))

@@ -1,0 +1,278 @@
+"""The training methods' leak-free protocol (tecb.adapt.protocol): no evaluated text or label reaches training."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tecb.adapt import protocol as proto
+from tecb.adapt.jobs import build_plan
+from tecb.data import demo
+from tecb.data.datasets import build
+from tecb.data.sources.gnad import read_posts
+
+PROTOCOL = {
+    "instance_size": 20,
+    "rounds": 2,
+    "min_categories": 4,
+    "argue_objectives": ["order", "reply"],
+    "order_min_words": 4,
+    "max_order_pairs": None,
+    "max_reply_pairs": None,
+}
+
+
+def labelled(name, source, built) -> proto.LabelledData:
+    splits = tuple((i, tuple(int(t) for t in ids), tuple(labels)) for i, (ids, labels) in enumerate(built.splits))
+    return proto.LabelledData(name, source, tuple(built.texts), splits)
+
+
+@pytest.fixture(scope="module")
+def demo_datasets(tmp_path_factory):
+    """Five demo datasets built from the demo's raw files with the paper's rules, and the forum posts."""
+    paths = demo.write_all(tmp_path_factory.mktemp("raw"), seed=42)
+    specs = {
+        "BlurbsClusteringS2S": ("germeval2019", "s2s", {}),
+        "BlurbsClusteringP2P": ("germeval2019", "p2p", {}),
+        "TenKGnadClusteringS2S": ("million_posts", "s2s", {}),
+        "TenKGnadClusteringP2P": ("million_posts", "p2p", {}),
+        "RedditClusteringP2P": ("reddit", "p2p", {"min_subreddits": 4, "max_subreddits": 8}),
+    }
+    data = {
+        name: labelled(name, source, build(source, paths[source], text, seed=42, **options))
+        for name, (source, text, options) in specs.items()
+    }
+    return data, read_posts(paths["million_posts"])
+
+
+def evaluated_texts_and_labels(plan):
+    texts = {plan.eval_texts[i] for _, ids, _ in plan.eval_splits for i in ids}
+    labels = {label for _, _, labels in plan.eval_splits for label in labels}
+    return texts, labels
+
+
+@pytest.mark.parametrize("variant", ["lodo", "disjoint"])
+@pytest.mark.parametrize("method", ["cob", "triplet"])
+def test_supervised_training_never_sees_an_evaluated_text_or_label(demo_datasets, method, variant):
+    data, posts = demo_datasets
+    built = 0
+    for name, evaluated in data.items():
+        others = [d for n, d in data.items() if n != name]
+        plan = build_plan(
+            method=method,
+            variant=variant,
+            evaluated=evaluated,
+            others=others,
+            posts=posts,
+            settings=PROTOCOL,
+            instance_size=PROTOCOL["instance_size"],
+            seed=42,
+        )
+        assert not isinstance(plan, str), plan
+        built += 1
+        eval_texts, eval_labels = evaluated_texts_and_labels(plan)
+        train_texts = {t for texts, _ in plan.training.instances for t in texts}
+        train_labels = {label for _, labels in plan.training.instances for label in labels}
+        assert plan.training.instances and not plan.training.texts and not plan.training.pairs
+        assert not train_texts & eval_texts
+        assert not {x.casefold() for x in train_labels} & {x.casefold() for x in eval_labels}
+        if variant == "disjoint":
+            # ... and nothing of the evaluated splits' texts, whatever their label
+            assert plan.record["train_datasets"] == [name]
+            assert set(plan.record["train_labels"]).isdisjoint(plan.record["eval_labels"])
+        else:
+            # the sibling built from the same source (same documents, same labels) is left out
+            assert all(data[n].source != evaluated.source for n in plan.record["train_datasets"])
+            assert plan.eval_splits == evaluated.splits  # all of the dataset's splits, unchanged
+        for texts, labels in plan.training.instances:
+            assert len(texts) == PROTOCOL["instance_size"] == len(labels) and len(set(labels)) >= 2
+    assert built == len(data)
+
+
+def test_lodo_drops_items_sharing_a_text_or_label_with_the_evaluated_dataset():
+    evaluated = proto.LabelledData("A", "src-a", ("t1", "t2", "t3"), ((0, (0, 1, 2), ("x", "y", "x")),))
+    other = proto.LabelledData(
+        "B",
+        "src-b",
+        ("t1", "u1", "u2", "u3", "u4", "u5"),
+        ((0, (0, 1, 2, 3, 4, 5), ("p", "X", "p", "q", "q", "p")),),
+    )
+    sibling = proto.LabelledData("A2", "src-a", ("s1", "s2", "s3", "s4"), ((0, (0, 1, 2, 3), ("m", "n", "m", "n")),))
+    plan = proto.lodo_plan(evaluated, [other, sibling], instance_size=2, rounds=1, seed=0)
+    assert plan.record["train_datasets"] == ["B"] and plan.record["left_out_same_source"] == ["A2"]
+    assert plan.record["dropped_items"] == {"same_text": 1, "same_label": 1}
+    seen = {t for texts, _ in plan.training.instances for t in texts}
+    assert seen <= {"u2", "u3", "u4", "u5"} and seen
+
+
+def test_disjoint_halves_the_categories_and_reports_too_few():
+    texts = tuple(f"text {i}" for i in range(40))
+    labels = tuple("abcdefgh"[i % 8] for i in range(40))
+    data = proto.LabelledData(
+        "D", "s", texts, ((0, tuple(range(40)), labels), (1, tuple(range(0, 40, 2)), labels[::2]))
+    )
+    plan = proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=4, seed=3)
+    assert len(plan.record["train_labels"]) == 4 and len(plan.record["eval_labels"]) == 4
+    train = {label for _, ls in plan.training.instances for label in ls}
+    assert train <= set(plan.record["train_labels"])
+    assert {label for _, _, ls in plan.eval_splits for label in ls} <= set(plan.record["eval_labels"])
+    assert "fewer than" in proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=9, seed=3)
+
+
+def test_clustering_instances_cut_shuffled_groups_and_drop_the_remainder():
+    group = [(f"t{i}", "ab"[i % 2]) for i in range(23)]
+    instances = proto.clustering_instances([group], instance_size=5, rounds=2, seed=1)
+    assert len(instances) == 8  # 23 // 5 per round
+    first_round = [t for texts, _ in instances[:4] for t in texts]
+    assert len(set(first_round)) == 20  # no item twice within a round
+    assert instances == proto.clustering_instances([group], instance_size=5, rounds=2, seed=1)
+    assert instances != proto.clustering_instances([group], instance_size=5, rounds=2, seed=2)
+    one_label = [(f"t{i}", "a") for i in range(10)]
+    assert proto.clustering_instances([one_label], instance_size=5, rounds=1, seed=0) == ()
+
+
+def test_unsupervised_training_data_has_no_labels(demo_datasets):
+    data, posts = demo_datasets
+    evaluated = data["TenKGnadClusteringP2P"]
+    for method in ("simcse", "clusterns", "argue"):
+        plan = build_plan(
+            method=method,
+            variant="transductive",
+            evaluated=evaluated,
+            others=[],
+            posts=posts,
+            settings=PROTOCOL,
+            instance_size=PROTOCOL["instance_size"],
+            seed=42,
+        )
+        assert plan.record["labels_seen"] == "none" and not plan.training.instances
+        assert plan.eval_splits == evaluated.splits
+        if method == "argue":
+            assert {p[2] for p in plan.training.pairs} == {0, 1}  # pair labels: order/edge, not categories
+            assert {p[3] for p in plan.training.pairs} == {"order", "reply"}
+            labels = {label for _, _, ls in evaluated.splits for label in ls}
+            assert not {p[0] for p in plan.training.pairs} & labels
+        else:
+            assert set(plan.training.texts) == set(evaluated.texts) and not plan.training.pairs
+    # the builders take no labels: relabelling the dataset changes nothing
+    relabelled = proto.LabelledData(
+        evaluated.name,
+        evaluated.source,
+        evaluated.texts,
+        tuple((s, ids, tuple("?" for _ in ls)) for s, ids, ls in evaluated.splits),
+    )
+    a = build_plan(
+        method="argue",
+        variant="transductive",
+        evaluated=evaluated,
+        others=[],
+        posts=posts,
+        settings=PROTOCOL,
+        instance_size=None,
+        seed=42,
+    )
+    b = build_plan(
+        method="argue",
+        variant="transductive",
+        evaluated=relabelled,
+        others=[],
+        posts=posts,
+        settings=PROTOCOL,
+        instance_size=None,
+        seed=42,
+    )
+    assert a.training == b.training
+
+
+def test_order_pairs_are_consecutive_segments_in_or_out_of_order():
+    text = "Erster Satz hier. Zweiter Satz folgt. Dritter Satz endet."
+    pairs = proto.order_pairs([text], min_words=4, max_pairs=None, seed=0)
+    sentences = ["Erster Satz hier.", "Zweiter Satz folgt.", "Dritter Satz endet."]
+    assert len(pairs) == 2
+    for (a, b, label, objective), (first, second) in zip(pairs, zip(sentences, sentences[1:])):
+        assert objective == "order"
+        assert (a, b) == ((first, second) if label == 1 else (second, first))
+    labels = [p[2] for p in proto.order_pairs([text] * 200, min_words=4, max_pairs=None, seed=0)]
+    assert 150 < sum(labels) < 250  # about half swapped
+    # one sentence: cut at the middle word; too short: no pair
+    assert proto.segments("eins zwei drei vier fünf", min_words=4) == ["eins zwei", "drei vier fünf"]
+    assert proto.segments("zu kurz", min_words=4) == []
+    assert len(proto.order_pairs([text] * 10, min_words=4, max_pairs=5, seed=0)) == 5
+
+
+def test_reply_pairs_link_parent_and_reply_and_draw_unlinked_negatives():
+    posts = [
+        (1, None, "Wurzel eins"),
+        (2, 1, "Antwort auf eins"),
+        (3, 2, "Antwort auf Antwort"),
+        (4, None, "Wurzel vier"),
+        (5, 4, "Antwort auf vier"),
+        (6, None, "Evaluierter Text"),
+        (7, 6, "Antwort auf sechs"),
+        (8, 99, "Eltern fehlen"),
+        (9, None, "   "),
+    ]
+    pairs = proto.reply_pairs(posts, exclude_texts=["Evaluierter Text"], max_pairs=None, seed=0)
+    positives = {(a, b) for a, b, label, _ in pairs if label == 1}
+    assert positives == {
+        ("Wurzel eins", "Antwort auf eins"),
+        ("Antwort auf eins", "Antwort auf Antwort"),
+        ("Wurzel vier", "Antwort auf vier"),
+    }
+    text_id = {t: i for i, _, t in posts}
+    linked = {(p, q) for q, p, _ in posts if p is not None} | {(q, p) for q, p, _ in posts if p is not None}
+    negatives = [(a, b) for a, b, label, _ in pairs if label == 0]
+    assert len(negatives) == len(positives)
+    for a, b in negatives:
+        assert a != b and (text_id[a], text_id[b]) not in linked
+        assert "Evaluierter Text" not in (a, b)
+    assert all(objective == "reply" for *_, objective in pairs)
+
+
+def test_demo_forum_is_in_the_real_schema(tmp_path):
+    path = demo.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", seed=42)
+    con = sqlite3.connect(path)
+    columns = [r[1] for r in con.execute("PRAGMA table_info(Posts)")]
+    con.close()
+    assert columns == [
+        "ID_Post",
+        "ID_Parent_Post",
+        "ID_Article",
+        "ID_User",
+        "CreatedAt",
+        "Status",
+        "Headline",
+        "Body",
+        "PositiveVotes",
+        "NegativeVotes",
+    ]
+    posts = read_posts(path)
+    assert posts and all(t for _, _, t in posts) and "Gelöscht." not in {t for _, _, t in posts}
+    assert any(parent is not None for _, parent, _ in posts)
+
+
+def test_the_forum_leaves_the_demo_articles_and_their_datasets_as_they_were(tmp_path):
+    """The TenKGnad datasets built from the demo's corpus.sqlite3 have the content they had before table Posts
+    existed (hashes taken from the writer without it)."""
+    from tecb.data.datasets import content_hash
+
+    path = demo.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", seed=42)
+    expected = {
+        "s2s": "52cf4b5c3cd203b8ae2868b30045665878ef10947bc8491e71ab6cf4c8341548",
+        "p2p": "ec43a38587cdf33c8a400919efa57004c3a7822fa768e8b47fe4b5db99b37822",
+    }
+    for variant, digest in expected.items():
+        built = build("million_posts", path, variant, seed=42)
+        assert content_hash(built.texts, built.splits) == digest
+
+
+def test_read_posts_names_the_missing_table(tmp_path):
+    from tecb.data.sources.gnad import GnadFormatError
+
+    path = tmp_path / "articles_only.sqlite3"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE Articles (ID_Article INTEGER)")
+    con.close()
+    with pytest.raises(GnadFormatError, match=r"articles_only.sqlite3: cannot read table Posts"):
+        read_posts(path)

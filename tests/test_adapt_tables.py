@@ -1,0 +1,94 @@
+"""Table 6 (tecb.report.adapt_tables) on constructed score files with known numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from tecb.adapt.jobs import _write_scores
+from tecb.report import adapt_tables
+from tecb.report.tables import stem_paths
+
+
+def _job(tmp_path, name, base, adapted, steps=6, skipped=None, seed=42):
+    rows = []
+    if not skipped:
+        for step, values in ((0, base), (steps, adapted)):
+            for split, v in enumerate(values):
+                rows.append(
+                    {
+                        "step": step,
+                        "split": split,
+                        "n_texts": 10,
+                        "n_labels": 2,
+                        "n_clusters": 2,
+                        "v_measure": v,
+                        "homogeneity": v,
+                        "completeness": v,
+                        "loss": None if step == 0 else 0.5,
+                    }
+                )
+    protocol = {"variant": name[2], "skipped": skipped} if skipped else {"variant": name[2], "labels_seen": "none"}
+    meta = {"protocol": protocol, "training": {"steps": steps, "device": "cpu", "precision": "float32"}}
+    path = tmp_path / f"{'-'.join(name)}-{seed}.parquet"
+    _write_scores(rows, meta, path)
+    timing = tmp_path / f"{'-'.join(name)}-{seed}.json"
+    timing.write_text(json.dumps({"train_seconds": 1.5, "eval_seconds": 0.5, "total_seconds": 2.5}))
+    return path, (*name, seed), timing
+
+
+def test_table6_pairs_adapted_with_base_split_by_split(tmp_path):
+    jobs = [
+        _job(
+            tmp_path,
+            ("m", "simcse", "transductive", "TenKGnadClusteringS2S"),
+            [0.1, 0.2, 0.3, 0.4],
+            [0.2, 0.3, 0.4, 0.5],
+        ),
+        _job(tmp_path, ("m", "cob", "disjoint", "TenKGnadClusteringS2S"), [], [], skipped="3 categories, fewer than 4"),
+    ]
+    outputs = {
+        "scores": tmp_path / "scores.parquet",
+        "figure": tmp_path / "fig.png",
+        "table6": stem_paths(tmp_path / "table6"),
+        "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
+    }
+    adapt_tables.render(
+        [j[0] for j in jobs],
+        [j[1] for j in jobs],
+        [j[2] for j in jobs],
+        outputs,
+        statistics={"test": "permutation", "alpha": 0.05, "confidence": 0.95, "n_resamples": 1000},
+        seed=42,
+        model_names={"m": "Model"},
+        log=lambda *_: None,
+    )
+    table = pd.read_csv(tmp_path / "table6.csv", index_col=0)
+    row = table.loc["Model · SimCSE · transductive · TenKGnad S2S"]
+    assert row["base"] == pytest.approx(25.0) and row["adapted"] == pytest.approx(35.0)
+    assert row["Δ"] == pytest.approx(10.0)
+    # four splits all better: the exact sign-flip p is 1/16 one-sided, 1/8 two-sided (not significant at 0.05)
+    assert float(row["p"]) == pytest.approx(0.125)
+    assert row["steps"] == 6 and row["device"] == "cpu"
+    skipped = table.loc["Model · COB · disjoint · TenKGnad S2S"]
+    assert "skipped: 3 categories" in skipped["p"]
+    md = (tmp_path / "table6.md").read_text()
+    assert "+10.00 [+10.00, +10.00]" in md and "*" not in md.split("\n\n")[1].split("Δ")[1].split("\n")[2]
+    costs = pd.read_csv(tmp_path / "costs.csv", index_col=0)
+    assert list(costs["train_seconds"]) == [1.5, 1.5]
+    assert "seconds" not in (tmp_path / "table6.csv").read_text()
+    assert (tmp_path / "fig.png").stat().st_size > 0
+
+
+def test_table6_marks_a_significant_gain(tmp_path):
+    base = [0.1 + 0.01 * i for i in range(10)]
+    adapted = [b + 0.05 + 0.001 * i for i, b in enumerate(base)]
+    path, key, _ = _job(tmp_path, ("m", "cob", "lodo", "BlurbsClusteringS2S"), base, adapted)
+    long, meta = adapt_tables.collect([path], [key])
+    table, suffix = adapt_tables.table6(
+        long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+    )
+    assert table["Δ"].iloc[0] == pytest.approx(100 * (sum(adapted) - sum(base)) / 10)
+    assert float(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")

@@ -1,0 +1,78 @@
+"""config/adapt.yaml: every training method on the demo data writes Table 6, byte-identical when run again."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from conftest import ROOT, copy_project, run_snakemake
+
+SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_schema_defaults_are_the_methods_defaults(method):
+    """The schema is the one home of defaults at run time: it holds each method module's DEFAULTS exactly."""
+    module = importlib.import_module(f"tecb.adapt.{method}")
+    props = SCHEMA["properties"]["adapt"]["properties"]["methods"]["properties"][method]["properties"]
+    assert {k: v["default"] for k, v in props.items()} == module.DEFAULTS
+
+
+def _outputs(work):
+    """Every output that must repeat byte for byte (durations live in timings/ and benchmarks/ only)."""
+    base = work / "results" / "demo-adapt"
+    files = sorted(p for p in (base / "adapt").rglob("*") if p.is_file())
+    files += sorted(p for p in (base / "checkpoints").rglob("protocol.json"))
+    return {str(p.relative_to(base)): p.read_bytes() for p in files}
+
+
+@pytest.mark.workflow
+def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        work = copy_project(tmp_path / name)
+        run_snakemake(work, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1")
+        runs.append(work)
+    first = runs[0] / "results" / "demo-adapt"
+    table = pd.read_csv(first / "adapt" / "table6.csv", index_col=0)
+    rows = list(table.index)
+    for method in ("SimCSE", "ClusterNS", "COB", "Triplet", "argue"):
+        assert any(f"· {method} ·" in r for r in rows), (method, rows)
+    # cob and triplet under both supervised protocols, the others transductive: 7 rows, none skipped
+    assert len(rows) == 7
+    assert sum("· lodo ·" in r for r in rows) == 2 and sum("· disjoint ·" in r for r in rows) == 2
+    assert table["adapted"].notna().all() and table["base"].notna().all()
+    assert (table["device"] == "cpu").all()
+    md = (first / "adapt" / "table6.md").read_text()
+    assert md.startswith("Table 6") and "[" in md  # intervals in the cells
+    assert (first / "adapt" / "figure_training.png").stat().st_size > 0
+    costs = pd.read_csv(first / "timings" / "adapt" / "costs.csv", index_col=0)
+    assert len(costs) == 7 and (costs["train_seconds"] > 0).all()
+    assert "second" not in (first / "adapt" / "table6.csv").read_text()
+    # the protocol is recorded in every job's outputs
+    for path in sorted((first / "adapt" / "tiny-bert").rglob("seed42.parquet")):
+        meta = json.loads(pq.read_schema(path).metadata[b"tecb"])
+        variant = path.parts[-3]
+        assert meta["protocol"]["variant"] == variant
+        assert (meta["protocol"]["labels_seen"] == "none") == (variant == "transductive")
+        rows = pq.read_table(path).to_pandas()
+        assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"]
+        folder = first / "checkpoints" / "tiny-bert" / f"{path.parts[-4]}-{variant}" / path.parts[-2] / "seed42"
+        assert json.loads((folder / "protocol.json").read_text())["protocol"] == meta["protocol"]
+    # step 0 is the base model scored exactly as the benchmark scores it (same splits, same k-means)
+    bench = pd.read_parquet(first / "scores" / "tiny-bert" / "TenKGnadClusteringS2S" / "none" / "kmeans.parquet")
+    for method, variant in (("simcse", "transductive"), ("cob", "lodo")):
+        rows = pd.read_parquet(
+            first / "adapt" / "tiny-bert" / method / variant / "TenKGnadClusteringS2S" / "seed42.parquet"
+        )
+        step0 = rows[rows.step == 0].set_index("split").v_measure.sort_index()
+        assert step0.to_numpy().tolist() == bench.set_index("split").v_measure.sort_index().to_numpy().tolist()
+    a, b = _outputs(runs[0]), _outputs(runs[1])
+    assert a.keys() == b.keys() and len(a) > 10
+    different = [k for k in a if a[k] != b[k]]
+    assert not different, f"outputs differ between two runs with the same seed: {different}"

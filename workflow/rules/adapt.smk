@@ -1,0 +1,118 @@
+# Embeddings trained for clustering (Table 6): SimCSE, ClusterNS, COB, its triplet baseline and argue-style pair
+# objectives, one job per (model, method, protocol variant, dataset, seed) under the leak-free protocol of
+# src/tecb/adapt/protocol.py; the report rule writes Table 6, the training curves and the costs.
+
+
+include: "functions/adapt.smk"
+
+
+ADAPT = config.get("adapt", {})
+AD_MODELS = list(ADAPT.get("models", []))
+AD_METHODS = list(ADAPT.get("methods", {}))
+AD_DATASETS = list(ADAPT.get("datasets") or DATASETS)
+AD_SEEDS = [int(s) for s in ADAPT.get("seeds", [SEED])]
+AD_PROTOCOL = ADAPT.get("protocol", {})
+AD_TABLE_FORMATS = ["md", "csv", "tex"]
+
+
+# (model, method, variant, dataset, seed) of every training job
+AD_RUNS = [
+    (m, method, variant, d, s)
+    for m in AD_MODELS
+    for method in AD_METHODS
+    for variant in adapt_variants(method)
+    for d in AD_DATASETS
+    for s in AD_SEEDS
+]
+AD_VARIANTS = sorted({key[2] for key in AD_RUNS})
+
+
+check_adapt_config()
+
+
+rule adapt:
+    """Train one model with one method under one protocol variant for one evaluated dataset and seed."""
+    input:
+        unpack(adapt_inputs),
+    output:
+        scores=adapt_score_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
+        model=directory(
+            adapt_model_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
+        ),
+        timings=adapt_timing_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
+    log:
+        log_path(
+            "adapt", "{model}", "{method}", "{variant}", "{dataset}", "seed{seed}.log"
+        ),
+    benchmark:
+        benchmark_path(
+            "adapt", "{model}", "{method}", "{variant}", "{dataset}", "seed{seed}.tsv"
+        )
+    wildcard_constraints:
+        model=alternatives(AD_MODELS),
+        method=alternatives(AD_METHODS),
+        variant=alternatives(AD_VARIANTS),
+        dataset=alternatives(AD_DATASETS),
+        seed=r"-?\d+",
+    conda:
+        "../../envs/pretrain.yaml"
+    threads: ADAPT.get("threads", 2)
+    resources:
+        gpu=1,
+    params:
+        names=adapt_train_datasets,
+        sources=lambda wildcards: [
+            adapt_source_of(d) for d in adapt_train_datasets(wildcards)
+        ],
+        settings=lambda wildcards: ADAPT["methods"][wildcards.method],
+        protocol=AD_PROTOCOL,
+        algorithm=lambda wildcards: config["algorithms"][
+            ADAPT.get("algorithm", "kmeans")
+        ],
+        device=ADAPT.get("device", "auto"),
+        eval_every=ADAPT.get("eval_every"),
+        eval_batch_size=ADAPT.get("eval_batch_size", 32),
+        eval_max_length=lambda wildcards: ADAPT.get("eval_max_length")
+        or config["models"][wildcards.model].get("max_seq_length"),
+        eval_seed=SEED,
+    script:
+        "../scripts/adapt.py"
+
+
+rule adapt_report:
+    """Table 6 (adapted vs base model, intervals, paired tests), the training curves and the training costs."""
+    input:
+        scores=[adapt_score_path(*key) for key in AD_RUNS],
+        timings=[adapt_timing_path(*key) for key in AD_RUNS],
+    output:
+        scores=adapt_path("scores.parquet"),
+        figure=report(
+            adapt_path("figure_training.png"),
+            caption="../report/adapt_training.rst",
+            category="Training for clustering",
+            labels={"item": "V-measure over training steps"},
+        ),
+        table6=[adapt_path(f"table6.{ext}") for ext in AD_TABLE_FORMATS],
+        table6_html=report(
+            adapt_path("table6.html"),
+            caption="../report/table6.rst",
+            category="Training for clustering",
+            labels={"item": "Table 6"},
+        ),
+        costs=[result("timings", "adapt", f"costs.{ext}") for ext in ("md", "csv")],
+    log:
+        log_path("adapt", "report.log"),
+    conda:
+        "../../envs/pretrain.yaml"
+    params:
+        jobs=AD_RUNS,
+        formats=AD_TABLE_FORMATS,
+        statistics=config.get("tables", {}).get("statistics", {}),
+        seed=SEED,
+        model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
+    script:
+        "../scripts/adapt_report.py"

@@ -1,0 +1,105 @@
+# Paths, config cross-checks, targets and input functions of the rules in adapt.smk, which includes this file
+# first. Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
+
+
+def adapt_variants(method):
+    """The protocol variants of a method (tecb.adapt.protocol.variants_of)."""
+    from tecb.adapt.protocol import variants_of
+
+    return variants_of(method, AD_PROTOCOL.get("supervised", ["lodo", "disjoint"]))
+
+
+def adapt_path(*parts):
+    return result("adapt", *parts)
+
+
+def adapt_score_path(model, method, variant, dataset, seed):
+    return adapt_path(model, method, variant, dataset, f"seed{seed}.parquet")
+
+
+def adapt_model_path(model, method, variant, dataset, seed):
+    return result("checkpoints", model, f"{method}-{variant}", dataset, f"seed{seed}")
+
+
+def adapt_timing_path(model, method, variant, dataset, seed):
+    return job_timing_path("adapt", model, method, variant, dataset, f"seed{seed}")
+
+
+def adapt_source_of(dataset):
+    return config["datasets"][dataset]["source"]
+
+
+def adapt_train_datasets(wildcards):
+    """The datasets a job reads: the evaluated one first, then (lodo) every other configured dataset of another
+    source; the protocol drops what shares a text or a label with the evaluated one."""
+    names = [wildcards.dataset]
+    if wildcards.variant == "lodo":
+        names += [
+            d
+            for d in DATASETS
+            if adapt_source_of(d) != adapt_source_of(wildcards.dataset)
+        ]
+    return names
+
+
+def adapt_reply_source():
+    """The forum's corpus.sqlite3 (argue's reply pairs), or None."""
+    name = AD_PROTOCOL.get("reply_source")
+    if not name or name not in config["sources"]:
+        return None
+    if "reply" not in AD_PROTOCOL.get("argue_objectives", ["order", "reply"]):
+        return None
+    return source_path(name)
+
+
+def adapt_inputs(wildcards):
+    names = adapt_train_datasets(wildcards)
+    inputs = {
+        "texts": [texts_path(d) for d in names],
+        "splits": [splits_path(d) for d in names],
+        "model": model_spec(wildcards.model)["path"],
+    }
+    posts = adapt_reply_source()
+    if wildcards.method == "argue" and posts:
+        inputs["posts"] = posts
+    return inputs
+
+
+def check_adapt_config():
+    """Cross-references of the `adapt` section, reported with the offending key."""
+    if not ADAPT.get("enabled"):
+        return
+    for model in AD_MODELS:
+        if model not in config["models"]:
+            raise ValueError(
+                f"config: adapt.models names {model!r}, not a key of `models`"
+            )
+        if model_spec(model)["kind"] not in ("huggingface", "local", "tiny-bert"):
+            raise ValueError(
+                f"config: adapt.models.{model} must be a transformer checkpoint, not tfidf"
+            )
+    for dataset in AD_DATASETS:
+        if dataset not in config["datasets"]:
+            raise ValueError(
+                f"config: adapt.datasets names {dataset!r}, not a key of `datasets`"
+            )
+        if "lodo" in AD_VARIANTS and not [
+            d for d in DATASETS if adapt_source_of(d) != adapt_source_of(dataset)
+        ]:
+            raise ValueError(
+                f"config: adapt.protocol.supervised has lodo, but no configured dataset has a source other than "
+                f"{dataset}'s ({adapt_source_of(dataset)}) to train on"
+            )
+    if ADAPT["algorithm"] not in config["algorithms"]:
+        raise ValueError(
+            f"config: adapt.algorithm = {ADAPT['algorithm']!r} is not a key of `algorithms`"
+        )
+    if not AD_METHODS:
+        raise ValueError("config: adapt.methods is empty")
+
+
+def adapt_outputs():
+    outs = [adapt_path("scores.parquet"), adapt_path("figure_training.png")]
+    outs += [adapt_path(f"table6.{ext}") for ext in AD_TABLE_FORMATS + ["html"]]
+    outs += [result("timings", "adapt", f"costs.{ext}") for ext in ("md", "csv")]
+    return outs

@@ -1,0 +1,23 @@
+"""Table 6, the training curves and the training costs from the training jobs' scores."""
+
+from tecb.report.adapt_tables import render
+from tecb.runlog import open_log
+
+log = open_log(snakemake.log[0])
+out, p = snakemake.output, snakemake.params
+outputs = {
+    "scores": out.scores,
+    "figure": out.figure,
+    "table6": {**dict(zip(p.formats, out.table6)), "html": out.table6_html},
+    "costs": dict(zip(("md", "csv"), out.costs)),
+}
+render(
+    snakemake.input.scores,
+    p.jobs,
+    snakemake.input.timings,
+    outputs,
+    statistics=p.statistics,
+    seed=p.seed,
+    model_names=p.model_names,
+    log=log,
+)
