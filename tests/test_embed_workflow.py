@@ -125,7 +125,7 @@ def test_modern_config_plans(tmp_path):
     from tecb.embed.spec import encoder_settings
 
     def prompt(model, dataset):
-        return encoder_settings(modern["models"][model], {}, dataset)["prompt"]
+        return encoder_settings({"kind": "huggingface", **modern["models"][model]}, {}, dataset)["prompt"]
 
     assert prompt("me5-large", "RedditClusteringP2P") == "query: "
     assert prompt("embeddinggemma-300m", "BlurbsClusteringS2S") == "task: clustering | query: "

@@ -12,6 +12,7 @@ import pytest
 from tecb.report import figures as F
 from tecb.report import paper as P
 from tecb.report import tables as T
+from tecb.report.confusion import choose_split
 
 
 def _reduced_and_splits(tmp_path, n=60, list_column=True):
@@ -49,7 +50,7 @@ def test_umap_points_name_a_text_without_label(tmp_path):
     with pytest.raises(ValueError, match="split 0: text_id 5 .* no label"):
         F.umap_points(reduced, splits[~((splits.split == 0) & (splits.text_id == 5))], 0)
     with pytest.raises(ValueError, match="split 7 not among"):
-        F.choose_split(splits, 7)
+        choose_split(splits, 7)
 
 
 def test_umap_figure_writes_png_and_svg_deterministically(tmp_path):

@@ -31,6 +31,10 @@ def test_noise_is_one_cluster_and_its_fraction_is_reported():
     assert s["noise_fraction"] == 0.5
     assert s["n_clusters"] == 3  # -1, 0, 1
     assert s["v_measure"] == metrics.v_measure_score(true, [-1, 0, -1, 1])
+    # by hand (Rosenberg & Hirschberg 2007), noise {a, b} one cluster: H(C|K) = ln2 / 2, H(C) = ln2 -> h = 1/2;
+    # H(K|C) = ln2, H(K) = 1.5 ln2 -> c = 1/3; V = 2hc / (h + c) = 0.4
+    assert s["homogeneity"] == pytest.approx(0.5) and s["completeness"] == pytest.approx(1 / 3)
+    assert s["v_measure"] == pytest.approx(0.4)
 
 
 def test_one_cluster_for_everything_has_zero_v_measure():

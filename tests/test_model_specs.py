@@ -93,9 +93,12 @@ def test_prompt_per_dataset_and_prompt_xor_prompt_name():
     assert resolve_prompt(prompts, "BlurbsClusteringS2S") == "Buchtitel: "
     assert resolve_prompt(prompts, "TenKGnadClusteringS2S") == "Texte: "
     assert resolve_prompt({"BlurbsClusteringS2S": "x"}, "Other") is None
-    assert encoder_settings({"id": "a/b", "prompt": prompts}, {}, "BlurbsClusteringS2S")["prompt"] == "Buchtitel: "
+    assert (
+        encoder_settings({"kind": "huggingface", "id": "a/b", "prompt": prompts}, {}, "BlurbsClusteringS2S")["prompt"]
+        == "Buchtitel: "
+    )
     with pytest.raises(ValueError, match="not both"):
-        encoder_settings({"id": "a/b", "prompt": "x", "prompt_name": "query"})
+        encoder_settings({"kind": "huggingface", "id": "a/b", "prompt": "x", "prompt_name": "query"})
 
 
 # --- pooling and normalisation -----------------------------------------------------------------
@@ -255,6 +258,7 @@ def test_trust_remote_code_runs_the_models_own_code(tmp_path, tiny_dir):
 
 def test_settings_hold_every_option_but_not_the_display_name_or_batch_size():
     spec = {
+        "kind": "huggingface",
         "name": "E5",
         "id": "intfloat/multilingual-e5-large",
         "revision": "abc",
@@ -285,10 +289,12 @@ def test_settings_hold_every_option_but_not_the_display_name_or_batch_size():
         ("id", "intfloat/other"),
     ]:
         assert encoder_settings({**spec, key: value}) != settings, key
-    assert encoder_settings({"id": "a/b"}, {"dtype": "float16"})["dtype"] == "float16"  # embed default
+    assert (
+        encoder_settings({"kind": "huggingface", "id": "a/b"}, {"dtype": "float16"})["dtype"] == "float16"
+    )  # embed default
     assert encoder_settings({"kind": "tfidf", "name": "x", "dim": 8}) == {"kind": "tfidf", "dim": 8}
     with pytest.raises(ValueError, match="pooling"):
-        encoder_settings({"id": "a/b", "pooling": "median"})
+        encoder_settings({"kind": "huggingface", "id": "a/b", "pooling": "median"})
 
 
 def test_metadata_records_settings(tmp_path, tiny_dir):

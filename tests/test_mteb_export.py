@@ -16,7 +16,7 @@ from tecb.report import mteb_results as M
 mteb = pytest.importorskip("mteb")
 
 MODELS = {
-    "gbert": {"name": "GBERT-base", "id": "deepset/gbert-base", "revision": "abc123"},
+    "gbert": {"name": "GBERT-base", "kind": "huggingface", "id": "deepset/gbert-base", "revision": "abc123"},
     "tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 8},
 }
 PROVENANCE = {
@@ -177,7 +177,7 @@ def test_task_names_cannot_pass_for_mtebs_own():
 def test_same_hub_id_twice_is_refused(tmp_path):
     scores = _scores()
     scores.to_parquet(tmp_path / "scores.parquet")
-    models = {"a": {"id": "x/y"}, "b": {"id": "x/y"}}
+    models = {"a": {"kind": "huggingface", "id": "x/y"}, "b": {"kind": "huggingface", "id": "x/y"}}
     scores = scores.replace({"model": {"gbert": "a", "tfidf": "b"}})
     scores.to_parquet(tmp_path / "scores.parquet")
     with pytest.raises(ValueError, match=r"models 'a' and 'b' have the same hub id and revision"):

@@ -40,9 +40,18 @@ def test_config_params_reach_umap(x):
 
 @pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
 def test_pca_umap_is_pca_then_umap(x):
-    assert np.array_equal(
-        reduce.reduce(x, "pca_umap", pca_components=50, seed=42), reduce.umap(reduce.pca(x, 50, seed=42), seed=42)
-    )
+    """Against an independent pipeline: scikit-learn's PCA(50), then UMAP (2-D, cosine, 15 neighbours, same
+    seed) computing its own neighbours (no tecb small-data route), seeded spectral init as in the workflow."""
+    from sklearn.decomposition import PCA
+
+    from tecb.cluster.spectral import seeded_umap_class
+
+    projected = PCA(n_components=50, random_state=42).fit_transform(x).astype(np.float32)
+    expected = seeded_umap_class()(n_components=2, metric="cosine", n_neighbors=15, random_state=42)
+    expected = expected.fit_transform(projected).astype(np.float32)
+    got = reduce.reduce(x, "pca_umap", pca_components=50, seed=42)
+    assert got.shape == (200, 2)
+    np.testing.assert_allclose(got, expected, atol=1e-4)
 
 
 def test_bad_reduction_specs_are_clear_errors(x):

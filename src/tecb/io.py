@@ -206,6 +206,24 @@ def validate_dataset(texts: pa.Table, splits: pa.Table, name: str) -> None:
             )
 
 
+def tecb_metadata(metadata: dict, *, ensure_ascii: bool = True) -> dict[str, str]:
+    """The Parquet schema metadata that records ``metadata`` under ``tecb`` (JSON, sorted keys); the one
+    writer of it, read back by :func:`read_tecb_metadata`."""
+    return {"tecb": json.dumps(metadata, sort_keys=True, ensure_ascii=ensure_ascii)}
+
+
+def read_tecb_metadata(schema: pa.Schema, path) -> dict:
+    """The ``tecb`` metadata of a Parquet ``schema`` (of the file ``path``); ``{}`` when none; unreadable JSON is
+    a :class:`ContractError` naming the file."""
+    raw = (schema.metadata or {}).get(b"tecb")
+    if raw is None:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ContractError(f"{path}: unreadable metadata ({exc}); delete the file and re-run the workflow") from exc
+
+
 def write_dataset(
     texts: list[str],
     splits: list[tuple[list[int], list[str]]],
@@ -219,7 +237,7 @@ def write_dataset(
     texts_table, splits_table = dataset_tables(texts, splits)
     validate_dataset(texts_table, splits_table, name)
     if provenance is not None:
-        meta = {"tecb": json.dumps(provenance, sort_keys=True, ensure_ascii=False)}
+        meta = tecb_metadata(provenance, ensure_ascii=False)
         texts_table = texts_table.replace_schema_metadata(meta)
         splits_table = splits_table.replace_schema_metadata(meta)
     write_table(texts_table, texts_path)
@@ -239,8 +257,7 @@ def read_splits(splits_path) -> pa.Table:
 
 def dataset_provenance(path) -> dict:
     """The provenance a dataset file (``texts.parquet`` or ``splits.parquet``) records; ``{}`` when none."""
-    meta = read_parquet_schema(path, "dataset").metadata or {}
-    return json.loads(meta[b"tecb"]) if b"tecb" in meta else {}
+    return read_tecb_metadata(read_parquet_schema(path, "dataset"), path)
 
 
 def iter_splits(splits: pa.Table):
@@ -368,10 +385,7 @@ def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
     dataset's splits use) must each have a row. Every failure is a :class:`ContractError` naming the file.
     """
     table = _read_parquet(path, "embeddings")
-    try:
-        meta = json.loads((table.schema.metadata or {}).get(b"tecb", b"{}"))
-    except ValueError as exc:
-        raise ContractError(f"{path}: unreadable metadata ({exc}); delete the file and re-run the workflow") from exc
+    meta = read_tecb_metadata(table.schema, path)
     _require_columns(table, path, "embeddings", "embedding", ("text_id",))
     ids = table.column("text_id").to_numpy()
     if not np.array_equal(ids, np.arange(len(ids))):
@@ -401,7 +415,7 @@ def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
 def embedding_schema(dim: int, metadata: dict) -> pa.Schema:
     return pa.schema(
         [("text_id", pa.int32()), ("embedding", pa.list_(pa.float32(), dim))],
-        metadata={"tecb": json.dumps(metadata, sort_keys=True)},
+        metadata=tecb_metadata(metadata),
     )
 
 
@@ -439,7 +453,7 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
     metadata = {**metadata, VECTORS_SHA256: vectors_sha256(coords), IDS_SHA256: _ids_sha256(split, ids)}
     schema = pa.schema(
         [("split", pa.int16()), ("text_id", pa.int32()), ("x", pa.list_(pa.float32(), dim))],
-        metadata={"tecb": json.dumps(metadata, sort_keys=True)},
+        metadata=tecb_metadata(metadata),
     )
     return pa.table([pa.array(split), pa.array(ids), x], schema=schema)
 
@@ -447,10 +461,7 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
 def read_reduced(path) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Return ``{split: (text_ids, coords)}`` from a reduced file, verified like :func:`read_embeddings`."""
     table = _read_parquet(path, "reduced")
-    try:
-        meta = json.loads((table.schema.metadata or {}).get(b"tecb", b"{}"))
-    except ValueError as exc:
-        raise ContractError(f"{path}: unreadable metadata ({exc}); delete the file and re-run the workflow") from exc
+    meta = read_tecb_metadata(table.schema, path)
     _require_columns(table, path, "reduced", "x", ("split", "text_id"))
     split = table.column("split").to_numpy()
     ids = table.column("text_id").to_numpy()

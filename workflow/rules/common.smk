@@ -223,7 +223,7 @@ def check_config():
             key, spec
         )  # import-path methods: importable class, params in its signature
     for key, model in config["models"].items():
-        kind = model.get("kind", "huggingface")
+        kind = model["kind"]
         if kind == "huggingface" and "id" not in model:
             raise ValueError(f"config: models.{key} (kind huggingface) needs an `id`")
         if kind == "local" and "path" not in model:
@@ -248,7 +248,7 @@ def all_outputs():
     outputs += (
         SCORING_OUTPUTS + INSPECT_OUTPUTS
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)
-    if config.get("pretrain", {}).get("enabled"):
+    if config["pretrain"]["enabled"]:
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
     if config.get("adapt", {}).get("enabled"):
         outputs += adapt_outputs()  # workflow/rules/adapt.smk

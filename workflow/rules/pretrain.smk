@@ -5,11 +5,11 @@
 include: "functions/pretrain.smk"
 
 
-PRETRAIN = config.get("pretrain", {})
-PT_MODELS = list(PRETRAIN.get("models", []))
-PT_METHODS = list(PRETRAIN.get("methods", {}))
-PT_DATASETS = list(PRETRAIN.get("datasets") or DATASETS)
-PT_SEEDS = [int(s) for s in PRETRAIN.get("seeds", [SEED])]
+PRETRAIN = config["pretrain"]  # every key filled by the schema's defaults
+PT_MODELS = list(PRETRAIN["models"])
+PT_METHODS = list(PRETRAIN["methods"])
+PT_DATASETS = list(PRETRAIN["datasets"] or DATASETS)
+PT_SEEDS = [int(s) for s in PRETRAIN["seeds"]]
 
 
 check_pretrain_config()
@@ -51,7 +51,7 @@ rule pretrain:
         seed=r"-?\d+",
     conda:
         "../../envs/pretrain.yaml"
-    threads: PRETRAIN.get("threads", 2)
+    threads: PRETRAIN["threads"]
     resources:
         gpu=1,
     params:
@@ -62,8 +62,8 @@ rule pretrain:
         },
         epochs=lambda wildcards: PRETRAIN["methods"][wildcards.method]["epochs"],
         algorithm=lambda wildcards: config["algorithms"][PRETRAIN["algorithm"]],
-        device=PRETRAIN.get("device", "auto"),
-        eval_batch_size=PRETRAIN.get("eval_batch_size", 32),
+        device=PRETRAIN["device"],
+        eval_batch_size=PRETRAIN["eval_batch_size"],
         eval_seed=SEED,
     script:
         "../scripts/pretrain.py"
@@ -74,11 +74,11 @@ rule pretrain_report:
     input:
         scores=[pretrain_score_path(*key) for key in PT_RUNS],
         baselines=[
-            score_path(m, d, "none", PRETRAIN.get("algorithm", "kmeans"))
+            score_path(m, d, "none", PRETRAIN["algorithm"])
             for m in PT_MODELS
             for d in PT_DATASETS
         ],
-        reference=PRETRAIN.get("reference", "reference/paper_table5.csv"),
+        reference=PRETRAIN["reference"],
         splits=[splits_path(d) for d in PT_DATASETS],  # their provenance: comparable with the paper's?
     output:
         scores=pretrain_path("scores.parquet"),
@@ -119,14 +119,12 @@ rule pretrain_report:
         seed_keys=PT_RUNS,
         formats=PT_TABLE_FORMATS,
         baseline_keys=[(m, d) for m in PT_MODELS for d in PT_DATASETS],
-        table_epochs={
-            m: s["table_epochs"] for m, s in PRETRAIN.get("methods", {}).items()
-        },
-        budgets={m: s["budget"] for m, s in PRETRAIN.get("methods", {}).items()},
+        table_epochs={m: s["table_epochs"] for m, s in PRETRAIN["methods"].items()},
+        budgets={m: s["budget"] for m, s in PRETRAIN["methods"].items()},
         model_names={
-            m: config["models"][m].get("name", m)
+            m: MODEL_NAMES[m]
             for m in PT_MODELS
-            if m in config["models"]  # pre-training off: its models may be gone
+            if m in MODEL_NAMES  # pre-training off: its models may be gone
         },
         datasets=PT_DATASETS,
     script:

@@ -102,7 +102,7 @@ rule mteb_results:
         # what the MTEB files record of each model they are written for (not the whole `models` section)
         models={
             m: {
-                "kind": config["models"][m].get("kind", "huggingface"),
+                "kind": config["models"][m]["kind"],
                 **{
                     k: config["models"][m][k]
                     for k in ("name", "id", "revision")
@@ -120,7 +120,7 @@ rule mteb_results:
         revision_files={
             m: os.path.join(hub_model_dir(m), ".tecb_revision")
             for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
-            if config["models"][m].get("kind", "huggingface") == "huggingface"
+            if config["models"][m]["kind"] == "huggingface"
         },
     script:
         "../scripts/mteb_results.py"

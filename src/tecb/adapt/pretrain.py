@@ -15,7 +15,6 @@ Training on the texts that are then clustered is the paper's transductive settin
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -431,6 +430,7 @@ def _score(folder, texts, splits, algorithm, device, eval_batch_size, params, ev
 
 
 def run(
+    *,
     model_dir,
     texts_path,
     splits_path,
@@ -441,15 +441,17 @@ def run(
     eval_epochs,
     algorithm: dict,
     seed: int,
-    device=None,
-    eval_batch_size: int = 32,
-    log=print,
-    *,
     eval_seed: int,
+    device: str,
+    eval_batch_size: int,
+    log=print,
     timings_path=None,
 ) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go
-    to ``timings_path`` (JSON), when given, never into the scores."""
+    to ``timings_path`` (JSON), when given, never into the scores.
+
+    Keyword arguments only; ``device`` and ``eval_batch_size`` have no default here (the config schema's
+    ``pretrain.device`` / ``pretrain.eval_batch_size`` hold them)."""
     import pyarrow as pa
 
     started, timings = time.perf_counter(), []
@@ -471,7 +473,7 @@ def run(
     )
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
-        {"tecb": json.dumps({"method": method, "seed": seed, "params": params, "model_dir": str(model_dir)})}
+        io.tecb_metadata({"method": method, "seed": seed, "params": params, "model_dir": str(model_dir)})
     )
     io.write_table(table, out_path)
     if timings_path is not None:

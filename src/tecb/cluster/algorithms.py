@@ -199,13 +199,20 @@ def job_memory_mb(method: str, params: dict | None, splits_path, points_path, ba
     points file (it is read whole), times :data:`HEADROOM`. Before the inputs exist (DAG building) only ``base_mb``: Snakemake
     evaluates resources again when the job is ready to run.
     """
+    return declared_memory_mb(lambda n, dim: memory_estimate(method, n, dim, params), splits_path, points_path, base_mb)
+
+
+def declared_memory_mb(estimate, splits_path, points_path, base_mb: int, imports_mb: int = 0) -> int:
+    """:data:`HEADROOM` x (``base_mb`` + ``imports_mb`` + ``estimate(n, dim)`` bytes at the largest split + twice
+    the points file (read whole), in MB rounded up); only ``base_mb`` while the inputs do not exist yet. Shared
+    by the cluster and reduce jobs."""
     import os
 
     if not (os.path.exists(splits_path) and os.path.exists(points_path)):
         return base_mb
     n, dim = split_shape(splits_path, points_path)
-    extra = memory_estimate(method, n, dim, params) + 2 * os.path.getsize(points_path)
-    return int(HEADROOM * (base_mb + -(-extra // 1_000_000)))
+    extra = estimate(n, dim) + 2 * os.path.getsize(points_path)
+    return int(HEADROOM * (base_mb + imports_mb + -(-extra // 1_000_000)))
 
 
 # --- exact Ward ----------------------------------------------------------------------------------

@@ -177,18 +177,17 @@ def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) 
     split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and twice the embeddings file,
     times the clustering jobs' headroom (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the
     inputs exist."""
-    import os
+    from tecb.cluster.algorithms import declared_memory_mb
 
-    from tecb.cluster.algorithms import HEADROOM, split_shape
-
-    if not (os.path.exists(splits_path) and os.path.exists(embeddings_path)):
-        return base_mb
-    n, dim = split_shape(splits_path, embeddings_path)
-    spec = dict(spec)
-    method = spec.pop("method")
-    extra = memory_estimate(method, n, dim, **spec) + 2 * os.path.getsize(embeddings_path)
-    base = base_mb + (UMAP_IMPORTS_MB if method != "pca" else 0)
-    return int(HEADROOM * (base + -(-extra // 1_000_000)))
+    params = dict(spec)
+    method = params.pop("method")
+    return declared_memory_mb(
+        lambda n, dim: memory_estimate(method, n, dim, **params),
+        splits_path,
+        embeddings_path,
+        base_mb,
+        imports_mb=UMAP_IMPORTS_MB if method != "pca" else 0,
+    )
 
 
 def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=print):

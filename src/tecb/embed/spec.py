@@ -68,7 +68,7 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     ``embed_options`` the ``embed`` section (its ``dtype`` is the default of a model's ``dtype``).
     """
     embed_options = embed_options or {}
-    kind = spec.get("kind", "huggingface")
+    kind = spec["kind"]  # filled by the config schema's default
     if kind == "tfidf":
         return {"kind": "tfidf", "dim": int(spec.get("dim", 256))}
     if kind == "python":

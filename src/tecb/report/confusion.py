@@ -35,8 +35,9 @@ wieder will wir wird wo wollen wurde wurden zu zum zur zwar zwischen the and of 
 TOKEN_PATTERN = r"(?u)\b[^\W\d_]{2,}\b"  # words of 2+ letters (no numbers)
 
 
-def choose_split(splits: pd.DataFrame, which: int | str = "largest") -> int:
-    """The split to show: ``"largest"`` (most rows; ties: the lowest id), ``"first"``, or a split id."""
+def choose_split(splits: pd.DataFrame, which: int | str) -> int:
+    """The split to show: ``"largest"`` (most rows; ties: the lowest id), ``"first"`` (the lowest id), or a
+    split id (an unknown one raises, naming the available ids). Used by the cluster views and the figures."""
     sizes = splits.groupby("split").size()
     if which == "largest":
         return int(sizes[sizes == sizes.max()].index.min())
@@ -44,7 +45,9 @@ def choose_split(splits: pd.DataFrame, which: int | str = "largest") -> int:
         return int(sizes.index.min())
     which = int(which)
     if which not in sizes.index:
-        raise ValueError(f"no split {which}; splits are {sorted(map(int, sizes.index))}")
+        raise ValueError(
+            f"no split {which}: split {which} not among the dataset's splits {sorted(map(int, sizes.index))}"
+        )
     return which
 
 

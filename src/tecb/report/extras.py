@@ -77,15 +77,14 @@ def truncation_table(embedding_paths, model_names=None, datasets=None) -> pd.Dat
     """Long texts (issue 15.5) per model (rows) and dataset (columns): "share of texts truncated at max_seq_length
     (token coverage)" in percent, from the ``tecb`` schema metadata of ``{(model, dataset): embeddings path}``;
     "n/a" where the embedding recorded none (TF-IDF, older files)."""
-    import json
-
     import pyarrow.parquet as pq
 
+    from tecb.io import read_tecb_metadata
     from tecb.report.tables import dataset_order
 
     cells = {}
     for (model, dataset), path in dict(embedding_paths).items():
-        meta = json.loads((pq.read_schema(path).metadata or {}).get(b"tecb", b"{}"))
+        meta = read_tecb_metadata(pq.read_schema(path), path)
         frac, cov = meta.get("truncated_fraction"), meta.get("token_coverage")
         cells[(model, dataset)] = (
             "n/a"

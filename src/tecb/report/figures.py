@@ -15,6 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tecb.io import atomic_path
+from tecb.report.confusion import choose_split
 from tecb.report.render import header_label
 
 FORMATS = ("png", "svg")
@@ -60,16 +61,6 @@ def label_colours(labels) -> dict[str, tuple]:
     return dict(zip(labels, colours))
 
 
-def choose_split(splits: pd.DataFrame, split: int | None = None) -> int:
-    """The requested split, else the first split (in the paper's datasets, a split over all texts' top labels)."""
-    available = sorted(splits["split"].unique())
-    if split is None:
-        return int(available[0])
-    if split not in available:
-        raise ValueError(f"split {split} not among the dataset's splits {available[:10]}...")
-    return int(split)
-
-
 def umap_points(reduced: pd.DataFrame, splits: pd.DataFrame, split: int) -> pd.DataFrame:
     """Columns x, y, label of one split: the 2-D coordinates joined with the split's labels on text_id."""
     red = reduced[reduced["split"] == split]
@@ -89,8 +80,10 @@ def umap_points(reduced: pd.DataFrame, splits: pd.DataFrame, split: int) -> pd.D
     return out
 
 
-def umap_figure(reduced_path, splits_path, out_paths, title: str = "", split: int | None = None) -> list[Path]:
-    """Scatter plot of one split's UMAP coordinates coloured by label (the paper's Figure 1 style)."""
+def umap_figure(reduced_path, splits_path, out_paths, title: str = "", split: int | str = "first") -> list[Path]:
+    """Scatter plot of one split's UMAP coordinates coloured by label (the paper's Figure 1 style); ``split``:
+    a split id, or ``"first"`` (in the paper's datasets, a split over all texts' top labels), as in
+    :func:`tecb.report.confusion.choose_split`."""
     splits = pd.read_parquet(splits_path)
     split = choose_split(splits, split)
     pts = umap_points(pd.read_parquet(reduced_path), splits, split)

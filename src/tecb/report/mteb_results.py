@@ -83,7 +83,7 @@ def mteb_task_of(dataset: dict, sources: dict, *, kmeans: dict | None, seed: int
 def model_identity(model: str, spec: dict) -> tuple[str, str]:
     """``(name, revision)`` MTEB records for config model ``model``: the hub id (else ``tecb/{key}``: a local or
     TF-IDF model, never its folder) and the configured revision (else ``no_revision_available``)."""
-    kind = spec.get("kind", "huggingface")
+    kind = spec["kind"]  # filled by the config schema's default
     hub_id = spec.get("id") if kind == "huggingface" else None
     if hub_id and (hub_id.startswith(("/", ".", "~")) or "\\" in hub_id):  # a folder, not a hub id
         hub_id = None
@@ -121,8 +121,8 @@ def model_meta(model: str, spec: dict) -> dict:
         "revision": revision,
         "release_date": None,
         "languages": None,
-        "framework": ["Sentence Transformers"] if spec.get("kind", "huggingface") != "tfidf" else [],
-        "tecb": {"model": model, "kind": spec.get("kind", "huggingface"), "display_name": spec.get("name")},
+        "framework": ["Sentence Transformers"] if spec["kind"] != "tfidf" else [],
+        "tecb": {"model": model, "kind": spec["kind"], "display_name": spec.get("name")},
     }
 
 

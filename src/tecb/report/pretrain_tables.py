@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tecb.io import atomic_path, write_table
+from tecb.io import write_table
 from tecb.report.render import to_markdown, write_formats
 from tecb.report.tables import dataset_order
 
@@ -154,19 +154,19 @@ def versus_paper(
 def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> None:
     """Mean curve over epochs with a min-max band over seeds; one panel per dataset; baselines dashed.
 
-    Drawn on a ``Figure`` with the Agg canvas (no pyplot, no global backend); the legend sits below the
-    panels and the saved image is cropped around everything drawn (``bbox_inches="tight"``), legend included."""
+    Drawn and saved as every figure is (:func:`tecb.report.figures.new_figure`, :func:`~tecb.report.figures.save`:
+    no pyplot, byte-stable files); the legend sits below the panels and the saved image is cropped around
+    everything drawn, legend included. ``out_path``: a ``.png`` or ``.svg``."""
     import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
+
+    from tecb.report.figures import new_figure, save
 
     model_names = model_names or {}
     datasets = dataset_order(summ.dataset.unique())
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.2 * nrows))
-    FigureCanvasAgg(fig)
+    fig = new_figure((4.2 * ncols, 3.2 * nrows))
     axes = fig.subplots(nrows, ncols, squeeze=False)
     colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     curves = list(summ.groupby(["model", "method"], sort=False).groups)
@@ -209,15 +209,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
             fontsize=8,
             frameon=False,
         )
-    with matplotlib.rc_context({"svg.hashsalt": "tecb"}), atomic_path(out_path) as tmp:
-        ext = Path(out_path).suffix.lstrip(".") or "png"
-        fig.savefig(
-            tmp,
-            format=ext,
-            dpi=150,
-            bbox_inches="tight",
-            metadata={"Date": None} if ext == "svg" else {"Software": None},
-        )
+    save(fig, out_path)
 
 
 def render(

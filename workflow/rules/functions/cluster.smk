@@ -29,9 +29,7 @@ def cluster_mem_mb(wildcards, input, attempt):
 
     spec = config["algorithms"][wildcards.algorithm]
     points = input.reduced if wildcards.reduction != "none" else input.embeddings
-    return attempt * job_memory_mb(
-        spec["method"], spec.get("params") or {}, input.splits, points
-    )
+    return attempt * job_memory_mb(spec["method"], spec["params"], input.splits, points)
 
 
 def reduce_mem_mb(wildcards, input, attempt):

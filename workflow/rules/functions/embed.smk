@@ -4,17 +4,12 @@
 
 def models_of_kind(*kinds):
     """The configured models whose `kind` is one of ``kinds``."""
-    return [
-        m
-        for m, spec in config["models"].items()
-        if spec.get("kind", "huggingface") in kinds
-    ]
+    return [m for m, spec in config["models"].items() if spec["kind"] in kinds]
 
 
 def model_spec(model):
-    """A model's config entry, its kind defaulted, with the directory a hub or tiny-bert model is read from."""
+    """A model's config entry (its kind filled by the schema), with the directory a hub or tiny-bert model is read from."""
     spec = dict(config["models"][model])
-    spec.setdefault("kind", "huggingface")
     if spec["kind"] == "huggingface":
         spec["path"] = hub_model_dir(model)
     elif spec["kind"] == "tiny-bert" or (

@@ -4,7 +4,7 @@
 
 def check_pretrain_config():
     """Cross-references of the `pretrain` section, reported with the offending key."""
-    if not PRETRAIN.get("enabled"):
+    if not PRETRAIN["enabled"]:
         return
     for model in PT_MODELS:
         if model not in config["models"]:
