@@ -71,13 +71,23 @@ def _scores():
 def test_mteb_result_format():
     published = {"origin": "published", "revision": "22793b6a6465bf00120ad525e38c51210858132c"}
     res = mteb_results.mteb_result(
-        _scores(), "m1", "BlurbsClusteringS2S", spec={"id": "org/m1"}, mteb_task=None, provenance=published
+        _scores(),
+        "m1",
+        "BlurbsClusteringS2S",
+        spec={"kind": "huggingface", "id": "org/m1"},
+        mteb_task=None,
+        provenance=published,
     )
     assert res["task_name"] == "tecb.BlurbsClusteringS2S"
     assert res["dataset_revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
     assert res["mteb_version"] == mteb_results.MTEB_VERSION
     built = mteb_results.mteb_result(
-        _scores(), "m1", "BlurbsClusteringS2S", spec={}, mteb_task=None, provenance={"content_sha256": "ab"}
+        _scores(),
+        "m1",
+        "BlurbsClusteringS2S",
+        spec={"kind": "huggingface"},
+        mteb_task=None,
+        provenance={"content_sha256": "ab"},
     )
     assert built["dataset_revision"] == "tecb-sha256:ab"  # a dataset built here never claims a hub revision
     assert built["tecb"]["not_mteb_task_because"].startswith("a custom dataset built here")
@@ -88,7 +98,12 @@ def test_mteb_result_format():
     assert res["evaluation_time"] is None and res["tecb"]["model_id"] == "org/m1"  # no timings: byte-identical
     json.dumps(res)
     named = mteb_results.mteb_result(
-        _scores(), "m1", "BlurbsClusteringS2S", spec={}, mteb_task="BlurbsClusteringS2S", provenance=published
+        _scores(),
+        "m1",
+        "BlurbsClusteringS2S",
+        spec={"kind": "huggingface"},
+        mteb_task="BlurbsClusteringS2S",
+        provenance=published,
     )
     assert named["task_name"] == "BlurbsClusteringS2S" and named["tecb"]["not_mteb_task_because"] is None
     with pytest.raises(ValueError, match="records revision tecb-sha256:ab"):
@@ -96,20 +111,25 @@ def test_mteb_result_format():
             _scores(),
             "m1",
             "BlurbsClusteringS2S",
-            spec={},
+            spec={"kind": "huggingface"},
             mteb_task="BlurbsClusteringS2S",
             provenance={"content_sha256": "ab"},
         )
     with pytest.raises(ValueError, match="m3.*BlurbsClusteringS2S.*kmeans/none"):
-        mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S", spec={}, mteb_task=None)
+        mteb_results.mteb_result(_scores(), "m3", "BlurbsClusteringS2S", spec={"kind": "huggingface"}, mteb_task=None)
 
 
 def test_model_id_is_the_configured_name_never_a_path():
     """A local model is recorded as tecb/{key} with its configured revision, never its folder."""
     local = {"kind": "local", "path": "/models/mine", "revision": "v2"}
     assert mteb_results.model_identity("mine", local) == ("tecb/mine", "v2")
-    assert mteb_results.model_identity("x", {"id": "/abs/folder"}) == ("tecb/x", "no_revision_available")
-    assert mteb_results.model_identity("g", {"id": "deepset/gbert-base"})[0] == "deepset/gbert-base"
+    assert mteb_results.model_identity("x", {"kind": "huggingface", "id": "/abs/folder"}) == (
+        "tecb/x",
+        "no_revision_available",
+    )
+    assert (
+        mteb_results.model_identity("g", {"kind": "huggingface", "id": "deepset/gbert-base"})[0] == "deepset/gbert-base"
+    )
     res = mteb_results.mteb_result(_scores(), "m1", "BlurbsClusteringS2S", spec=local, mteb_task=None, provenance={})
     assert res["tecb"]["model_id"] == "tecb/m1" and res["tecb"]["model_revision"] == "v2"
     assert "/models/mine" not in json.dumps(res)
@@ -130,7 +150,9 @@ def test_mteb_task_of_config():
     other = {"published_blurbs_s2s": {"revision": "main"}}
     assert mteb_results.mteb_task_of(entry, other, kmeans=kmeans, seed=42) is None
     assert mteb_results.mteb_task_of({"source": "germeval2019", "text": "s2s"}, {}, kmeans=kmeans, seed=42) is None
-    rel = mteb_results.result_relpath("g", {"id": "deepset/gbert-base"}, "BlurbsClusteringS2S", "BlurbsClusteringS2S")
+    rel = mteb_results.result_relpath(
+        "g", {"kind": "huggingface", "id": "deepset/gbert-base"}, "BlurbsClusteringS2S", "BlurbsClusteringS2S"
+    )
     assert rel == "results/deepset__gbert-base/no_revision_available/BlurbsClusteringS2S.json"
     assert mteb_results.result_relpath("t", {"kind": "tfidf"}, "Mine", None) == (
         "custom/results/tecb__t/no_revision_available/tecb.Mine.json"
@@ -142,7 +164,7 @@ def test_write_mteb_results(tmp_path):
     targets = [("m1", "BlurbsClusteringS2S", tmp_path / "a.json"), ("m2", "BlurbsClusteringS2S", tmp_path / "b.json")]
     paths = mteb_results.write_mteb_results(
         tmp_path / "scores.parquet",
-        {"m1": {"id": "a/b"}, "m2": {}},
+        {"m1": {"kind": "huggingface", "id": "a/b"}, "m2": {"kind": "huggingface"}},
         targets,
         mteb_tasks={"BlurbsClusteringS2S": None},
         log=lambda m: None,
