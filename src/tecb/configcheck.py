@@ -353,7 +353,7 @@ def model_kind_errors(config: dict) -> list[str]:
             users = [k for k, keys in KIND_KEYS.items() if name in keys]
             where = f" (it applies to kind {', '.join(users)})" if users else ""
             out.append(
-                f"models.{key}.{name}: does not apply to kind {kind!r}{where}; remove it or change `kind`. "
+                f"models.{key}.{name}: does not apply to kind {kind}{where}; remove it or change `kind`. "
                 f"Kind {kind!r} takes: {', '.join(sorted(set(allowed) | {'name', 'kind'}))}"
             )
     return out
