@@ -39,8 +39,4 @@ with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embe
         model_digest=digest,
         timings_path=snakemake.output.timings,
     )
-# The entry's timings file takes the embeddings file's modification time: a run's hard links to both must not
-# look older than one of their inputs (embed_cached), whichever of the two was written last.
-done = os.stat(snakemake.output.embeddings)
-os.utime(snakemake.output.timings, ns=(done.st_atime_ns, done.st_mtime_ns))
 finish()  # skip the interpreter teardown: every output is written

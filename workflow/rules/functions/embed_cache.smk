@@ -16,10 +16,12 @@ def embed_key_path(model, dataset):
 
 
 def cache_entry_input(wildcards):
-    """The cache entry a run's embeddings file is linked from: its key is known once embed_key has run."""
+    """The cache entry a run's embeddings file is linked from: its key is known once embed_key has run. Only the
+    vectors are an input: the entry's timings file (written by the same job) is linked too, but as an input its
+    modification time could make the run's link look older than an input."""
     key_file = checkpoints.embed_key.get(**wildcards).output[0]
     with open(key_file) as f:
-        return entry_paths(EMBED_CACHE, json.load(f)["key"])
+        return {"embeddings": entry_paths(EMBED_CACHE, json.load(f)["key"])["embeddings"]}
 
 
 _KEY_OWNERS = {}
