@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pyarrow as pa
@@ -153,3 +154,16 @@ def test_ruff_is_clean(command):
     ruff = Path(sys.executable).with_name("ruff")
     proc = subprocess.run([str(ruff), *command, "."], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+
+
+@pytest.mark.workflow
+def test_quickstart_plans_table2_in_a_few_cpu_jobs(tmp_path):
+    """`make quickstart` (README's first command): Table 2 of config/quickstart.yaml in a handful of jobs, no GPU."""
+    workdir = copy_project(tmp_path)
+    target = "results/quickstart/tables/table2.md"
+    proc = run_snakemake(workdir, target, "--configfile", "config/quickstart.yaml", "-n", "--cores", "2")
+    total = int(re.search(r"^total\s+(\d+)", proc.stdout, flags=re.M).group(1))
+    assert 5 <= total <= 25, proc.stdout[-3000:]
+    assert "rule tables:" in proc.stdout or "rule tables" in proc.stdout
+    assert not re.search(r"\bgpu=1\b", proc.stdout), "the quickstart must not need a GPU"
+    assert (ROOT / "Makefile").read_text().count("config/quickstart.yaml") >= 1
