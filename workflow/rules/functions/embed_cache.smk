@@ -21,7 +21,9 @@ def cache_entry_input(wildcards):
     modification time could make the run's link look older than an input."""
     key_file = checkpoints.embed_key.get(**wildcards).output[0]
     with open(key_file) as f:
-        return {"embeddings": entry_paths(EMBED_CACHE, json.load(f)["key"])["embeddings"]}
+        return {
+            "embeddings": entry_paths(EMBED_CACHE, json.load(f)["key"])["embeddings"]
+        }
 
 
 _KEY_OWNERS = {}
