@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,51 @@ def copy_project(dest: Path) -> Path:
     # the library the jobs import (the Snakefile puts {workflow.basedir}/src first on sys.path and PYTHONPATH):
     # this checkout's, not whatever `pip install -e` points at
     (dest / "src").symlink_to(ROOT / "src", target_is_directory=True)
+    # numba's cache of UMAP's compiled code (config cluster.numba_cache, default .snakemake/numba-cache) shared by
+    # every copy of this test session: the first UMAP job compiles (15-50 CPU-s), the others load. Numba writes
+    # its cache files atomically and keys them by the compiled source files, so parallel workers may share it.
+    if NUMBA_CACHE_ENV in os.environ:
+        (dest / ".snakemake").mkdir(exist_ok=True)
+        (dest / ".snakemake" / "numba-cache").symlink_to(os.environ[NUMBA_CACHE_ENV], target_is_directory=True)
     return dest
+
+
+NUMBA_CACHE_ENV = "TECB_TEST_NUMBA_CACHE"
+
+
+def pytest_configure(config):
+    """The session's numba cache directory (see :func:`copy_project`), made by the main process before pytest-xdist
+    starts its workers, which inherit the environment variable."""
+    if not hasattr(config, "workerinput") and NUMBA_CACHE_ENV not in os.environ:
+        os.environ[NUMBA_CACHE_ENV] = tempfile.mkdtemp(prefix="tecb-numba-cache-")
+        config._tecb_numba_cache = os.environ[NUMBA_CACHE_ENV]
+
+
+def pytest_unconfigure(config):
+    path = getattr(config, "_tecb_numba_cache", None)
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+        del os.environ[NUMBA_CACHE_ENV]
+
+
+# Parallel runs (`make test`: pytest -n auto --dist loadgroup): a group runs on one worker, so a module's or the
+# session's fixtures are built once. Every test of a file is one group, except that every test using the demo run
+# (a session fixture, ~5 minutes) is in one "demo" group across files. The longest groups are handed out first so
+# the last worker does not start one of them at the end.
+LONGEST_GROUPS = ("demo", "test_slurm.py", "test_reproducible.py", "test_adapt_workflow.py", "test_config_readme.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def group(item):
+        return "demo" if "demo_run" in item.fixturenames else item.path.name
+
+    def rank(item):
+        name = group(item)
+        return LONGEST_GROUPS.index(name) if name in LONGEST_GROUPS else len(LONGEST_GROUPS)
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    items.sort(key=rank)  # stable: collection order within a rank
 
 
 # Whether the running test is marked `workflow` (set per test by the autouse fixture below): run_snakemake refuses
@@ -79,12 +124,20 @@ DEMO_TEST_CONFIGURATIONS = """configurations:  # tests/conftest.py: every algori
 """
 
 
+#: The chance floor with the schema's fewest draws per split (the demo: 100): the same code, a tenth of the work.
+DEMO_TEST_CHANCE = "  chance: {n_draws: 10}  # tests/conftest.py: the fewest draws the schema allows\n"
+
+
 def shrink_demo_config(workdir: Path) -> None:
-    """Replace the `configurations` list of ``workdir``'s config/demo.yaml by :data:`DEMO_TEST_CONFIGURATIONS`."""
+    """Replace the `configurations` list of ``workdir``'s config/demo.yaml by :data:`DEMO_TEST_CONFIGURATIONS`
+    and give its `tables` section :data:`DEMO_TEST_CHANCE`."""
     path = workdir / "config" / "demo.yaml"
     text, n = re.subn(r"^configurations:\n(?:  - .*\n)+", DEMO_TEST_CONFIGURATIONS, path.read_text(), flags=re.M)
     if n != 1:
         raise AssertionError("config/demo.yaml has no `configurations:` list of `  - {...}` lines to replace")
+    text, n = re.subn(r"^tables:\n", "tables:\n" + DEMO_TEST_CHANCE, text, flags=re.M)
+    if n != 1 or re.search(r"^  chance:", text.replace(DEMO_TEST_CHANCE, ""), flags=re.M):
+        raise AssertionError("config/demo.yaml needs one `tables:` section without its own `chance:` key")
     path.write_text(text)
 
 
