@@ -219,7 +219,7 @@ def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
         texts,
         tmp_path / "o.parquet",
         {"kind": "local", "path": str(tiny_dir), "dtype": "bfloat16"},
-        {"device": "cpu"},
+        {"device": "cpu", "batch_size": 32},
         log=lambda *a: None,
         seed=42,
     )
