@@ -328,6 +328,18 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     assert labels.schema.names == ["split", "text_id", "cluster"]
     assert str(labels.schema.field("cluster").type) == "int32"
     assert labels.column("text_id").to_pylist() == list(ids[0]) + list(ids[1])
+    # the saved labels are each text's own prediction: on these well-separated blobs every cluster holds one
+    # gold label, and the gold labels of the ids against the saved clusters give the scores file's V-measure
+    # (scikit-learn's, from the two files, not from the job's in-memory arrays)
+    from sklearn.metrics import v_measure_score
+
+    saved = labels.to_pandas()
+    for s, split_ids in enumerate(ids):
+        pred = saved[saved.split == s].cluster.to_numpy()
+        gold = y[split_ids]
+        assert all(len(set(gold[pred == c])) == 1 for c in set(pred) - {-1}), s
+        assert scores.column("v_measure").to_pylist()[s] == pytest.approx(v_measure_score(gold, pred))
+        assert scores.column("v_measure").to_pylist()[s] > 0.9
     assert cluster.split_shape(tmp_path / "splits.parquet", tmp_path / "pca.parquet") == (80, 2)
     mb = cluster.job_memory_mb("agglomerative", {}, tmp_path / "splits.parquet", tmp_path / "pca.parquet")
     assert cluster.HEADROOM * cluster.BASE_MB < mb < cluster.HEADROOM * (cluster.BASE_MB + 5)

@@ -33,8 +33,14 @@ def test_ctfidf_stop_words_numbers_and_empty():
 
 def test_confusion_orders_clusters_and_labels_by_size():
     table = C.confusion(["a", "a", "b", "b", "b", "c"], [1, 1, 0, 0, 1, 2])
+    # by hand: cluster 1 = {a, a, b} (3 texts), cluster 0 = {b, b} (2), cluster 2 = {c} (1); labels b (3), a (2), c (1)
     assert list(table.index) == [1, 0, 2] and list(table.columns) == ["b", "a", "c"]
-    assert table.loc[1, "a"] == 2 and table.loc[0, "b"] == 2 and table.values.sum() == 6
+    assert table.to_numpy().tolist() == [[1, 2, 0], [2, 0, 0], [0, 0, 1]]
+    # ties: equal sizes in cluster-id and label order, not in the order they first occur
+    table = C.confusion(["z", "y", "z", "y", "x", "x"], [5, 5, 3, 3, 9, 9])
+    # clusters 3, 5, 9 and labels x, y, z have two texts each; 3 = {z, y}, 5 = {z, y}, 9 = {x, x}
+    assert list(table.index) == [3, 5, 9] and list(table.columns) == ["x", "y", "z"]
+    assert table.to_numpy().tolist() == [[0, 1, 1], [0, 1, 1], [2, 0, 0]]
 
 
 def _dataset():

@@ -124,14 +124,47 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     assert not [p for p in out.parent.iterdir() if p.name != out.name]  # no scratch left behind
 
 
+def _lsa_by_hand(texts, k):
+    """TF-IDF + LSA from their definitions, without scikit-learn: lower-cased words of 2+ characters and their
+    bigrams; weight (1 + ln tf) * (ln((1 + n) / (1 + df)) + 1), each row scaled to unit length; then numpy's
+    exact SVD, the texts' coordinates U_k S_k."""
+    import math
+    import re
+    from collections import Counter
+
+    docs = []
+    for text in texts:
+        words = re.findall(r"(?u)\b\w\w+\b", text.lower())
+        docs.append(Counter(words + [f"{a} {b}" for a, b in zip(words, words[1:])]))
+    vocabulary = sorted(set().union(*docs))
+    df = {w: sum(w in d for d in docs) for w in vocabulary}
+    n = len(texts)
+    m = np.array(
+        [
+            [(1 + math.log(d[w])) * (math.log((1 + n) / (1 + df[w])) + 1) if w in d else 0.0 for w in vocabulary]
+            for d in docs
+        ]
+    )
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    u, s, _ = np.linalg.svd(m, full_matrices=False)
+    return u[:, :k] * s[:k], s[:k]
+
+
 def test_embed_dataset_tfidf(tmp_path):
     texts = write_texts(tmp_path / "texts.parquet", TEXTS)
     out = tmp_path / "tfidf.parquet"
-    embed.embed_dataset(texts, out, {"kind": "tfidf", "dim": 8}, {}, seed=42, log=lambda *a: None)
+    embed.embed_dataset(texts, out, {"kind": "tfidf", "dim": 4}, {}, seed=42, log=lambda *a: None)
     vectors, meta = read_vectors(out)
-    assert vectors.shape == (len(TEXTS), 8) and meta["n_texts_encoded"] == len(TEXTS) and meta["model"] == "tfidf"
+    assert vectors.shape == (len(TEXTS), 4) and meta["n_texts_encoded"] == len(TEXTS) and meta["model"] == "tfidf"
+    # the LSA of the texts' TF-IDF computed by hand: the same singular values (the vectors' column norms) and the
+    # same inner products between texts (axes have no sign). Randomised SVD is close, not exact: 4 dimensions,
+    # where the 4th and 5th singular values (1.16, 1.01) are well apart; plain tf, unigrams only or unscaled
+    # rows are off by 0.3, 0.6 and 60 in the inner products
+    expected, singular_values = _lsa_by_hand(TEXTS, 4)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=0), singular_values, rtol=1e-3)
+    np.testing.assert_allclose(vectors @ vectors.T, expected @ expected.T, atol=0.02)
     again = tmp_path / "again.parquet"
-    embed.embed_dataset(texts, again, {"kind": "tfidf", "dim": 8}, {}, seed=42, log=lambda *a: None)
+    embed.embed_dataset(texts, again, {"kind": "tfidf", "dim": 4}, {}, seed=42, log=lambda *a: None)
     np.testing.assert_array_equal(vectors, read_vectors(again)[0])
 
 
@@ -186,7 +219,7 @@ def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
         texts,
         tmp_path / "o.parquet",
         {"kind": "local", "path": str(tiny_dir), "dtype": "bfloat16"},
-        {"device": "cpu"},
+        {"device": "cpu", "batch_size": 32},
         log=lambda *a: None,
         seed=42,
     )

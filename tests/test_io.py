@@ -47,7 +47,20 @@ def test_embeddings_round_trip_with_metadata(tmp_path):
     assert meta == {"model": "m"}
 
 
-def test_reduced_round_trip():
-    parts = [(0, np.array([2, 0]), np.ones((2, 2))), (1, np.array([1]), np.zeros((1, 2)))]
+def test_reduced_round_trip(tmp_path):
+    """What reduced_table stores, read_reduced gives back: per split, its text ids in split order and each
+    text's own coordinates (distinct values written here by hand), float32, the metadata kept."""
+    parts = [
+        (0, np.array([2, 0]), np.array([[0.5, -1.25], [3.0, 4.0]])),
+        (1, np.array([1, 2]), np.array([[7.5, 0.125], [-2.0, 6.25]])),
+    ]
     table = io.reduced_table(parts, {"reduction": "pca"})
-    assert table.num_rows == 3 and table.column("split").to_pylist() == [0, 0, 1]
+    assert table.num_rows == 4 and table.column("split").to_pylist() == [0, 0, 1, 1]
+    pq.write_table(table, tmp_path / "r.parquet")
+    back = io.read_reduced(tmp_path / "r.parquet")
+    assert sorted(back) == [0, 1]
+    assert back[0][0].tolist() == [2, 0] and back[1][0].tolist() == [1, 2]
+    assert back[0][1].tolist() == [[0.5, -1.25], [3.0, 4.0]] and back[1][1].tolist() == [[7.5, 0.125], [-2.0, 6.25]]
+    assert back[0][1].dtype == np.float32
+    meta = io.read_tecb_metadata(pq.read_schema(tmp_path / "r.parquet"), tmp_path / "r.parquet")
+    assert meta["reduction"] == "pca"

@@ -127,7 +127,7 @@ def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
         root / "texts.parquet",
         out,
         {"kind": "tiny-bert", "path": str(model)},
-        {"device": "cpu"},
+        {"device": "cpu", "batch_size": 32},
         log=lambda m: None,
         seed=42,
     )

@@ -16,10 +16,33 @@ def x():
     return (centres[rng.integers(0, 4, 200)] + rng.normal(scale=0.3, size=(200, 60))).astype(np.float32)
 
 
-def test_pca_is_seeded_and_2d(x):
+def _principal_coordinates(x, k):
+    """The oracle: centre the rows, take numpy's SVD; the scores on the first k right singular vectors."""
+    centred = np.asarray(x, np.float64) - np.asarray(x, np.float64).mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    return centred @ vt[:k].T
+
+
+def _same_up_to_sign(got, expected, atol=1e-4):
+    """Principal axes have no sign: flip each of ``expected``'s columns to ``got``'s before comparing."""
+    signs = np.sign(np.sum(got * expected, axis=0))
+    np.testing.assert_allclose(got, expected * signs, atol=atol)
+
+
+def test_pca_gives_the_principal_coordinates_seeded_and_2d(x):
+    # by hand: four points on the line y = 2x around (2.5, 5); the first axis is (1, 2)/sqrt(5), so the first
+    # coordinate is (t - 2.5) * sqrt(5) for t = 1..4 (sign free) and the second is 0 (no spread across the line)
+    line = np.array([[1, 2], [2, 4], [3, 6], [4, 8]], np.float32)
+    got = reduce.reduce(line, "pca", seed=42)
+    assert abs(got[0, 0]) == pytest.approx(1.5 * np.sqrt(5), rel=1e-6)
+    _same_up_to_sign(got[:, :1], np.array([[-1.5], [-0.5], [0.5], [1.5]]) * np.sqrt(5), atol=1e-5)
+    np.testing.assert_allclose(got[:, 1], 0, atol=1e-5)
+    # the 200 x 60 blobs: numpy's SVD of the centred rows
     a, b = reduce.reduce(x, "pca", seed=42), reduce.reduce(x, "pca", seed=42)
     assert a.shape == (200, 2) and a.dtype == np.float32
     assert np.array_equal(a, b)
+    _same_up_to_sign(a, _principal_coordinates(x, 2))
+    assert a[:, 0].var() > a[:, 1].var()  # the first axis carries the most variance
 
 
 @pytest.mark.slow  # UMAP: numba compilation and layouts, seconds each
@@ -65,7 +88,12 @@ def test_reduce_splits_fits_each_split(x):
     splits = [(0, np.arange(100), None), (1, np.arange(50, 200), None)]
     out = list(reduce.reduce_splits(x, splits, {"method": "pca", "n_components": 2}, log=lambda m: None, seed=42))
     assert [s for s, _, _ in out] == [0, 1]
-    assert np.array_equal(out[1][2], reduce.pca(x[50:200], 2, seed=42))  # fitted on split 1's rows only
+    assert [ids.tolist() for _, ids, _ in out] == [list(range(100)), list(range(50, 200))]
+    # fitted on each split's own rows (numpy's SVD of those rows alone), not on all rows and then cut
+    for (_, _, coords), rows in zip(out, (x[:100], x[50:200])):
+        _same_up_to_sign(coords, _principal_coordinates(rows, 2))
+    fitted_on_all = _principal_coordinates(x, 2)[50:200]
+    assert not np.allclose(np.abs(out[1][2]), np.abs(fitted_on_all), atol=1e-2)  # the case tells them apart
 
 
 @pytest.mark.slow

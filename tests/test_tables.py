@@ -90,8 +90,21 @@ def _summary(models=("a", "b"), datasets=DATASETS, configs=(("kmeans", "none"), 
     return pd.DataFrame(rows)
 
 
+def _mean_of_model_means(scores, algorithm, reduction, dataset):
+    """(Mean over models of each model's mean V-measure over its splits, x 100; the number of models), in
+    plain Python over the rows: the aggregation Tables 2 and 3 are defined by, not the pandas code computing them."""
+    per_model = defaultdict(list)
+    for row in scores.to_dict("records"):
+        if (row["algorithm"], row["reduction"], row["dataset"]) == (algorithm, reduction, dataset):
+            per_model[row["model"]].append(row["v_measure"])
+    means = [sum(values) / len(values) for values in per_model.values()]
+    return 100 * sum(means) / len(means), len(means)
+
+
 def test_partial_results_render_with_na_and_footnote():
-    scores = pd.concat([_summary(("a",)), _summary(("b",), DATASETS[:4])])  # b: no Reddit
+    b = _summary(("b",), DATASETS[:4])
+    b["v_measure"] /= 2  # not model a's values (the same draws): a mean over both differs from either
+    scores = pd.concat([_summary(("a",)), b])  # b: no Reddit
     summary = T.summarize(scores)
     names = {"a": "Model A", "b": "Model B", "c": "Model C (not run)"}
     t2 = T.table2(summary, names, datasets=DATASETS)
@@ -106,11 +119,18 @@ def test_partial_results_render_with_na_and_footnote():
     assert "n/a" in R.to_csv(t2)
     t3, n = T.table3(summary, [("kmeans", "none"), ("kmeans", "umap"), ("hdbscan", "umap")], datasets=DATASETS)
     assert n == 2
-    # Reddit cells average over model a only; Blurbs over both
-    a = summary[(summary.model == "a") & (summary.algorithm == "kmeans") & (summary.reduction == "none")]
-    assert t3.at["kmeans / none", "RedditClusteringP2P"] == pytest.approx(
-        a[a.dataset == "RedditClusteringP2P"].v_measure.iloc[0] * 100
-    )
+    # by hand, from the raw score rows: a cell is the mean over the models present of each model's mean over
+    # its splits (x 100); Reddit cells average over model a only, Blurbs over both
+    for config in ("kmeans / none", "kmeans / umap"):
+        cells = {d: _mean_of_model_means(scores, *config.split(" / "), d) for d in DATASETS}
+        assert cells["RedditClusteringP2P"][1] == 1 and cells["BlurbsClusteringS2S"][1] == 2
+        for d, (value, _) in cells.items():
+            assert t3.at[config, d] == pytest.approx(value), (config, d)
+        assert t3.at[config, "Average"] == pytest.approx(sum(v for v, _ in cells.values()) / 6)
+    # Table 2: model A's own means per dataset and their average over the six
+    a_means = [_mean_of_model_means(scores[scores.model == "a"], "kmeans", "none", d)[0] for d in DATASETS]
+    assert t2.loc["Model A", DATASETS].tolist() == pytest.approx(a_means)
+    assert t2.at["Model A", "Average"] == pytest.approx(sum(a_means) / 6)
     assert t3.loc["hdbscan / umap"].isna().all()
     assert "n/a" in R.to_markdown(t3)
 

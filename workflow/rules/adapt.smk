@@ -6,12 +6,12 @@
 include: "functions/adapt.smk"
 
 
-ADAPT = config.get("adapt", {})
-AD_MODELS = list(ADAPT.get("models", []))
-AD_METHODS = list(ADAPT.get("methods", {}))
-AD_DATASETS = list(ADAPT.get("datasets") or DATASETS)
-AD_SEEDS = [int(s) for s in ADAPT.get("seeds", [SEED])]
-AD_PROTOCOL = ADAPT.get("protocol", {})
+ADAPT = config["adapt"]  # every key filled by the schema's defaults
+AD_MODELS = list(ADAPT["models"])
+AD_METHODS = list(ADAPT["methods"])
+AD_DATASETS = list(ADAPT["datasets"] or DATASETS)
+AD_SEEDS = [int(s) for s in ADAPT["seeds"]]
+AD_PROTOCOL = ADAPT["protocol"]
 AD_TABLE_FORMATS = ["md", "csv", "tex"]
 
 
@@ -60,7 +60,7 @@ rule adapt:
         seed=r"-?\d+",
     conda:
         "../../envs/pretrain.yaml"
-    threads: ADAPT.get("threads", 2)
+    threads: ADAPT["threads"]
     resources:
         gpu=1,
     params:
@@ -70,13 +70,11 @@ rule adapt:
         ],
         settings=lambda wildcards: ADAPT["methods"][wildcards.method],
         protocol=AD_PROTOCOL,
-        algorithm=lambda wildcards: config["algorithms"][
-            ADAPT.get("algorithm", "kmeans")
-        ],
-        device=ADAPT.get("device", "auto"),
-        eval_every=ADAPT.get("eval_every"),
-        eval_batch_size=ADAPT.get("eval_batch_size", 32),
-        eval_max_length=lambda wildcards: ADAPT.get("eval_max_length")
+        algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
+        device=ADAPT["device"],
+        eval_every=ADAPT["eval_every"],
+        eval_batch_size=ADAPT["eval_batch_size"],
+        eval_max_length=lambda wildcards: ADAPT["eval_max_length"]
         or config["models"][wildcards.model].get("max_seq_length"),
         eval_seed=SEED,
     script:
@@ -111,7 +109,7 @@ rule adapt_report:
     params:
         jobs=AD_RUNS,
         formats=AD_TABLE_FORMATS,
-        statistics=config.get("tables", {}).get("statistics", {}),
+        statistics=config["tables"]["statistics"],
         seed=SEED,
         model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
     script:

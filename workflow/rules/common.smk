@@ -250,6 +250,6 @@ def all_outputs():
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)
     if config["pretrain"]["enabled"]:
         outputs += pretrain_outputs()  # workflow/rules/pretrain.smk
-    if config.get("adapt", {}).get("enabled"):
+    if config["adapt"]["enabled"]:
         outputs += adapt_outputs()  # workflow/rules/adapt.smk
     return outputs

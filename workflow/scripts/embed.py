@@ -21,7 +21,7 @@ if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports t
     import torch
 
     torch.set_num_threads(snakemake.threads)
-embed_options = dict(snakemake.config.get("embed", {}))
+embed_options = dict(snakemake.config["embed"])
 model_batch_size = snakemake.config["models"][snakemake.wildcards.model].get("batch_size")
 if model_batch_size:
     embed_options["batch_size"] = model_batch_size
@@ -37,7 +37,7 @@ with threadpool_limits(snakemake.threads):
         snakemake.output.embeddings,
         snakemake.params.settings,
         embed_options,
-        seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+        seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
         log=log,
         dataset=snakemake.wildcards.dataset,
         model_digest=digest,

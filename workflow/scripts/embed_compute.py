@@ -18,7 +18,7 @@ if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports t
 
     torch.set_num_threads(snakemake.threads)
 model, dataset = snakemake.params.owner["model"], snakemake.params.owner["dataset"]
-embed_options = dict(snakemake.config.get("embed", {}))
+embed_options = dict(snakemake.config["embed"])
 model_batch_size = snakemake.config["models"][model].get("batch_size")
 if model_batch_size:
     embed_options["batch_size"] = model_batch_size
@@ -33,7 +33,7 @@ with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embe
         snakemake.output.embeddings,
         snakemake.params.settings,
         embed_options,
-        seed=snakemake.params.seed if snakemake.params.seed is not None else 42,
+        seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
         log=log,
         dataset=dataset,
         model_digest=digest,

@@ -320,13 +320,13 @@ def _train(
     decay = [p for p in trainable if p.ndim > 1]
     no_decay = [p for p in trainable if p.ndim <= 1]
     optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": params.get("weight_decay", 0.0)}, {"params": no_decay, "weight_decay": 0.0}],
+        [{"params": decay, "weight_decay": params["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
         lr=params["lr"],
     )
-    batch_size, accum = int(params["batch_size"]), int(params.get("grad_accum", 1))
+    batch_size, accum = int(params["batch_size"]), int(params["grad_accum"])
     steps_per_epoch = math.ceil(math.ceil(len(texts) / batch_size) / accum)
     total_steps = steps_per_epoch * eval_epochs[-1]
-    warmup = int(round(params.get("warmup_ratio", 0.0) * total_steps))
+    warmup = int(round(params["warmup_ratio"] * total_steps))
     scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
     autocast, scaler, amp_dtype = _autocast(device)
     log(

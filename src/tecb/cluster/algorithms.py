@@ -558,7 +558,7 @@ def run_configuration(
     embeddings_path=None,
     reduced_path=None,
     seed: int,
-    threads: int = 1,
+    threads: int,
     max_memory_gb: float | None = None,
     log=print,
     where: str = "",

@@ -365,7 +365,7 @@ def truncation_stats(n_tokens: np.ndarray | None, max_seq_length: int | None) ->
     }
 
 
-def tfidf_vectors(texts: list[str], dim: int = 256, *, seed: int) -> np.ndarray:
+def tfidf_vectors(texts: list[str], *, dim: int, seed: int) -> np.ndarray:
     """TF-IDF (word unigrams and bigrams, sublinear tf) reduced to ``dim`` dimensions by TruncatedSVD (LSA)."""
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -603,7 +603,7 @@ def embed_dataset(
     model_spec: dict,
     embed_options: dict,
     *,
-    seed: int,
+    seed: int | None,
     log=print,
     dataset: str | None = None,
     model_digest: str | None = None,
@@ -613,8 +613,9 @@ def embed_dataset(
 
     ``model_spec`` is a ``models.<key>`` config entry or its resolved settings
     (:func:`tecb.embed.spec.encoder_settings`; ``dataset`` picks a per-dataset prompt); its
-    ``batch_size`` and the ``embed_options`` (``batch_size``, ``device``, ``dtype`` default) are how
-    it runs. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
+    ``batch_size`` and the ``embed_options`` (the config's ``embed``, its defaults filled: ``batch_size``,
+    ``device``, ``dtype`` default) are how it runs. ``seed``: TF-IDF's (its SVD), required there; None for
+    models that use none. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
     The metadata records the settings, what was actually used (pooling, prompt text, dtype, device),
     the long-text statistics (``truncated_fraction``, ``token_coverage``) and ``model_digest`` (the
     local model's content hash) when given. How long it took goes to ``timings_path`` (JSON: ``seconds``
@@ -638,6 +639,8 @@ def embed_dataset(
             "truncated_fraction": 0.0,
             "token_coverage": 1.0,
         }
+        if seed is None:
+            raise ValueError("TF-IDF embeddings need a seed (its TruncatedSVD)")
         vectors = tfidf_vectors(texts, dim=dim, seed=seed)
         batches = chunks(list(vectors), CHUNK_SIZE)
         batches = ((s, np.stack(v)) for s, v in batches)
@@ -650,7 +653,7 @@ def embed_dataset(
             device = None
         source = settings.get("path") or settings["id"]
         model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
-        batch_size = int(model_spec.get("batch_size") or embed_options.get("batch_size", 32))
+        batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
         prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
         stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
         meta = {
@@ -712,7 +715,7 @@ def _non_transformer_batches(settings, texts, model_spec, embed_options, model_d
     from tecb.embed.spec import exposed_files, file_sha256
 
     kind = settings["kind"]
-    batch_size = int(model_spec.get("batch_size") or embed_options.get("batch_size", 32))
+    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
     base = {"kind": kind, "model_sha256": model_digest, "device": "cpu", "dtype": "float32", "revision": None}
     if kind == "python":
         encode, instance = build_python_encoder(settings)

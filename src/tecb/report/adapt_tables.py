@@ -250,16 +250,14 @@ def render(
 
     long, meta = collect(score_paths, keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
-    test = statistics.get("test", "wilcoxon")
-    alpha = statistics.get("alpha", 0.05)
-    confidence = statistics.get("confidence", 0.95)
+    test, alpha, confidence = statistics["test"], statistics["alpha"], statistics["confidence"]
     table, suffix = table6(
         long,
         meta,
         test=test,
         alpha=alpha,
         confidence=confidence,
-        n_resamples=statistics.get("n_resamples", 10_000),
+        n_resamples=statistics["n_resamples"],
         seed=seed,
         model_names=model_names,
     )

@@ -6,7 +6,7 @@ def adapt_variants(method):
     """The protocol variants of a method (tecb.adapt.protocol.variants_of)."""
     from tecb.adapt.protocol import variants_of
 
-    return variants_of(method, AD_PROTOCOL.get("supervised", ["lodo", "disjoint"]))
+    return variants_of(method, AD_PROTOCOL["supervised"])
 
 
 def adapt_path(*parts):
@@ -44,10 +44,10 @@ def adapt_train_datasets(wildcards):
 
 def adapt_reply_source():
     """The forum's corpus.sqlite3 (argue's reply pairs), or None."""
-    name = AD_PROTOCOL.get("reply_source")
+    name = AD_PROTOCOL["reply_source"]
     if not name or name not in config["sources"]:
         return None
-    if "reply" not in AD_PROTOCOL.get("argue_objectives", ["order", "reply"]):
+    if "reply" not in AD_PROTOCOL["argue_objectives"]:
         return None
     return source_path(name)
 
