@@ -50,7 +50,7 @@ demo: setup
 # Everything: unit tests, workflow tests (snakemake in temporary copies), the paper config's DAG, lint.
 # The SLURM test runs only with TECB_TEST_SLURM=1 (it installs SLURM as root; CI sets it).
 test: setup
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The quick unit tests (no snakemake runs, no slow oracle comparisons), under a minute.
 test-fast: setup

@@ -57,24 +57,43 @@ def pytest_unconfigure(config):
         del os.environ[NUMBA_CACHE_ENV]
 
 
-# Parallel runs (`make test`: pytest -n auto --dist loadgroup): a group runs on one worker, so a module's or the
-# session's fixtures are built once. Every test of a file is one group, except that every test using the demo run
-# (a session fixture, ~5 minutes) is in one "demo" group across files. The longest groups are handed out first so
-# the last worker does not start one of them at the end.
-LONGEST_GROUPS = ("demo", "test_slurm.py", "test_reproducible.py", "test_adapt_workflow.py", "test_config_readme.py")
+# Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
+# fixtures are built once, and so do all the files whose tests use the demo run (a session fixture, ~5 minutes of
+# snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
+# xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
+# worker starts one of them at the end; within a rank, collection order.
+LONGEST_UNITS = ("demo", "test_slurm.py", "test_reproducible.py", "test_adapt_workflow.py", "test_config_readme.py")
+DEMO_FILES = frozenset(
+    p.name for p in Path(__file__).parent.glob("test_*.py") if re.search(r"\bdemo_run\b", p.read_text())
+)
+
+
+def _unit(nodeid: str) -> str:
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return "demo" if name in DEMO_FILES else name
 
 
 def pytest_collection_modifyitems(config, items):
-    def group(item):
-        return "demo" if "demo_run" in item.fixturenames else item.path.name
-
     def rank(item):
-        name = group(item)
-        return LONGEST_GROUPS.index(name) if name in LONGEST_GROUPS else len(LONGEST_GROUPS)
+        unit = _unit(item.nodeid)
+        return LONGEST_UNITS.index(unit) if unit in LONGEST_UNITS else len(LONGEST_UNITS)
 
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    items.sort(key=rank)  # stable: collection order within a rank
+    items.sort(key=rank)  # stable
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's file-scope scheduler with the demo files as one unit, in the order of the collection."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class DemoAwareFileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False  # keep LONGEST_UNITS first (xdist would order units by test count)
+    return DemoAwareFileScheduling(config, log)
 
 
 # Whether the running test is marked `workflow` (set per test by the autouse fixture below): run_snakemake refuses
