@@ -76,6 +76,8 @@ if SHARD_SIZE:
             """A run's embeddings file from its shards, as one embed job writes it (its timings: the shards' sum)."""
             input:
                 unpack(merge_input),
+                # not read: named so that a prefetch is planned before the shards are (`--until prefetch_model`)
+                model=model_input,
             output:
                 embeddings=embedding_path("{model}", "{dataset}"),
                 timings=job_timing_path("embed", "{model}", "{dataset}"),
