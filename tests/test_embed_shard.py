@@ -152,6 +152,7 @@ def test_sharded_run_writes_the_unsharded_bytes(tmp_path):
     assert plan["n_texts"] == 240 and plan["shards"] == [[0, 64], [64, 128], [128, 192], [192, 240]], plan
     assert not list((work / "results/a/shards/tiny-bert").rglob("*.parquet"))  # shards are temporary
     assert "Nothing to be done" in run("sharded", {}, "-n").stdout  # a finished run plans nothing
+    assert "Nothing to be done" in run("other-size", {"shard_size": 150}, "-n").stdout  # nor for another size
     expected = _sha(tiny)
     meta = read_embeddings(tiny)[1]
     assert meta["n_texts"] == 240 and meta["chunk_size"] == 64

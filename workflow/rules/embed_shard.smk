@@ -29,7 +29,7 @@ if SHARD_SIZE:
         conda:
             "../../envs/embed.yaml"
         params:
-            shard_size=SHARD_SIZE,
+            shard_size=plan_shard_size,
             chunk_size=config["embed"]["chunk_size"],
         script:
             "../scripts/embed_plan.py"
