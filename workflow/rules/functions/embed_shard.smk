@@ -10,9 +10,12 @@ SHARDED_MODELS = models_of_kind(*SHARDABLE_KINDS) if SHARD_SIZE else []
 
 def plan_shard_size(wildcards):
     """embed.shard_size, except for a dataset planned before whose sharded models' embeddings all exist: its plan's
-    own size, so a new shard size re-plans (and re-embeds, to the same bytes) only what is still to embed."""
+    own size, so a new shard size re-plans (and re-embeds, to the same bytes) only what is still to embed.
+    """
     path = shard_plan_path(wildcards.dataset)
-    done = all(os.path.exists(embedding_path(m, wildcards.dataset)) for m in SHARDED_MODELS)
+    done = all(
+        os.path.exists(embedding_path(m, wildcards.dataset)) for m in SHARDED_MODELS
+    )
     if done and os.path.exists(path):
         with open(path) as f:
             return json.load(f)["shard_size"]
