@@ -107,6 +107,27 @@ def test_modern_config_submits_a_few_jobs_per_model_with_submittable_groups(tmp_
     assert len(submitted) == 7 * len(modern["models"]) + 12, Counter(tuple(j["rules"]) for j in submitted)
 
 
+@pytest.mark.workflow
+def test_sharded_embedding_adds_only_the_shard_jobs(tmp_path):
+    """embed.shard_size: the shard plans (checkpoint embed_plan) run on the login node and each merge runs in its
+    model's group, so a model submits its shard jobs (GPU; planned once the datasets are counted) and one group;
+    TF-IDF is not sharded (still 6 embed jobs and a group)."""
+    work = copy_project(tmp_path)
+    (work / "config" / "shards.yaml").write_text("embed: {shard_size: 20000}\n")
+    planned = plan(work, "--configfile", "config/modern.yaml", "config/shards.yaml")
+    modern = yaml.safe_load((ROOT / "config" / "modern.yaml").read_text())
+    assert {tuple(job["rules"]) for job in planned if job["local"] and "embed_plan" in job["rules"]} == {
+        ("embed_plan",)
+    }
+    assert sum(job["rules"] == ["embed_plan"] for job in planned) == 6  # one per dataset, local
+    submitted = Counter(job["models"][0] for job in planned if not job["local"] and len(job["models"]) == 1)
+    for model in modern["models"]:
+        groups = [j for j in planned if j["group"] == f"cpu-{model}"]
+        assert len(groups) == 1, model
+        assert ("embed_merge" in groups[0]["rules"]) == (model != "tfidf"), groups[0]["rules"]
+        assert submitted[model] == (7 if model == "tfidf" else 1), (model, submitted)  # + the shards, once planned
+
+
 def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs():
     """reduce and cluster declare mem_mb from the memory guard's estimate (x attempt): the profile must not
     replace it by a fixed number (too little for Ward on a 26k-text split, far too much for k-means on 2-D)."""

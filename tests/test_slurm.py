@@ -1,6 +1,7 @@
 """The SLURM profile, run for real: a single-node SLURM (munge, mariadb + slurmdbd, slurmctld, slurmd with one
 fake GPU) is installed and started by tests/slurm/start.sh, a tiny config runs through
-`--workflow-profile profiles/slurm` exactly as the README says, and its scores must equal a local run's."""
+`--workflow-profile profiles/slurm` exactly as the README says, and its scores must equal a local run's; the SLURM
+run embeds the tiny BERT in shards (embed.shard_size) and must write the local, unsharded run's bytes."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ TINY = {
         "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 64},
         "tiny-bert": {"name": "tiny BERT (random init)", "kind": "tiny-bert"},
     },
-    "embed": {"batch_size": 32, "device": "cpu"},
+    "embed": {"batch_size": 32, "device": "cpu", "chunk_size": 64},  # 64: the demo's 240 texts are 4 chunks
     "reductions": {"pca": {"method": "pca", "n_components": 2}},
     "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
     "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
@@ -48,11 +49,17 @@ TINY = {
 }
 
 
+# the SLURM run of test_slurm_profile_matches_local_run: the tiny BERT in 2 shards of 128 and 112 texts
+SHARD_SIZE = 128
+
+
 def _project(dest: Path) -> Path:
     copy_project(dest)
     if (ROOT / "envs").is_dir() and not (dest / "envs").exists():  # rules may name conda envs (envs/*.yaml)
         shutil.copytree(ROOT / "envs", dest / "envs")
     (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
+    sharded = dict(TINY, embed={**TINY["embed"], "shard_size": SHARD_SIZE})
+    (dest / "config" / "tiny-sharded.yaml").write_text(yaml.safe_dump(sharded, sort_keys=False))
     return dest
 
 
@@ -87,13 +94,14 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
 
     cluster = _project(tmp_path / "cluster")
     local = _project(tmp_path / "local")
-    planned = [job for job in plan(cluster, "--configfile", "config/tiny.yaml") if not job["local"]]
+    # planned before the datasets exist: the shard jobs appear once the checkpoint embed_plan has counted the texts
+    planned = [job for job in plan(cluster, "--configfile", "config/tiny-sharded.yaml") if not job["local"]]
     with ThreadPoolExecutor(1) as pool:  # the local run overlaps the SLURM run's polling
         local_run = pool.submit(run_snakemake, local, "--configfile", "config/tiny.yaml", "--cores", "1")
         # the README's command (SLURM_CONF only points the clients at the test cluster's configuration)
         proc = run_snakemake(
             cluster,
-            "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny.yaml",
+            "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny-sharded.yaml",
             env={"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]},
         )  # fmt: skip
         local_run.result()
@@ -101,6 +109,10 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     # same numbers as the local run (only the timing column may differ)
     pd.testing.assert_frame_equal(_scores(cluster), _scores(local))
     assert (cluster / "results" / "tables" / "table2.md").is_file()
+    # the tiny BERT's embeddings merged from 2 shard jobs: byte for byte the local run's single embed job's file
+    for model in TINY["models"]:
+        path = Path("results", "embeddings", model, "TenKGnadClusteringS2S.parquet")
+        assert (cluster / path).read_bytes() == (local / path).read_bytes(), path
 
     # what SLURM actually ran (from slurmdbd, as on a real cluster)
     acct = subprocess.run(
@@ -109,25 +121,31 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     ).stdout  # fmt: skip
     jobs = [line.split("|")[1:] for line in acct.strip().splitlines()]  # (comment, partition, tres, state)
     assert jobs and all(state == "COMPLETED" for *_, state in jobs), acct
-    gpu_embed = [j for j in jobs if j[0].startswith("rule_embed_wildcards_tiny-bert_")]
+    gpu_embed = [j for j in jobs if j[0].startswith("rule_embed_shard_wildcards_tiny-bert_")]
     cpu_embed = [j for j in jobs if j[0].startswith("rule_embed_wildcards_tfidf_")]
-    assert len(gpu_embed) == 1 and len(cpu_embed) == 1, acct
-    assert gpu_embed[0][1] == "gpu" and "gres/gpu=1" in gpu_embed[0][2], f"tiny-bert embed without a GPU:\n{acct}"
+    assert len(gpu_embed) == 2 and len(cpu_embed) == 1, acct  # tiny-bert: 2 shards; TF-IDF: not sharded
+    assert not any(j[0].startswith("rule_embed_wildcards_tiny-bert_") for j in jobs), acct
+    assert all(j[1] == "gpu" and "gres/gpu=1" in j[2] for j in gpu_embed), f"tiny-bert shard without a GPU:\n{acct}"
     # partitions chosen by the plugin from profiles/slurm/partitions.yaml: no GPU asked -> the CPU partition
     assert cpu_embed[0][1] == "cpu" and "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job on a GPU:\n{acct}"
     assert not any("gres/gpu" in j[2] for j in jobs if not j[0].startswith("rule_embed_")), acct
     assert all(j[1] == "cpu" for j in jobs if not j[0].startswith(("rule_embed_", "rule_tiny_bert_"))), acct
-    # download/demo rules stayed local; all reduce, cluster and cluster_view jobs of a model went as ONE
-    # grouped job (group cpu-{model}); as many submissions as the dry run with the profile planned
+    # download/demo rules stayed local; all reduce, cluster and cluster_view jobs of a model (and the tiny BERT's
+    # embed_merge) went as ONE grouped job (group cpu-{model}); as many submissions as the dry run with the profile
+    # planned, plus the shard jobs (known only once embed_plan has run)
     comments = [j[0] for j in jobs]
     assert not any("demo_data" in c for c in comments), acct
     # (an ungrouped job's comment is rule_{rule}_wildcards_...; a group job's rule_{group}_{rules})
-    assert not any(c.startswith(("rule_reduce_", "rule_cluster_", "rule_cluster_view_")) for c in comments), acct
-    assert sorted(c for c in comments if c.startswith("rule_cpu-")) == sorted(
-        f"rule_cpu-{m}_cluster_cluster_view_reduce" for m in TINY["models"]
+    assert not any(
+        c.startswith(("rule_reduce_", "rule_cluster_", "rule_cluster_view_", "rule_embed_merge_", "rule_embed_plan_"))
+        for c in comments
     ), acct
+    assert sorted(c for c in comments if c.startswith("rule_cpu-")) == [
+        "rule_cpu-tfidf_cluster_cluster_view_reduce",
+        "rule_cpu-tiny-bert_cluster_cluster_view_embed_merge_reduce",
+    ], acct
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
-    assert len(jobs) == len(planned), (acct, planned)
+    assert len(jobs) == len(planned) + len(gpu_embed), (acct, planned)
     assert "submitted with SLURM jobid" in proc.stdout
 
 

@@ -57,6 +57,16 @@ def embedding_path(model, dataset):
     return result("embeddings", model, f"{dataset}.parquet")
 
 
+def shard_plan_path(dataset):
+    """The shards a dataset's texts are embedded in (checkpoint embed_plan, config embed.shard_size)."""
+    return result("shards", f"{dataset}.json")
+
+
+def shard_path(model, dataset, start, stop):
+    """One shard's embeddings (texts start..stop-1), merged into embedding_path by embed_merge."""
+    return result("shards", model, dataset, f"{start}-{stop}.parquet")
+
+
 def reduced_path(model, dataset, reduction):
     return result("reduced", model, dataset, f"{reduction}.parquet")
 

@@ -141,3 +141,9 @@ rule embed:
 
 
 include: "embed_cache.smk"
+
+
+# --- sharded embedding of big corpora (config embed.shard_size): embed_shard.smk --------------------------
+
+
+include: "embed_shard.smk"

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.embed.spec import encoder_settings
+from tecb.embed.spec import CHUNK_SIZE, encoder_settings
 from tecb.io import (
     atomic_path,
     embedding_batch,
@@ -40,9 +40,6 @@ from tecb.io import (
     vectors_hasher,
     write_json,
 )
-
-CHUNK_SIZE = 4096
-
 
 # --- models -------------------------------------------------------------------------------
 
@@ -679,6 +676,7 @@ def embed_dataset(
             "device": str(model.device),
             "batch_size": batch_size,
             "sorted_by_length": True,
+            **({"chunk_size": settings["chunk_size"]} if "chunk_size" in settings else {}),
         }
         log(
             f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
@@ -689,6 +687,7 @@ def embed_dataset(
             model,
             texts,
             batch_size,
+            settings.get("chunk_size", CHUNK_SIZE),
             log=log,
             state=meta,  # adds final_batch_size
             encode_kwargs=encode_options(settings),

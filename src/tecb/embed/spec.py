@@ -24,6 +24,9 @@ from pathlib import Path
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
 TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
+#: Texts a transformer model sorts by length and encodes together, written as one row group (``embed.chunk_size``).
+#: Another chunk size may change the vectors at float rounding level (other batches): it is then a setting.
+CHUNK_SIZE = 4096
 # kinds run through sentence-transformers (``python``, ``precomputed`` and ``static`` are not: see KIND_KEYS)
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
@@ -99,6 +102,7 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
     max_seq_length = spec.get("max_seq_length")
+    chunk_size = int(spec.get("chunk_size") or embed_options.get("chunk_size") or CHUNK_SIZE)
     return {
         "kind": kind,
         "id": spec.get("id"),
@@ -114,6 +118,7 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
         "tokenizer_kwargs": dict(spec.get("tokenizer_kwargs") or {}),
         "encode_kwargs": dict(spec.get("encode_kwargs") or {}),
         "dtype": dtype,
+        **({"chunk_size": chunk_size} if chunk_size != CHUNK_SIZE else {}),  # the default: as before the key
     }
 
 

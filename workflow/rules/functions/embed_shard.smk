@@ -1,0 +1,61 @@
+# Input functions of the rules in embed_shard.smk (config embed.shard_size), which includes this file first.
+# Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
+
+import json
+
+SHARD_SIZE = config["embed"].get("shard_size")
+# models whose datasets are embedded in shards: transformer kinds (tecb.embed.shard.SHARDABLE_KINDS)
+SHARDED_MODELS = models_of_kind(*SHARDABLE_KINDS) if SHARD_SIZE else []
+
+
+def plan_shard_size(wildcards):
+    """embed.shard_size, except for a dataset planned before whose sharded models' embeddings all exist: its plan's
+    own size, so a new shard size re-plans (and re-embeds, to the same bytes) only what is still to embed.
+    """
+    path = shard_plan_path(wildcards.dataset)
+    done = all(
+        os.path.exists(embedding_path(m, wildcards.dataset)) for m in SHARDED_MODELS
+    )
+    if done and os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)["shard_size"]
+    return SHARD_SIZE
+
+
+def shard_ranges_of(dataset):
+    """The [start, stop) ranges of a dataset's shards: known once its plan (checkpoint embed_plan) has run."""
+    with open(checkpoints.embed_plan.get(dataset=dataset).output[0]) as f:
+        return json.load(f)["shards"]
+
+
+def shard_inputs(model, dataset):
+    """The shards' embeddings and timings files of one (model, dataset), in text order."""
+    ranges = shard_ranges_of(dataset)
+    return {
+        "shards": [shard_path(model, dataset, a, b) for a, b in ranges],
+        "timings": [
+            job_timing_path("embed_shard", model, dataset, f"{a}-{b}")
+            for a, b in ranges
+        ],
+    }
+
+
+def merge_input(wildcards):
+    """What the embed_merge job of a run's (model, dataset) reads: its shards."""
+    return shard_inputs(wildcards.model, wildcards.dataset)
+
+
+def cache_merge_input(wildcards):
+    """What the embed_compute_merge job of a cache entry reads: the shards of the run's (model, dataset) with that
+    key. Not for an entry that exists or a model that is not sharded: the input named then exists nowhere and no
+    rule makes it, so Snakemake takes embed_compute (or the entry as a source file), as cache_compute_input.
+    """
+    entry = entry_paths(EMBED_CACHE, wildcards.key)
+    owner = key_owner(wildcards.key)
+    if (
+        all(os.path.exists(p) for p in entry.values())
+        or owner is None
+        or owner[0] not in SHARDED_MODELS
+    ):
+        return {"not_sharded": entry["embeddings"] + ".not-sharded"}
+    return shard_inputs(*owner)
