@@ -78,3 +78,19 @@ def test_second_run_folder_reuses_the_first_ones_embeddings(tmp_path):
     assert fresh.get("embed") == 2 and "embed_compute" not in fresh, fresh
     run_c = work / "results" / "c" / "embeddings"
     assert _sha(run_c / "tfidf" / f"{DATASET}.parquet") == _sha(run_b / "tfidf" / f"{DATASET}.parquet")
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("shard_size", [None, 100])
+def test_the_whole_demo_plans_with_the_cache(tmp_path, shard_size):
+    """Every target of the demo (the report's runtimes included) plans with the cache on, sharded or not: the
+    report does not ask for an embed job's benchmark file, which only the uncached embed rule would write."""
+    work = copy_project(tmp_path / "p")
+    embed = {"cache_dir": str(tmp_path / "cache"), "shard_size": shard_size}
+    (work / "config" / "cached.yaml").write_text(yaml.safe_dump({"embed": embed}))
+    proc = run_snakemake(
+        work, "-n", "--configfile", "config/demo.yaml", "config/cached.yaml", "--cores", "2", "--resources", "gpu=1"
+    )
+    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, flags=re.M))
+    assert planned.get("embed_cached") == "18" and "embed" not in planned, proc.stdout[-3000:]
+    assert planned.get("report_extras") == "1"

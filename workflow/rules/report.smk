@@ -17,8 +17,10 @@ MTEB_META_KEYS = list(dict.fromkeys((m, mteb_task(d) is None) for m, d in MTEB_K
 MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
     mteb_meta_path(m, c) for m, c in MTEB_META_KEYS
 ]
+# With the embedding cache (embed.cache_dir) a run's embed jobs only link an entry (rule embed_cached): the
+# time of computing it is in the entry's timings, linked to results/{run}/timings/embed/, not a job benchmark.
 BENCHMARK_KEYS = (
-    [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS]
+    [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE]
     + [("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS]
     + [
         ("cluster", f"{m}/{d}/{r}/{a}")
