@@ -354,3 +354,15 @@ def test_dtype_parity_on_cpu_bfloat16(tiny_dir):
     assert result["v_measure_difference"] == pytest.approx(result["v_measure_half"] - result["v_measure_float32"])
     assert result["seeds"] == [42, 43, 44, 45, 46] and result["v_measure_seed_std"] >= 0
     assert 0 <= result["v_measure_float32"] <= 1 and 0 <= result["v_measure_half"] <= 1
+
+
+def test_job_embed_options_take_the_models_batch_size_and_digest_file(tmp_path):
+    from tecb.embed.spec import job_embed_options, recorded_digest
+
+    config = {"embed": {"batch_size": 32, "device": "cpu"}, "models": {"a": {"batch_size": 4}, "b": {}}}
+    assert job_embed_options(config, model="a") == {"batch_size": 4, "device": "cpu"}
+    assert job_embed_options(config, model="b") == {"batch_size": 32, "device": "cpu"}
+    assert config["embed"]["batch_size"] == 32  # the config itself is not changed
+    (tmp_path / "digest.json").write_text('{"sha256": "ab12", "files": 3}')
+    assert recorded_digest([str(tmp_path / "digest.json")]) == "ab12"
+    assert recorded_digest([]) is None and recorded_digest(None) is None

@@ -9,11 +9,10 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
 
-import json
-
 from threadpoolctl import threadpool_limits
 
 from tecb.embed.encode import embed_dataset
+from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
@@ -21,14 +20,8 @@ if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports t
     import torch
 
     torch.set_num_threads(snakemake.threads)
-embed_options = dict(snakemake.config["embed"])
-model_batch_size = snakemake.config["models"][snakemake.wildcards.model].get("batch_size")
-if model_batch_size:
-    embed_options["batch_size"] = model_batch_size
-digest = None
-if snakemake.input.get("digest"):
-    with open(snakemake.input.digest[0]) as f:
-        digest = json.load(f)["sha256"]
+embed_options = job_embed_options(snakemake.config, model=snakemake.wildcards.model)
+digest = recorded_digest(snakemake.input.get("digest"))
 # BLAS/OpenMP on exactly the job's threads, not on every core of the machine: the TF-IDF SVD's vectors depend on
 # the BLAS thread count (benchmarks/blas_kernels.md), so this keeps them equal across machines (issue 21.6)
 with threadpool_limits(snakemake.threads):

@@ -5,11 +5,10 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
 
-import json
-
 from threadpoolctl import threadpool_limits
 
 from tecb.embed.encode import embed_dataset
+from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
@@ -18,14 +17,8 @@ if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports t
 
     torch.set_num_threads(snakemake.threads)
 model, dataset = snakemake.params.owner["model"], snakemake.params.owner["dataset"]
-embed_options = dict(snakemake.config["embed"])
-model_batch_size = snakemake.config["models"][model].get("batch_size")
-if model_batch_size:
-    embed_options["batch_size"] = model_batch_size
-digest = None
-if snakemake.input.get("digest"):
-    with open(snakemake.input.digest[0]) as f:
-        digest = json.load(f)["sha256"]
+embed_options = job_embed_options(snakemake.config, model=model)
+digest = recorded_digest(snakemake.input.get("digest"))
 log(f"cache entry of {model} / {dataset}")
 with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
     embed_dataset(

@@ -5,24 +5,17 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
 
-import json
-
 import torch
 from threadpoolctl import threadpool_limits
 
 from tecb.embed.shard import embed_shard
+from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)  # transformer kinds only (tecb.embed.shard.SHARDABLE_KINDS)
-embed_options = dict(snakemake.config.get("embed", {}))
-model_batch_size = snakemake.config["models"][snakemake.wildcards.model].get("batch_size")
-if model_batch_size:
-    embed_options["batch_size"] = model_batch_size
-digest = None
-if snakemake.input.get("digest"):
-    with open(snakemake.input.digest[0]) as f:
-        digest = json.load(f)["sha256"]
+embed_options = job_embed_options(snakemake.config, model=snakemake.wildcards.model)
+digest = recorded_digest(snakemake.input.get("digest"))
 log(f"shard {snakemake.params.start}..{snakemake.params.stop} of {snakemake.wildcards.dataset}")
 with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
     embed_shard(
@@ -32,7 +25,7 @@ with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embe
         embed_options,
         start=snakemake.params.start,
         stop=snakemake.params.stop,
-        seed=42,  # unused by transformer kinds (TF-IDF is never sharded)
+        seed=None,  # transformer kinds use no seed (TF-IDF is never sharded)
         log=log,
         dataset=snakemake.wildcards.dataset,
         model_digest=digest,

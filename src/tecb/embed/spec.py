@@ -389,3 +389,24 @@ def expand_prompt_variants(models: Mapping) -> dict:
             entry["name"] = f"{spec.get('name', key)} [{variant}]"
             out[f"{key}@{variant}"] = entry
     return out
+
+
+def job_embed_options(config: Mapping, *, model: str) -> dict:
+    """The options of one model's embedding job: the filled config's ``embed`` section, with the model's own
+    ``batch_size`` where its entry sets one (the embed, embed_compute and embed_shard jobs)."""
+    options = dict(config["embed"])
+    batch_size = config["models"][model].get("batch_size")
+    if batch_size:
+        options["batch_size"] = batch_size
+    return options
+
+
+def recorded_digest(digest_files) -> str | None:
+    """The sha256 in a model_digest job's JSON file (``digest_files``: the job's ``digest`` input, a list of at
+    most one path), or None for a model without one."""
+    if not digest_files:
+        return None
+    import json
+
+    with open(digest_files[0]) as f:
+        return json.load(f)["sha256"]
