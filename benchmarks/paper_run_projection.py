@@ -698,8 +698,8 @@ def render(args, sizes, costs, fits, fixed, checks, result, steps, sizes_by_data
         f"{', '.join(map(str, sizes))} (reductions also at {', '.join(map(str, args.umap_sizes))}); fitted "
         "`seconds = a * n^b`; projected to the paper's split sizes (below) for 12 models (all taken as 768-d; three "
         "are 1024-d, one 384-d: +4% on the dimension-bound steps). Every job also pays its fixed per-job cost, "
-        "measured inside the job's own process (below). Makespan: greedy longest-job-first on 16 cores, reduce jobs "
-        "before their cluster jobs, embeddings ready at 0 (the GPU side is not included). CPU seconds on a loaded "
+        "measured inside the job's own process (below; those processes ran beside the per-split measurements). "
+        "Makespan: greedy longest-job-first on 16 cores, reduce jobs before their cluster jobs, embeddings ready at 0 (the GPU side is not included). CPU seconds on a loaded "
         "shared machine run higher than on an idle one (shared caches, SMT): a re-run on another day of the "
         "previous version of this file gave 7.51 core-hours where it had written 6.63.",
         "",
