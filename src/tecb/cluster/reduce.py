@@ -24,7 +24,10 @@ def cache_umap_compilation() -> int:
     """Turn on numba's on-disk cache for the compiled functions of umap and pynndescent; return how many.
 
     Most of umap's ``@numba.njit`` functions are not declared ``cache=True``, so every process compiles them
-    again (~9 s CPU at the first UMAP of a process, measured: benchmarks/paper_run_projection.md). This
+    again (30-37 s CPU of numba in a process running umap's small-split route and NN-descent without a cache;
+    11-12 s with a warm cache, nearly all of it pynndescent's ``nn_descent``, which numba refuses to cache
+    ("uses dynamic globals"); the process that fills an empty cache spends 37-54 s; measured:
+    benchmarks/paper_run_projection.md). This
     calls numba's public ``Dispatcher.enable_caching()`` on those two packages' module-level functions only
     (nothing is replaced, numba's decorators and other packages are untouched), so a later process loads the
     same machine code from disk: identical results. The cache goes to ``NUMBA_CACHE_DIR`` if the process
