@@ -17,6 +17,15 @@ WORKFLOW_FILES = ["Snakefile", "workflow", "config", "envs", "profiles", "refere
 SHARED = ROOT.parent / "shared"  # present beside the checkout in CI; tests using it skip without it
 
 
+#: The demo's generated raw files (written by the demo_data rule), as config/demo.yaml points to them: the
+#: `sources` of the tests' own small configs.
+DEMO_SOURCES = {
+    "germeval2019": {"path": "resources/demo/germeval2019.zip"},
+    "million_posts": {"path": "resources/demo/corpus.sqlite3"},
+    "reddit": {"path": "resources/demo/submissions.parquet"},
+}
+
+
 def copy_project(dest: Path) -> Path:
     """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/; src/ linked) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)

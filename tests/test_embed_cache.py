@@ -10,18 +10,14 @@ from collections import Counter
 
 import pytest
 import yaml
-from conftest import copy_project, run_snakemake
+from conftest import DEMO_SOURCES, copy_project, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
 DATASET = "TenKGnadClusteringS2S"
 CONFIG = {
     "seed": 42,
-    "sources": {
-        "germeval2019": {"path": "resources/demo/germeval2019.zip"},
-        "million_posts": {"path": "resources/demo/corpus.sqlite3"},
-        "reddit": {"path": "resources/demo/submissions.parquet"},
-    },
+    "sources": DEMO_SOURCES,
     "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
     "models": {
         "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import ROOT, copy_project, run_snakemake
+from conftest import DEMO_SOURCES, ROOT, copy_project, run_snakemake
 
 from tecb.config import layered_config
 from tecb.configcheck import ConfigError, validated_config
@@ -67,11 +67,7 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path):
 DATASET = "TenKGnadClusteringS2S"  # 240 unique texts in the demo data
 WF_CONFIG = {
     "seed": 42,
-    "sources": {
-        "germeval2019": {"path": "resources/demo/germeval2019.zip"},
-        "million_posts": {"path": "resources/demo/corpus.sqlite3"},
-        "reddit": {"path": "resources/demo/submissions.parquet"},
-    },
+    "sources": DEMO_SOURCES,
     "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
     "models": {
         "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},

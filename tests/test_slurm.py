@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, copy_project, run_snakemake
+from conftest import DEMO_SOURCES, ROOT, copy_project, run_snakemake
 from test_profiles import plan
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
@@ -31,11 +31,7 @@ SKIP_RC = 3  # start.sh: "cannot run here" (not root, no SLURM and no apt-get)
 # grouped reduce + cluster job). Chain: build -> tiny_bert -> embed -> reduce+cluster -> collect+tables.
 TINY = {
     "seed": 42,
-    "sources": {
-        "germeval2019": {"path": "resources/demo/germeval2019.zip"},
-        "million_posts": {"path": "resources/demo/corpus.sqlite3"},
-        "reddit": {"path": "resources/demo/submissions.parquet"},
-    },
+    "sources": DEMO_SOURCES,
     "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s"}},
     "models": {
         "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 64},
