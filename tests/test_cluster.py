@@ -376,6 +376,7 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
             {"algorithm": "kmeans", "reduction": "none"},
             {"algorithm": "agglomerative", "reduction": "umap"},
         ],
+        "cluster": {"batch": False},  # one job per configuration (test_cluster_batch.py: batched)
     }
 
     def write(extra_configurations=(), **changes):
@@ -404,7 +405,7 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
     targets = write(algorithms={"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 100}}})
     assert _planned_jobs(snake(targets, "-n")) == {"cluster": 1}
     # cores and the memory limit are not results: nothing to do
-    targets = write(cluster={"threads": 2, "max_memory_gb": 8})
+    targets = write(cluster={"threads": 2, "max_memory_gb": 8, "batch": False})
     assert _planned_jobs(snake(targets, "-n")) == {}
     # an import-path algorithm is checked before anything runs, naming the key
     write(algorithms={"spectral": {"method": "sklearn.cluster.SpectralClustring"}})

@@ -189,7 +189,7 @@ def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:
     """``(rule, script, conda env)`` of every rule with a ``script:``."""
     found = []
     for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
-        for m in re.finditer(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
+        for m in re.finditer(r"^\s*rule (\w+):(.*?)(?=^\s*rule |\Z)", smk.read_text(), re.S | re.M):
             script = re.search(r'script:\s*\n\s*"([^"]+)"', m.group(2))
             env = re.search(r'conda:\s*\n\s*"([^"]+)"', m.group(2))
             if env is None and re.search(r"conda:\s*\n\s*model_env\b", m.group(2)):  # a model's `env:`, default:

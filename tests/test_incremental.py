@@ -45,7 +45,7 @@ BASE = {
         "hdbscan": {"method": "hdbscan"},
     },
     "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
-    "cluster": {"threads": 1},
+    "cluster": {"threads": 1, "batch": False},  # one job per configuration (test_cluster_batch.py: batched)
 }
 
 

@@ -134,5 +134,6 @@ def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs():
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     cluster_smk = (ROOT / "workflow" / "rules" / "cluster.smk").read_text()
     assert "mem_mb=cluster_mem_mb" in cluster_smk and "mem_mb=reduce_mem_mb" in cluster_smk
-    for rule in ("reduce", "cluster"):
+    assert "mem_mb=cluster_batch_mem_mb" in cluster_smk
+    for rule in ("reduce", "cluster", "cluster_batch"):
         assert "mem_mb" not in (profile["set-resources"].get(rule) or {}), rule

@@ -36,32 +36,69 @@ rule reduce:
         "../scripts/reduce.py"
 
 
-rule cluster:
-    input:
-        unpack(cluster_input),
-    output:
-        scores=score_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
-        timings=timing_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
-        labels=labels_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
-    log:
-        log_path("cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.log"),
-    benchmark:
-        benchmark_path(
-            "cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.tsv"
-        )
-    wildcard_constraints:
-        reduction=alternatives(["none"] + REDUCTIONS),
-        algorithm=alternatives(list(config["algorithms"])),
-    conda:
-        "../../envs/cluster.yaml"
-    threads: cluster_threads
-    resources:
-        mem_mb=cluster_mem_mb,
-    params:
-        spec=lambda wildcards: config["algorithms"][wildcards.algorithm],
-        seed=SEED,
-    script:
-        "../scripts/cluster.py"
+if not config["cluster"]["batch"]:
+
+    rule cluster:
+        input:
+            unpack(cluster_input),
+        output:
+            scores=score_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+            timings=timing_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+            labels=labels_path("{model}", "{dataset}", "{reduction}", "{algorithm}"),
+        log:
+            log_path(
+                "cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.log"
+            ),
+        benchmark:
+            benchmark_path(
+                "cluster", "{model}", "{dataset}", "{reduction}", "{algorithm}.tsv"
+            )
+        wildcard_constraints:
+            reduction=alternatives(["none"] + REDUCTIONS),
+            algorithm=alternatives(list(config["algorithms"])),
+        conda:
+            "../../envs/cluster.yaml"
+        threads: cluster_threads
+        resources:
+            mem_mb=cluster_mem_mb,
+        params:
+            spec=lambda wildcards: config["algorithms"][wildcards.algorithm],
+            seed=SEED,
+        script:
+            "../scripts/cluster.py"
+
+else:
+
+    # cluster.batch: every configuration of one (model, dataset) in one process; update(): a rerun keeps
+    # the configurations whose key is unchanged (tecb.cluster.batch), so reruns stay exact.
+    rule cluster_batch:
+        input:
+            unpack(cluster_batch_input),
+        output:
+            scores=update(
+                [score_path("{model}", "{dataset}", r, a) for a, r in CONFIGURATIONS]
+            ),
+            timings=update(
+                [timing_path("{model}", "{dataset}", r, a) for a, r in CONFIGURATIONS]
+            ),
+            labels=update(
+                [labels_path("{model}", "{dataset}", r, a) for a, r in CONFIGURATIONS]
+            ),
+            member_keys=update(result("cluster_keys", "{model}", "{dataset}.json")),
+        log:
+            log_path("cluster", "{model}", "{dataset}", "batch.log"),
+        benchmark:
+            benchmark_path("cluster", "{model}", "{dataset}", "batch.tsv")
+        conda:
+            "../../envs/cluster.yaml"
+        threads: cluster_batch_threads
+        resources:
+            mem_mb=cluster_batch_mem_mb,
+        params:
+            members=cluster_batch_members,
+            seed=SEED,
+        script:
+            "../scripts/cluster_batch.py"
 
 
 rule collect_scores:

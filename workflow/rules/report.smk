@@ -22,12 +22,16 @@ MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
 BENCHMARK_KEYS = (
     [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE]
     + [("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS]
-    + [
-        ("cluster", f"{m}/{d}/{r}/{a}")
-        for m in MODELS
-        for d in DATASETS
-        for a, r in CONFIGURATIONS
-    ]
+    + (
+        [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
+        if config["cluster"]["batch"]
+        else [
+            ("cluster", f"{m}/{d}/{r}/{a}")
+            for m in MODELS
+            for d in DATASETS
+            for a, r in CONFIGURATIONS
+        ]
+    )
 )
 BENCHMARKS = [benchmark_path(step, f"{job}.tsv") for step, job in BENCHMARK_KEYS]
 REPORT_TARGETS = (

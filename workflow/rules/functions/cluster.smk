@@ -14,12 +14,17 @@ def cluster_input(wildcards):
     return inputs
 
 
-def cluster_threads(wildcards):
+def algorithm_threads(algorithm):
     """Ward and DBSTREAM run on one core; the others get `cluster.threads` (BLAS/OpenMP, HDBSCAN workers)."""
     from tecb.cluster.algorithms import threads_used
 
-    method = config["algorithms"][wildcards.algorithm]["method"]
+    method = config["algorithms"][algorithm]["method"]
     return threads_used(method, config["cluster"]["threads"])
+
+
+def cluster_threads(wildcards):
+    """The threads of one configuration's cluster job (algorithm_threads)."""
+    return algorithm_threads(wildcards.algorithm)
 
 
 def cluster_mem_mb(wildcards, input, attempt):
@@ -44,3 +49,45 @@ def reduce_mem_mb(wildcards, input, attempt):
 def score_files():
     """Every score file, in the order of SCORE_KEYS (collect_scores' input)."""
     return [score_path(*key) for key in SCORE_KEYS]
+
+
+# --- cluster.batch: every configuration of one (model, dataset) in one job (rule cluster_batch) ---
+
+
+def cluster_batch_input(wildcards):
+    """The splits, the raw embeddings if a configuration clusters them, and every reduced file used."""
+    inputs = {"splits": splits_path(wildcards.dataset)}
+    if any(r == "none" for _, r in CONFIGURATIONS):
+        inputs["embeddings"] = embedding_path(wildcards.model, wildcards.dataset)
+    for r in REDUCTIONS:
+        inputs[f"reduced_{r}"] = reduced_path(wildcards.model, wildcards.dataset, r)
+    return inputs
+
+
+def cluster_batch_members(wildcards):
+    """One (reduction, algorithm, spec) per configuration, in the order of CONFIGURATIONS: the batch's params,
+    so changing one configuration reruns the batch (which recomputes only that one). Not the cores: they
+    change no result (as for a per-configuration job)."""
+    return [
+        {"reduction": r, "algorithm": a, "spec": config["algorithms"][a]}
+        for a, r in CONFIGURATIONS
+    ]
+
+
+def cluster_batch_threads(wildcards):
+    """The most threads any of its configurations runs on (each runs on its own threads, as its own job would)."""
+    return max(algorithm_threads(a) for a, _ in CONFIGURATIONS)
+
+
+def cluster_batch_mem_mb(wildcards, input, attempt):
+    """The largest memory estimate of its configurations (they run one after the other), x attempt."""
+    from tecb.cluster.algorithms import job_memory_mb
+
+    estimates = []
+    for a, r in CONFIGURATIONS:
+        spec = config["algorithms"][a]
+        points = input.embeddings if r == "none" else input[f"reduced_{r}"]
+        estimates.append(
+            job_memory_mb(spec["method"], spec["params"], input.splits, points)
+        )
+    return attempt * max(estimates)
