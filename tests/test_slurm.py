@@ -28,7 +28,7 @@ STATE = Path(os.environ.get("TECB_SLURM_STATE", "/tmp/tecb-slurm"))
 SKIP_RC = 3  # start.sh: "cannot run here" (not root, no SLURM and no apt-get)
 
 # tfidf (no GPU) + tiny-bert (GPU) on one small dataset; kmeans on raw and PCA embeddings (PCA exercises the
-# grouped reduce + cluster job). Chain: build -> tiny_bert -> embed -> reduce+cluster -> collect+tables.
+# grouped reduce + cluster_batch job). Chain: build -> tiny_bert -> embed -> reduce+cluster -> collect+tables.
 TINY = {
     "seed": 42,
     "sources": DEMO_SOURCES,
@@ -41,7 +41,7 @@ TINY = {
     "reductions": {"pca": {"method": "pca", "n_components": 2}},
     "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
     "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
-    "cluster": {"threads": 1},
+    "cluster": {"threads": 1, "batch": True},  # one cluster_batch job per (model, dataset), as the demo
 }
 
 
@@ -137,7 +137,7 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
         for c in comments
     ), acct
     assert sorted(c for c in comments if c.startswith("rule_cpu-")) == [
-        "rule_cpu-tfidf_cluster_batch_cluster_view_reduce",  # config/demo.yaml: cluster.batch
+        "rule_cpu-tfidf_cluster_batch_cluster_view_reduce",  # TINY: cluster.batch
         "rule_cpu-tiny-bert_cluster_batch_cluster_view_embed_merge_reduce",
     ], acct
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
