@@ -4,10 +4,11 @@ On small data a clustering takes a fraction of the second that starting Python a
 costs (benchmarks/demo_overhead.md), so one process runs them all. Reruns stay exact: each configuration
 ("member") has a key of everything that decides its files (the algorithm's spec, the seed, the sha256 of
 the points and splits it reads, the versions of the clustering libraries; not the cores, which change no
-result, as in a per-configuration job), kept in the batch's keys file. The rule marks its outputs ``update()`` (Snakemake keeps them when the batch reruns
-and restores them if it fails); a member whose key is unchanged and whose files exist is kept as it is,
-the others are computed with :func:`tecb.cluster.algorithms.run_configuration`, the function a
-per-configuration job runs, so the files are the same bytes either way.
+result, as in a per-configuration job), kept in the batch's keys file. The rule marks its outputs
+``update()`` (Snakemake keeps them when the batch reruns and restores them if it fails); a member whose key
+is unchanged and whose files exist is kept as it is, the others are computed with
+:func:`tecb.cluster.algorithms.run_configuration`, the function a per-configuration job runs, so the files
+are the same bytes either way.
 """
 
 from __future__ import annotations
@@ -19,11 +20,6 @@ from importlib import metadata
 
 #: Libraries whose version can change a clustering's labels.
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "hdbscan", "river", "fastcluster", "threadpoolctl")
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def library_versions() -> dict[str, str]:
@@ -108,22 +104,21 @@ def run_batch(
 
     from tecb import io
     from tecb.cluster.algorithms import run_configuration
+    from tecb.data.download import sha256_of
 
     versions = library_versions()
     digests: dict[str, str] = {}
 
     def digest(path) -> str:
         if path not in digests:
-            digests[path] = file_sha256(path)
+            digests[path] = sha256_of(path)
         return digests[path]
 
     names = [m["name"] for m in members]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}a batch names a member twice: {names}")
-    old = read_keys(keys_path)
-    keys = {name: key for name, key in old.items() if name in names}  # members no longer in the batch dropped
-    if keys != old:
-        io.write_json(keys, keys_path)
+    # members no longer in the batch are dropped (written with the first change, or at the end)
+    keys = {name: key for name, key in read_keys(keys_path).items() if name in names}
     computed = []
     for member in members:
         name = member["name"]

@@ -27,14 +27,18 @@ def cluster_threads(wildcards):
     return algorithm_threads(wildcards.algorithm)
 
 
-def cluster_mem_mb(wildcards, input, attempt):
-    """The memory guard's estimate at the largest split (+ Python and the input), x attempt (a retry gets more);
-    re-evaluated once the inputs exist."""
+def algorithm_memory_mb(algorithm, splits, points):
+    """The memory guard's estimate for `algorithm` at the largest split (+ Python and the input)."""
     from tecb.cluster.algorithms import job_memory_mb
 
-    spec = config["algorithms"][wildcards.algorithm]
+    spec = config["algorithms"][algorithm]
+    return job_memory_mb(spec["method"], spec["params"], splits, points)
+
+
+def cluster_mem_mb(wildcards, input, attempt):
+    """algorithm_memory_mb x attempt (a retry gets more); re-evaluated once the inputs exist."""
     points = input.reduced if wildcards.reduction != "none" else input.embeddings
-    return attempt * job_memory_mb(spec["method"], spec["params"], input.splits, points)
+    return attempt * algorithm_memory_mb(wildcards.algorithm, input.splits, points)
 
 
 def reduce_mem_mb(wildcards, input, attempt):
@@ -81,13 +85,9 @@ def cluster_batch_threads(wildcards):
 
 def cluster_batch_mem_mb(wildcards, input, attempt):
     """The largest memory estimate of its configurations (they run one after the other), x attempt."""
-    from tecb.cluster.algorithms import job_memory_mb
-
-    estimates = []
-    for a, r in CONFIGURATIONS:
-        spec = config["algorithms"][a]
-        points = input.embeddings if r == "none" else input[f"reduced_{r}"]
-        estimates.append(
-            job_memory_mb(spec["method"], spec["params"], input.splits, points)
+    return attempt * max(
+        algorithm_memory_mb(
+            a, input.splits, input.embeddings if r == "none" else input[f"reduced_{r}"]
         )
-    return attempt * max(estimates)
+        for a, r in CONFIGURATIONS
+    )
