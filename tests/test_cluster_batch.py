@@ -1,8 +1,10 @@
-"""cluster.batch: every configuration of one (model, dataset) in one process, with exact reruns (issue 24)."""
+"""cluster.batch: every reduction and configuration of one (model, dataset) in one process, with exact reruns
+(issue 24)."""
 
 import json
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import yaml
 from test_cluster import SPECS, _planned_jobs, blobs
@@ -10,6 +12,7 @@ from test_cluster import SPECS, _planned_jobs, blobs
 from tecb import io
 from tecb.cluster import batch
 from tecb.cluster.algorithms import run_configuration
+from tecb.cluster.reduce import run_reduction
 
 KINDS = ("scores", "timings", "labels")
 
@@ -46,13 +49,16 @@ def _members(tmp_path, data, specs):
     return members
 
 
-def _run(tmp_path, data, specs, logs=None):
+def _run(tmp_path, data, specs, logs=None, reductions=(), embeddings=None):
     return batch.run_batch(
         _members(tmp_path, data, specs),
+        reductions=list(reductions),
+        embeddings_path=embeddings,
         splits_path=data["splits"],
         keys_path=tmp_path / "batch" / "keys.json",
         seed=42,
         max_memory_gb=None,
+        cache_umap=False,
         log=(logs.append if logs is not None else lambda m: None),
     )
 
@@ -136,12 +142,63 @@ def test_the_key_covers_spec_seed_inputs_and_library_versions():
         assert batch.member_key(**{**base, **change}) != key, change
     assert batch.member_key(**dict(base)) == key
     assert set(batch.library_versions()) == set(batch.LIBRARIES)
+    assert {"umap-learn", "pynndescent", "numba"} <= set(batch.library_versions(batch.REDUCE_LIBRARIES))
+
+
+def _embeddings(path, x):
+    schema = io.embedding_schema(x.shape[1], {"n_texts": len(x), io.VECTORS_SHA256: io.vectors_sha256(x)})
+    io.write_table(pa.Table.from_batches([io.embedding_batch(schema, 0, x)]), path)
+    return path
+
+
+def test_reductions_run_first_with_the_reduce_jobs_bytes_and_rerun_exactly(tmp_path, data):
+    """The batch's reductions write what a reduce job writes; their clusterings are keyed by the reduced bytes:
+    a changed reduction recomputes itself and the clusterings on it, one recomputed to the same bytes keeps them."""
+    x = np.hstack([data["x"], np.sin(data["x"]), data["x"] ** 2]).astype(np.float32)  # 160 x 6
+    emb = _embeddings(tmp_path / "emb.parquet", x)
+    pca = {"a": {"method": "pca", "n_components": 2}, "b": {"method": "pca", "n_components": 3}}
+
+    def reductions(specs):
+        return [{"name": r, "spec": spec, "out": data[r]} for r, spec in specs.items()]  # rewrites a.parquet, ...
+
+    solo = {}
+    for r, spec in pca.items():
+        out = tmp_path / f"solo-{r}.parquet"
+        run_reduction(emb, data["splits"], spec, out, reduction=r, seed=42, threads=1, log=lambda m: None)
+        solo[r] = out.read_bytes()
+    logs = []
+    assert _run(tmp_path, data, SPECS3, logs, reductions(pca), emb) == ["reduce:a", "reduce:b", *SPECS3]
+    assert {r: data[r].read_bytes() for r in pca} == solo  # a reduce job's bytes
+    assert "2 of 2 reductions computed, 0 kept" in logs[-2]
+    keys = json.loads((tmp_path / "batch" / "keys.json").read_text())
+    assert sorted(keys) == sorted(["reduce:a", "reduce:b", *SPECS3])
+
+    # nothing changed: nothing computed
+    before = {n: _state(tmp_path, n) for n in SPECS3}
+    assert _run(tmp_path, data, SPECS3, None, reductions(pca), emb) == []
+    # reduction b changes: it and the clusterings of b are recomputed, a's kept untouched
+    changed = {**pca, "b": {"method": "pca", "n_components": 2}}
+    assert _run(tmp_path, data, SPECS3, None, reductions(changed), emb) == ["reduce:b", "b/agglomerative"]
+    after = {n: _state(tmp_path, n) for n in SPECS3}
+    assert after["a/kmeans"] == before["a/kmeans"] and after["a/hdbscan"] == before["a/hdbscan"]
+    # a reduced file lost: computed again, to the same bytes, so its clusterings are kept
+    mtime = data["a"].stat().st_mtime_ns
+    data["a"].unlink()
+    assert _run(tmp_path, data, SPECS3, None, reductions(changed), emb) == ["reduce:a"]
+    assert data["a"].read_bytes() == solo["a"] and data["a"].stat().st_mtime_ns != mtime
+    assert {n: _state(tmp_path, n) for n in ("a/kmeans", "a/hdbscan")} == {
+        n: after[n] for n in ("a/kmeans", "a/hdbscan")
+    }
+    # other embeddings: every reduction and every clustering recomputed
+    _embeddings(emb, x[:, ::-1].copy())
+    assert _run(tmp_path, data, SPECS3, None, reductions(changed), emb) == ["reduce:a", "reduce:b", *SPECS3]
 
 
 @pytest.mark.workflow
 def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_path):
-    """cluster.batch: the same score and label files as one job per configuration; a changed algorithm reruns
-    its batch, which recomputes that configuration only."""
+    """cluster.batch: the same reduced, score and label files as one job per reduction and configuration; a
+    changed algorithm reruns its batch, which recomputes that configuration only; a changed reduction, it and
+    the configurations on it."""
     from conftest import copy_project, run_snakemake
 
     work = copy_project(tmp_path / "proj")
@@ -170,11 +227,16 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
 
     run("perjob", False)
     run("batched", True)
-    for c in layer["configurations"]:
-        for kind in ("scores", "labels"):
-            rel = where.format(kind=kind, r=c["reduction"], a=c["algorithm"])
-            assert (work / "results/batched" / rel).read_bytes() == (work / "results/perjob" / rel).read_bytes(), rel
+    rels = ["reduced/tfidf/TenKGnadClusteringS2S/pca.parquet"] + [
+        where.format(kind=kind, r=c["reduction"], a=c["algorithm"])
+        for c in layer["configurations"]
+        for kind in ("scores", "labels")
+    ]
+    for rel in rels:
+        assert (work / "results/batched" / rel).read_bytes() == (work / "results/perjob" / rel).read_bytes(), rel
+    assert not (work / "logs/batched/reduce").exists()  # the batch reduced: no reduce job ran
     log = work / "logs/batched/cluster/tfidf/TenKGnadClusteringS2S/batch.log"
+    assert "1 of 1 reductions computed" in log.read_text()
     assert "3 of 3 configurations computed" in log.read_text()
     assert _planned_jobs(run("batched", True, "-n")) == {}
 
@@ -188,3 +250,9 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     assert kept.read_bytes() == before
     # the cores change no result: nothing to do (as with one job per configuration)
     assert _planned_jobs(run("batched", True, "-n", threads=2, **changed)) == {}
+    # the reduction changes: it and the two clusterings on it are recomputed, k-means on raw embeddings kept
+    # (Snakemake touches a job's outputs after it, kept ones too: the log says which were kept)
+    run("batched", True, reductions={"pca": {"method": "pca", "n_components": 3}}, **changed)
+    text = log.read_text()
+    assert "1 of 1 reductions computed" in text and "none/kmeans: up to date" in text
+    assert "2 of 3 configurations computed, 1 kept" in text

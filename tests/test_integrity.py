@@ -177,12 +177,16 @@ def test_reduced_rows_not_matching_the_split_name_the_file(tmp_path, vectors):
         cluster.load_points(splits_path, reduced_path=red)
 
 
-def test_reduce_script_names_its_output_in_the_nan_message():
-    """workflow/scripts/reduce.py passes the file it writes to io.reduced_table (the message names it)."""
-    from pathlib import Path
+def test_reductions_name_their_output_in_the_nan_message():
+    """tecb.cluster.reduce.run_reduction (what a reduce job and a batch run) passes the file it writes to
+    io.reduced_table (the message names it)."""
+    import inspect
 
-    script = (Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "reduce.py").read_text()
-    assert "path=snakemake.output[0]" in script
+    from tecb.cluster.reduce import run_reduction
+
+    assert 'io.reduced_table(parts, {"reduction": reduction, **spec, "seed": seed}, path=out)' in inspect.getsource(
+        run_reduction
+    )
 
 
 # --- leftovers of killed jobs (issue 12 item 7) ---------------------------------------------------------------

@@ -28,7 +28,7 @@ STATE = Path(os.environ.get("TECB_SLURM_STATE", "/tmp/tecb-slurm"))
 SKIP_RC = 3  # start.sh: "cannot run here" (not root, no SLURM and no apt-get)
 
 # tfidf (no GPU) + tiny-bert (GPU) on one small dataset; kmeans on raw and PCA embeddings (PCA exercises the
-# grouped reduce + cluster_batch job). Chain: build -> tiny_bert -> embed -> reduce+cluster -> collect+tables.
+# reduction inside the grouped cluster_batch job). Chain: build -> tiny_bert -> embed -> cluster_batch -> tables.
 TINY = {
     "seed": 42,
     "sources": DEMO_SOURCES,
@@ -126,7 +126,7 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     assert cpu_embed[0][1] == "cpu" and "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job on a GPU:\n{acct}"
     assert not any("gres/gpu" in j[2] for j in jobs if not j[0].startswith("rule_embed_")), acct
     assert all(j[1] == "cpu" for j in jobs if not j[0].startswith(("rule_embed_", "rule_tiny_bert_"))), acct
-    # download/demo rules stayed local; all reduce, cluster_batch and cluster_view jobs of a model (and the tiny BERT's
+    # download/demo rules stayed local; all cluster_batch and cluster_view jobs of a model (and the tiny BERT's
     # embed_merge) went as ONE grouped job (group cpu-{model}); as many submissions as the dry run with the profile
     # planned, plus the shard jobs (known only once embed_plan has run)
     comments = [j[0] for j in jobs]
@@ -137,8 +137,8 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
         for c in comments
     ), acct
     assert sorted(c for c in comments if c.startswith("rule_cpu-")) == [
-        "rule_cpu-tfidf_cluster_batch_cluster_view_reduce",  # TINY: cluster.batch
-        "rule_cpu-tiny-bert_cluster_batch_cluster_view_embed_merge_reduce",
+        "rule_cpu-tfidf_cluster_batch_cluster_view",  # TINY: cluster.batch (no reduce jobs)
+        "rule_cpu-tiny-bert_cluster_batch_cluster_view_embed_merge",
     ], acct
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
     assert len(jobs) == len(planned) + len(gpu_embed), (acct, planned)

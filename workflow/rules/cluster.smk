@@ -2,6 +2,8 @@
 # One reduce job per (model, dataset, reduction), shared by every algorithm on it; one cluster job per
 # (model, dataset, reduction, algorithm). Params hold only the resolved spec of that reduction/algorithm and
 # the seed, so adding a configuration runs only its new jobs and changing one algorithm reruns only its jobs.
+# cluster.batch: one cluster_batch job per (model, dataset) does its reductions and clusterings instead, and
+# keys each one so a rerun recomputes only what changed (tecb.cluster.batch).
 # threads = the cores a job really uses; mem_mb = the memory guard's estimate (functions/cluster.smk).
 
 
@@ -12,31 +14,30 @@ include: "functions/cluster.smk"
 SCORE_KEYS = [(m, d, r, a) for m in MODELS for d in DATASETS for a, r in CONFIGURATIONS]
 
 
-rule reduce:
-    input:
-        embeddings=embedding_path("{model}", "{dataset}"),
-        splits=splits_path("{dataset}"),
-    output:
-        reduced_path("{model}", "{dataset}", "{reduction}"),
-    log:
-        log_path("reduce", "{model}", "{dataset}", "{reduction}.log"),
-    benchmark:
-        benchmark_path("reduce", "{model}", "{dataset}", "{reduction}.tsv")
-    wildcard_constraints:
-        reduction=alternatives(REDUCTIONS),
-    conda:
-        "../../envs/cluster.yaml"
-    threads: 1
-    resources:
-        mem_mb=reduce_mem_mb,
-    params:
-        spec=lambda wildcards: config["reductions"][wildcards.reduction],
-        seed=SEED,
-    script:
-        "../scripts/reduce.py"
-
-
 if not config["cluster"]["batch"]:
+
+    rule reduce:
+        input:
+            embeddings=embedding_path("{model}", "{dataset}"),
+            splits=splits_path("{dataset}"),
+        output:
+            reduced_path("{model}", "{dataset}", "{reduction}"),
+        log:
+            log_path("reduce", "{model}", "{dataset}", "{reduction}.log"),
+        benchmark:
+            benchmark_path("reduce", "{model}", "{dataset}", "{reduction}.tsv")
+        wildcard_constraints:
+            reduction=alternatives(REDUCTIONS),
+        conda:
+            "../../envs/cluster.yaml"
+        threads: 1
+        resources:
+            mem_mb=reduce_mem_mb,
+        params:
+            spec=lambda wildcards: config["reductions"][wildcards.reduction],
+            seed=SEED,
+        script:
+            "../scripts/reduce.py"
 
     rule cluster:
         input:
@@ -69,12 +70,17 @@ if not config["cluster"]["batch"]:
 
 else:
 
-    # cluster.batch: every configuration of one (model, dataset) in one process; update(): a rerun keeps
-    # the configurations whose key is unchanged (tecb.cluster.batch), so reruns stay exact.
+    # cluster.batch: every reduction and configuration of one (model, dataset) in one process; update(): a
+    # rerun keeps the reductions and configurations whose key is unchanged (tecb.cluster.batch), so reruns
+    # stay exact.
     rule cluster_batch:
         input:
-            unpack(cluster_batch_input),
+            embeddings=embedding_path("{model}", "{dataset}"),
+            splits=splits_path("{dataset}"),
         output:
+            reduced=update(
+                [reduced_path("{model}", "{dataset}", r) for r in REDUCTIONS]
+            ),
             scores=update(
                 [score_path("{model}", "{dataset}", r, a) for a, r in CONFIGURATIONS]
             ),
@@ -95,6 +101,9 @@ else:
         resources:
             mem_mb=cluster_batch_mem_mb,
         params:
+            reductions=[
+                {"reduction": r, "spec": config["reductions"][r]} for r in REDUCTIONS
+            ],
             members=cluster_batch_members,
             seed=SEED,
         script:

@@ -19,19 +19,20 @@ MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
 ]
 # With the embedding cache (embed.cache_dir) a run's embed jobs only link an entry (rule embed_cached): the
 # time of computing it is in the entry's timings, linked to results/{run}/timings/embed/, not a job benchmark.
-BENCHMARK_KEYS = (
-    [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE]
-    + [("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS]
-    + (
-        [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
-        if config["cluster"]["batch"]
-        else [
-            ("cluster", f"{m}/{d}/{r}/{a}")
-            for m in MODELS
-            for d in DATASETS
-            for a, r in CONFIGURATIONS
-        ]
-    )
+BENCHMARK_KEYS = [
+    ("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE
+] + (
+    [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
+    if config["cluster"]["batch"]
+    else [
+        ("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS
+    ]
+    + [
+        ("cluster", f"{m}/{d}/{r}/{a}")
+        for m in MODELS
+        for d in DATASETS
+        for a, r in CONFIGURATIONS
+    ]
 )
 BENCHMARKS = [benchmark_path(step, f"{job}.tsv") for step, job in BENCHMARK_KEYS]
 REPORT_TARGETS = (

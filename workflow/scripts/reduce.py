@@ -8,26 +8,21 @@ CACHE = snakemake.config["cluster"].get("numba_cache")
 if CACHE:
     os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
 
-import pyarrow.parquet as pq  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from tecb import io  # noqa: E402
-from tecb.cluster import reduce
+from tecb.cluster import reduce  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
-spec, seed = dict(snakemake.params.spec), snakemake.params.seed
+spec = dict(snakemake.params.spec)
 if CACHE and spec["method"] != "pca":
     log(f"numba cache: {CACHE} ({reduce.cache_umap_compilation()} umap/pynndescent functions cached)")
-splits = list(io.iter_splits(pq.read_table(snakemake.input.splits)))
-embeddings, meta = io.read_embeddings(snakemake.input.embeddings, text_ids=[i for _, ids, _ in splits for i in ids])
-log(f"== {snakemake.wildcards.reduction}: {spec}")
-with threadpool_limits(snakemake.threads):
-    parts = list(reduce.reduce_splits(embeddings, splits, spec, seed=seed, log=log))
-io.write_table(
-    io.reduced_table(
-        parts, {"reduction": snakemake.wildcards.reduction, **spec, "seed": seed}, path=snakemake.output[0]
-    ),
+reduce.run_reduction(
+    snakemake.input.embeddings,
+    snakemake.input.splits,
+    spec,
     snakemake.output[0],
+    reduction=snakemake.wildcards.reduction,
+    seed=snakemake.params.seed,
+    threads=snakemake.threads,
+    log=log,
 )
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

@@ -1,14 +1,16 @@
-"""Every clustering configuration of one (model, dataset) in one process (``cluster.batch: true``).
+"""Every reduction and clustering configuration of one (model, dataset) in one process (``cluster.batch: true``).
 
-On small data a clustering takes a fraction of the second that starting Python and importing scikit-learn
-costs (benchmarks/demo_overhead.md), so one process runs them all. Reruns stay exact: each configuration
-("member") has a key of everything that decides its files (the algorithm's spec, the seed, the sha256 of
-the points and splits it reads, the versions of the clustering libraries; not the cores, which change no
-result, as in a per-configuration job), kept in the batch's keys file. The rule marks its outputs
+On small data a reduction or a clustering takes a fraction of the seconds that starting Python and importing
+scikit-learn (and umap) cost (benchmarks/demo_overhead.md), so one process runs them all: first the
+reductions, then the clusterings. Reruns stay exact: each reduction and each configuration ("member") has a
+key of everything that decides its files (its spec, the seed, the sha256 of the files it reads, the versions
+of the libraries that compute it; not the cores, which change no result, as in a per-configuration job), kept
+in the batch's keys file. A clustering of reduced points is keyed by the reduced file's bytes, so a
+reduction recomputed to the same bytes keeps its clusterings. The rule marks its outputs
 ``update()`` (Snakemake keeps them when the batch reruns and restores them if it fails); a member whose key
 is unchanged and whose files exist is kept as it is, the others are computed with
-:func:`tecb.cluster.algorithms.run_configuration`, the function a per-configuration job runs, so the files
-are the same bytes either way.
+:func:`tecb.cluster.reduce.run_reduction` / :func:`tecb.cluster.algorithms.run_configuration`, the functions
+a reduce job and a per-configuration cluster job run, so the files are the same bytes either way.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from importlib import metadata
 
 #: Libraries whose version can change a clustering's labels.
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "hdbscan", "river", "fastcluster", "threadpoolctl")
+#: Libraries whose version can change a reduction's coordinates.
+REDUCE_LIBRARIES = ("numpy", "scipy", "scikit-learn", "umap-learn", "pynndescent", "numba", "threadpoolctl")
+#: The key name of a reduction's member (names in the config cannot hold ":", so it never meets a
+#: configuration's ``reduction/algorithm``).
+REDUCE_PREFIX = "reduce:"
 
 
-def library_versions() -> dict[str, str]:
-    """``{distribution: version}`` of :data:`LIBRARIES` (``"-"`` for one that is not installed)."""
+def library_versions(libraries=LIBRARIES) -> dict[str, str]:
+    """``{distribution: version}`` of ``libraries`` (``"-"`` for one that is not installed)."""
     versions = {}
-    for name in LIBRARIES:
+    for name in libraries:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -56,18 +63,30 @@ def read_keys(path) -> dict[str, str]:
     return keys
 
 
-def batch_members(configurations: list[dict], inputs, outputs, *, cluster_threads: int, max_threads: int) -> list[dict]:
+def batch_reductions(reductions: list[dict], outputs) -> list[dict]:
+    """The reductions of :func:`run_batch` from the rule's ``reductions`` (``reduction``, ``spec``) and its
+    output list ``reduced`` (in the same order)."""
+    return [
+        {"name": r["reduction"], "spec": r["spec"], "out": out}
+        for r, out in zip(reductions, outputs.get("reduced", []), strict=True)
+    ]
+
+
+def batch_members(
+    configurations: list[dict], inputs, outputs, *, reduced: dict, cluster_threads: int, max_threads: int
+) -> list[dict]:
     """The members of :func:`run_batch` from the rule's ``configurations`` (``reduction``, ``algorithm``,
-    ``spec``), its inputs (``embeddings``, ``reduced_{reduction}``) and its outputs (lists ``scores``,
-    ``timings``, ``labels`` in the order of ``configurations``). A member runs on the threads its own job
-    would declare (:func:`~tecb.cluster.algorithms.threads_used` of ``cluster_threads``), scaled down to the
-    batch job's ``max_threads`` as Snakemake scales a job's threads down to ``--cores``."""
+    ``spec``), its inputs (``embeddings``), the reduced file of each reduction (``reduced``: ``{reduction:
+    path}``, the ``out`` of :func:`batch_reductions`) and its outputs (lists ``scores``, ``timings``,
+    ``labels`` in the order of ``configurations``). A member runs on the threads its own job would declare
+    (:func:`~tecb.cluster.algorithms.threads_used` of ``cluster_threads``), scaled down to the batch job's
+    ``max_threads`` as Snakemake scales a job's threads down to ``--cores``."""
     from tecb.cluster.algorithms import threads_used
 
     members = []
     for c, scores, timings, labels in zip(configurations, outputs.scores, outputs.timings, outputs.labels, strict=True):
         r = c["reduction"]
-        points = {"embeddings_path": inputs.embeddings} if r == "none" else {"reduced_path": inputs[f"reduced_{r}"]}
+        points = {"embeddings_path": inputs.embeddings} if r == "none" else {"reduced_path": reduced[r]}
         members.append(
             {
                 "name": f"{r}/{c['algorithm']}",
@@ -85,28 +104,34 @@ def batch_members(configurations: list[dict], inputs, outputs, *, cluster_thread
 def run_batch(
     members: list[dict],
     *,
+    reductions: list[dict],
+    embeddings_path,
     splits_path,
     keys_path,
     seed: int,
     max_memory_gb: float | None,
+    cache_umap: bool,
     log=print,
     where: str = "",
 ) -> list[str]:
-    """Cluster every member that is not already up to date; returns the names of the members computed.
+    """Reduce and cluster everything that is not already up to date; returns the names computed.
 
-    A member is a dict: ``name`` (``reduction/algorithm``), ``spec`` (the algorithm), ``threads`` (the
-    cores it runs on, as its own job would), exactly one of ``embeddings_path`` / ``reduced_path``, and
-    its three outputs ``scores``, ``timings``, ``labels``. The keys file never names a member whose files
-    do not match its key: the member's entry is removed before its files are rewritten and written back
-    after them.
+    ``reductions`` (from :func:`batch_reductions`) run first, each on one thread as a reduce job: a dict
+    ``name`` (the reduction), ``spec``, ``out`` (its reduced file), computed from ``embeddings_path``. A
+    member (from :func:`batch_members`) is a dict: ``name`` (``reduction/algorithm``), ``spec`` (the
+    algorithm), ``threads`` (the cores it runs on, as its own job would), exactly one of ``embeddings_path``
+    / ``reduced_path``, and its three outputs ``scores``, ``timings``, ``labels``. ``cache_umap``: turn on
+    numba's on-disk cache (:func:`tecb.cluster.reduce.cache_umap_compilation`) before the first UMAP. The
+    keys file never names a reduction or member whose files do not match its key: the entry is removed
+    before its files are rewritten and written back after them.
     """
     from threadpoolctl import threadpool_limits
 
     from tecb import io
+    from tecb.cluster import reduce
     from tecb.cluster.algorithms import run_configuration
     from tecb.data.download import sha256_of
 
-    versions = library_versions()
     digests: dict[str, str] = {}
 
     def digest(path) -> str:
@@ -114,48 +139,82 @@ def run_batch(
             digests[path] = sha256_of(path)
         return digests[path]
 
-    names = [m["name"] for m in members]
+    names = [REDUCE_PREFIX + r["name"] for r in reductions] + [m["name"] for m in members]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}a batch names a member twice: {names}")
     # members no longer in the batch are dropped (written with the first change, or at the end)
     keys = {name: key for name, key in read_keys(keys_path).items() if name in names}
     computed = []
-    for member in members:
-        name = member["name"]
-        points = member.get("reduced_path") or member.get("embeddings_path")
-        key = member_key(
-            spec=member["spec"],
-            seed=seed,
-            points_sha256=digest(points),
-            splits_sha256=digest(splits_path),
-            versions=versions,
-        )
-        outputs = [member["scores"], member["timings"], member["labels"]]
+
+    def refresh(name: str, key: str, outputs: list, compute) -> None:
         if keys.get(name) == key and all(os.path.exists(p) for p in outputs):
             log(f"{name}: up to date (same key {key[:12]}), kept")
-            continue
+            return
         if name in keys:
             del keys[name]
             io.write_json(keys, keys_path)
-        log(f"{name}: clustering on {member['threads']} thread(s)")
-        with threadpool_limits(member["threads"]):  # BLAS/OpenMP: the threads its own job would declare
-            run_configuration(
-                splits_path,
-                member["spec"],
-                member["scores"],
-                member["timings"],
-                member["labels"],
-                embeddings_path=member.get("embeddings_path"),
-                reduced_path=member.get("reduced_path"),
-                seed=seed,
-                threads=member["threads"],
-                max_memory_gb=max_memory_gb,
-                log=log,
-                where=f"{where}{name}: ",
-            )
+        compute()
         keys[name] = key
         io.write_json(keys, keys_path)
         computed.append(name)
+
+    versions = library_versions(REDUCE_LIBRARIES)
+    umap_cached = not cache_umap
+    for r in reductions:
+
+        def compute_reduction(r=r):
+            nonlocal umap_cached
+            if r["spec"]["method"] != "pca" and not umap_cached:
+                log(f"numba cache: {reduce.cache_umap_compilation()} umap/pynndescent functions cached")
+                umap_cached = True
+            log(f"{REDUCE_PREFIX}{r['name']}: reducing on 1 thread")  # as a reduce job (threads: 1)
+            reduce.run_reduction(
+                embeddings_path, splits_path, r["spec"], r["out"], reduction=r["name"], seed=seed, threads=1, log=log
+            )
+            digests.pop(r["out"], None)  # its clusterings are keyed by the new bytes
+
+        key = member_key(
+            spec=r["spec"],
+            seed=seed,
+            points_sha256=digest(embeddings_path),
+            splits_sha256=digest(splits_path),
+            versions=versions,
+        )
+        refresh(REDUCE_PREFIX + r["name"], key, [r["out"]], compute_reduction)
+
+    versions = library_versions()
+    for member in members:
+
+        def compute_clustering(member=member):
+            log(f"{member['name']}: clustering on {member['threads']} thread(s)")
+            with threadpool_limits(member["threads"]):  # BLAS/OpenMP: the threads its own job would declare
+                run_configuration(
+                    splits_path,
+                    member["spec"],
+                    member["scores"],
+                    member["timings"],
+                    member["labels"],
+                    embeddings_path=member.get("embeddings_path"),
+                    reduced_path=member.get("reduced_path"),
+                    seed=seed,
+                    threads=member["threads"],
+                    max_memory_gb=max_memory_gb,
+                    log=log,
+                    where=f"{where}{member['name']}: ",
+                )
+
+        key = member_key(
+            spec=member["spec"],
+            seed=seed,
+            points_sha256=digest(member.get("reduced_path") or member.get("embeddings_path")),
+            splits_sha256=digest(splits_path),
+            versions=versions,
+        )
+        refresh(member["name"], key, [member["scores"], member["timings"], member["labels"]], compute_clustering)
     io.write_json(keys, keys_path)
-    log(f"{len(computed)} of {len(members)} configurations computed, {len(members) - len(computed)} kept")
+    n_reduced = sum(name.startswith(REDUCE_PREFIX) for name in computed)
+    if reductions:
+        log(f"{n_reduced} of {len(reductions)} reductions computed, {len(reductions) - n_reduced} kept")
+    n_clustered = len(computed) - n_reduced
+    log(f"{n_clustered} of {len(members)} configurations computed, {len(members) - n_clustered} kept")
     return computed

@@ -202,3 +202,21 @@ def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=
         coords = reduce(embeddings[ids], method, seed=seed, **spec)
         log(f"split {split}: {len(ids)} x {embeddings.shape[1]} -> {coords.shape[1]} ({method})")
         yield split, ids, coords
+
+
+def run_reduction(
+    embeddings_path, splits_path, spec: dict, out, *, reduction: str, seed: int, threads: int, log=print
+) -> None:
+    """Reduce every split of one (model, dataset)'s embeddings with ``spec`` and write the reduced file ``out``
+    (:func:`tecb.io.reduced_table`): what a reduce job does, and a batched job for each of its reductions."""
+    import pyarrow.parquet as pq
+    from threadpoolctl import threadpool_limits
+
+    from tecb import io
+
+    splits = list(io.iter_splits(pq.read_table(splits_path)))
+    embeddings, _meta = io.read_embeddings(embeddings_path, text_ids=[i for _, ids, _ in splits for i in ids])
+    log(f"== {reduction}: {spec}")
+    with threadpool_limits(threads):
+        parts = list(reduce_splits(embeddings, splits, spec, seed=seed, log=log))
+    io.write_table(io.reduced_table(parts, {"reduction": reduction, **spec, "seed": seed}, path=out), out)

@@ -58,16 +58,6 @@ def score_files():
 # --- cluster.batch: every configuration of one (model, dataset) in one job (rule cluster_batch) ---
 
 
-def cluster_batch_input(wildcards):
-    """The splits, the raw embeddings if a configuration clusters them, and every reduced file used."""
-    inputs = {"splits": splits_path(wildcards.dataset)}
-    if any(r == "none" for _, r in CONFIGURATIONS):
-        inputs["embeddings"] = embedding_path(wildcards.model, wildcards.dataset)
-    for r in REDUCTIONS:
-        inputs[f"reduced_{r}"] = reduced_path(wildcards.model, wildcards.dataset, r)
-    return inputs
-
-
 def cluster_batch_members(wildcards):
     """One (reduction, algorithm, spec) per configuration, in the order of CONFIGURATIONS: the batch's params,
     so changing one configuration reruns the batch (which recomputes only that one). Not the cores: they
@@ -79,15 +69,24 @@ def cluster_batch_members(wildcards):
 
 
 def cluster_batch_threads(wildcards):
-    """The most threads any of its configurations runs on (each runs on its own threads, as its own job would)."""
-    return max(algorithm_threads(a) for a, _ in CONFIGURATIONS)
+    """The most threads any of its configurations runs on (each runs on its own threads, as its own job
+    would; a reduction on one, as a reduce job)."""
+    return max([1] + [algorithm_threads(a) for a, _ in CONFIGURATIONS])
 
 
 def cluster_batch_mem_mb(wildcards, input, attempt):
-    """The largest memory estimate of its configurations (they run one after the other), x attempt."""
+    """The largest memory estimate of its reductions and configurations (they run one after the other), x
+    attempt. A clustering of reduced points is estimated at the embeddings' shape (the reduced file does not
+    exist before the job; a reduction has no more dimensions), plus umap's imports when the batch reduces
+    with UMAP (they stay loaded)."""
+    from tecb.cluster.reduce import UMAP_IMPORTS_MB, job_memory_mb
+
+    reductions = [config["reductions"][r] for r in REDUCTIONS]
+    umap_mb = UMAP_IMPORTS_MB if any(s["method"] != "pca" for s in reductions) else 0
     return attempt * max(
-        algorithm_memory_mb(
-            a, input.splits, input.embeddings if r == "none" else input[f"reduced_{r}"]
-        )
-        for a, r in CONFIGURATIONS
+        [job_memory_mb(s, input.splits, input.embeddings) for s in reductions]
+        + [
+            umap_mb + algorithm_memory_mb(a, input.splits, input.embeddings)
+            for a, _ in CONFIGURATIONS
+        ]
     )
