@@ -12,17 +12,17 @@ from tecb.cluster import reduce  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
-spec = dict(snakemake.params.spec)
-if CACHE and spec["method"] != "pca":
-    log(f"numba cache: {CACHE} ({reduce.cache_umap_compilation()} umap/pynndescent functions cached)")
+if CACHE:
+    log(f"numba cache: {CACHE}")
 reduce.run_reduction(
     snakemake.input.embeddings,
     snakemake.input.splits,
-    spec,
+    dict(snakemake.params.spec),
     snakemake.output[0],
     reduction=snakemake.wildcards.reduction,
     seed=snakemake.params.seed,
     threads=snakemake.threads,
+    cache_umap=bool(CACHE),
     log=log,
 )
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

@@ -41,7 +41,8 @@ def library_versions(libraries=LIBRARIES) -> dict[str, str]:
 
 
 def member_key(*, spec: dict, seed: int, points_sha256: str, splits_sha256: str, versions: dict) -> str:
-    """The sha256 of everything that decides one configuration's scores and labels."""
+    """The sha256 of everything that decides one member's files: a configuration's scores and labels (its
+    points: the embeddings or reduced file) or a reduction's coordinates (its points: the embeddings)."""
     record = {
         "spec": spec,
         "seed": seed,
@@ -121,7 +122,7 @@ def run_batch(
     member (from :func:`batch_members`) is a dict: ``name`` (``reduction/algorithm``), ``spec`` (the
     algorithm), ``threads`` (the cores it runs on, as its own job would), exactly one of ``embeddings_path``
     / ``reduced_path``, and its three outputs ``scores``, ``timings``, ``labels``. ``cache_umap``: turn on
-    numba's on-disk cache (:func:`tecb.cluster.reduce.cache_umap_compilation`) before the first UMAP. The
+    numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). The
     keys file never names a reduction or member whose files do not match its key: the entry is removed
     before its files are rewritten and written back after them.
     """
@@ -159,17 +160,20 @@ def run_batch(
         computed.append(name)
 
     versions = library_versions(REDUCE_LIBRARIES)
-    umap_cached = not cache_umap
     for r in reductions:
 
         def compute_reduction(r=r):
-            nonlocal umap_cached
-            if r["spec"]["method"] != "pca" and not umap_cached:
-                log(f"numba cache: {reduce.cache_umap_compilation()} umap/pynndescent functions cached")
-                umap_cached = True
             log(f"{REDUCE_PREFIX}{r['name']}: reducing on 1 thread")  # as a reduce job (threads: 1)
             reduce.run_reduction(
-                embeddings_path, splits_path, r["spec"], r["out"], reduction=r["name"], seed=seed, threads=1, log=log
+                embeddings_path,
+                splits_path,
+                r["spec"],
+                r["out"],
+                reduction=r["name"],
+                seed=seed,
+                threads=1,
+                cache_umap=cache_umap,
+                log=log,
             )
             digests.pop(r["out"], None)  # its clusterings are keyed by the new bytes
 

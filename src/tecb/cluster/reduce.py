@@ -205,15 +205,28 @@ def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=
 
 
 def run_reduction(
-    embeddings_path, splits_path, spec: dict, out, *, reduction: str, seed: int, threads: int, log=print
+    embeddings_path,
+    splits_path,
+    spec: dict,
+    out,
+    *,
+    reduction: str,
+    seed: int,
+    threads: int,
+    cache_umap: bool,
+    log=print,
 ) -> None:
     """Reduce every split of one (model, dataset)'s embeddings with ``spec`` and write the reduced file ``out``
-    (:func:`tecb.io.reduced_table`): what a reduce job does, and a batched job for each of its reductions."""
+    (:func:`tecb.io.reduced_table`): what a reduce job does, and a batched job for each of its reductions.
+    ``cache_umap``: a UMAP reduction first turns on numba's on-disk cache (:func:`cache_umap_compilation`;
+    the process must have set ``NUMBA_CACHE_DIR`` before importing numba)."""
     import pyarrow.parquet as pq
     from threadpoolctl import threadpool_limits
 
     from tecb import io
 
+    if cache_umap and spec["method"] != "pca":
+        log(f"numba cache: {cache_umap_compilation()} umap/pynndescent functions newly cached")
     splits = list(io.iter_splits(pq.read_table(splits_path)))
     embeddings, _meta = io.read_embeddings(embeddings_path, text_ids=[i for _, ids, _ in splits for i in ids])
     log(f"== {reduction}: {spec}")

@@ -55,7 +55,7 @@ def score_files():
     return [score_path(*key) for key in SCORE_KEYS]
 
 
-# --- cluster.batch: every configuration of one (model, dataset) in one job (rule cluster_batch) ---
+# --- cluster.batch: every reduction and configuration of one (model, dataset) in one job (rule cluster_batch) ---
 
 
 def cluster_batch_members(wildcards):
