@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -453,20 +454,26 @@ def tree_digest(folder: Path) -> dict:
 
 @pytest.mark.slow
 def test_same_seed_identical_bytes_across_processes(base_model, tmp_path):
-    """Two ClusterNS runs in separate processes, on data with duplicate texts, save byte-identical models."""
+    """Every method trained in two separate processes (each its own PYTHONHASHSEED), on data with duplicate texts,
+    saves byte-identical models (tests/test_adapt_workflow.py repeats two of the workflow's jobs)."""
     script = textwrap.dedent(
         f"""
         import sys
+        from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_adapt_methods import topic_corpus, training_data, settings_for
+        from test_adapt_methods import METHODS, topic_corpus, training_data, settings_for
         from tecb.adapt.training import train
         texts, labels = topic_corpus(6, 0)
         texts, labels = texts + texts[:4], labels + labels[:4]
-        train(method="clusterns", base_model_dir={str(base_model)!r}, data=training_data(texts, labels),
-              settings={{**settings_for("clusterns"), "epochs": 2}}, seed=9, device="cpu",
-              output_dir=sys.argv[1], eval_every=None, evaluate=None)
+        for method in METHODS:  # one epoch each; ClusterNS two (it clusters after its warm-up)
+            train(method=method, base_model_dir={str(base_model)!r}, data=training_data(texts, labels),
+                  settings={{**settings_for(method), "epochs": 2 if method == "clusterns" else 1}}, seed=9,
+                  device="cpu", output_dir=Path(sys.argv[1]) / method, eval_every=None, evaluate=None)
         """
     )
-    for name in ("x", "y"):
-        subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], check=True, capture_output=True)
-    assert tree_digest(tmp_path / "x") == tree_digest(tmp_path / "y")
+    for name, hash_seed in (("x", "1"), ("y", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], check=True, capture_output=True, env=env)
+    x, y = tree_digest(tmp_path / "x"), tree_digest(tmp_path / "y")
+    assert {k.split("/")[0] for k in x} == set(METHODS)
+    assert x == y, sorted(k for k in x if x[k] != y.get(k))
