@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "workflow", "config", "envs", "profiles", "reference", ".test"]
@@ -175,6 +176,11 @@ def shrink_demo_config(workdir: Path) -> None:
     if n != 1 or re.search(r"^  chance:", text.replace(DEMO_TEST_CHANCE, ""), flags=re.M):
         raise AssertionError("config/demo.yaml needs one `tables:` section without its own `chance:` key")
     path.write_text(text)
+
+
+def demo_run_config(workdir: Path) -> dict:
+    """The config the demo fixture ran: ``workdir``'s config/demo.yaml as :func:`shrink_demo_config` left it."""
+    return yaml.safe_load((workdir / "config" / "demo.yaml").read_text())
 
 
 @pytest.fixture(scope="session")

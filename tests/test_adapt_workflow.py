@@ -39,6 +39,10 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     # Table 6 and what it is compared with (the rest of `all`, e.g. the chance floor, is the demo test's)
     bench_path = first / "scores" / "tiny-bert" / "TenKGnadClusteringS2S" / "none" / "kmeans.parquet"
     targets = ["adapt_report", str(bench_path.relative_to(work))]
+
+    def score_file(method, variant):
+        return first / "adapt" / "tiny-bert" / method / variant / "TenKGnadClusteringS2S" / "seed42.parquet"
+
     run_snakemake(work, *targets, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1")
     table = pd.read_csv(first / "adapt" / "table6.csv", index_col=0)
     rows = list(table.index)
@@ -67,10 +71,9 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
         assert json.loads((folder / "protocol.json").read_text())["protocol"] == meta["protocol"]
     # step 0 is the base model scored exactly as the benchmark scores it (same splits, same k-means)
     bench = pd.read_parquet(bench_path)
+
     for method, variant in (("simcse", "transductive"), ("cob", "lodo")):
-        rows = pd.read_parquet(
-            first / "adapt" / "tiny-bert" / method / variant / "TenKGnadClusteringS2S" / "seed42.parquet"
-        )
+        rows = pd.read_parquet(score_file(method, variant))
         step0 = rows[rows.step == 0].set_index("split").v_measure.sort_index()
         assert step0.to_numpy().tolist() == bench.set_index("split").v_measure.sort_index().to_numpy().tolist()
     # two training jobs again, in new processes with another PYTHONHASHSEED: COB under leave-one-dataset-out (the
@@ -78,14 +81,7 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     # every method's training repeating across processes is tests/test_adapt_methods.py's, the datasets and base
     # embeddings across clean runs tests/test_reproducible.py's
     a = _outputs(work)
-    repeat = [
-        str(
-            (first / "adapt" / "tiny-bert" / method / variant / "TenKGnadClusteringS2S" / "seed42.parquet").relative_to(
-                work
-            )
-        )
-        for method, variant in (("cob", "lodo"), ("argue", "transductive"))
-    ]
+    repeat = [str(score_file(m, v).relative_to(work)) for m, v in (("cob", "lodo"), ("argue", "transductive"))]
     again = run_snakemake(
         work, *targets, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1",
         "--forcerun", *repeat, env={"PYTHONHASHSEED": "77"},

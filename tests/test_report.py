@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import run_snakemake
+from conftest import demo_run_config, run_snakemake
 
 from tecb.report import extras as report
 from tecb.report import mteb_results
@@ -177,7 +177,7 @@ def test_write_mteb_results(tmp_path):
 def test_demo_tables_figures_mteb_and_report(demo_run):
     """The demo produces the tables (beside the paper too), figures, MTEB JSON; `--report` builds the HTML."""
     res = demo_run / "results" / "demo"  # config/demo.yaml: run: demo
-    cfg = yaml.safe_load((demo_run / "config" / "demo.yaml").read_text())
+    cfg = demo_run_config(demo_run)
     for n in (1, 2, 3):
         for stem in (f"table{n}", f"table{n}_vs_paper"):
             for ext in ("md", "csv", "tex", "html"):

@@ -9,8 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
-from conftest import ROOT, copy_project, run_snakemake
+from conftest import ROOT, copy_project, demo_run_config, run_snakemake
 
 from tecb.report.tables import PAPER_DATASETS
 
@@ -45,12 +44,12 @@ SCORE_COLUMNS = [
 
 def _configurations(workdir):
     """The configurations the demo fixture ran (tests/conftest.py: every algorithm and reduction once)."""
-    return yaml.safe_load((workdir / "config" / "demo.yaml").read_text())["configurations"]
+    return demo_run_config(workdir)["configurations"]
 
 
 def _models(workdir):
     """The models the demo fixture ran (tests/conftest.py: config/demo.yaml's without `tfidf-64`)."""
-    return list(yaml.safe_load((workdir / "config" / "demo.yaml").read_text())["models"])
+    return list(demo_run_config(workdir)["models"])
 
 
 @pytest.mark.workflow

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import copy_project, run_snakemake
+from conftest import copy_project, demo_run_config, run_snakemake
 
 WORDS = {
     "sport": ["Tor", "Spiel", "Mannschaft", "Trainer", "Liga", "Stadion", "Regierung"],
@@ -90,7 +90,7 @@ def test_demo_table2_shows_intervals_and_significance_marks(demo_run):
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Model")]
     assert rows[-1].startswith("| Random partition (chance) |")  # the chance row under the models (issue 21.3)
     rows = rows[:-1]
-    models = list(yaml.safe_load((demo_run / "config" / "demo.yaml").read_text())["models"])
+    models = list(demo_run_config(demo_run)["models"])
     assert len(rows) == len(models) == 2  # the test demo's TF-IDF and tiny BERT (tests/conftest.py)
     assert all(cell.count("[") == 1 for row in rows for cell in row.split("|")[2:-1])  # an interval in each cell
     stats = pd.read_csv(res / "tables" / "table2_statistics.csv")
