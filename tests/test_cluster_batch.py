@@ -198,9 +198,10 @@ def test_reductions_run_first_with_the_reduce_jobs_bytes_and_rerun_exactly(tmp_p
 
 @pytest.mark.workflow
 def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_path):
-    """cluster.batch: the same reduced, score and label files as one job per reduction and configuration; a
-    changed algorithm reruns its batch, which recomputes that configuration only; a changed reduction, it and
-    the configurations on it."""
+    """cluster.batch: the same reduced, score and label files, MTEB v2 score and cluster view as one job per
+    reduction, configuration, score and view; a changed algorithm reruns its batch, which recomputes that
+    configuration only; a changed reduction, it and the configurations on it; a changed view setting, the view
+    only."""
     from conftest import copy_project, run_snakemake
 
     work = copy_project(tmp_path / "proj")
@@ -212,8 +213,11 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
             {"algorithm": "agglomerative", "reduction": "pca"},
             {"algorithm": "dbstream", "reduction": "pca"},
         ],
+        # the steps after clustering: MTEB v2's score and the cluster view (of kmeans on raw embeddings)
+        "scoring": {"protocols": ["paper", "mteb_v2"], "mteb_v2": {"sample_size": 100, "n_bootstraps": 3}},
     }
     where = "{kind}/tfidf/TenKGnadClusteringS2S/{r}/{a}.parquet"
+    steps = ["mteb_v2/tfidf/TenKGnadClusteringS2S.parquet", "report/clusters/tfidf/TenKGnadClusteringS2S.html"]
 
     def run(name, batched, *args, threads=1, **changes):
         (work / f"config/{name}.yaml").write_text(
@@ -222,24 +226,31 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
         targets = [
             f"results/{name}/" + where.format(kind="scores", r=c["reduction"], a=c["algorithm"])
             for c in layer["configurations"]
-        ]
+        ] + [f"results/{name}/{step}" for step in steps]
         return run_snakemake(
             work, "--configfile", "config/demo.yaml", f"config/{name}.yaml", "--cores", "2", *args, *targets
         ).stdout
 
     run("perjob", False)
     run("batched", True)
-    rels = ["reduced/tfidf/TenKGnadClusteringS2S/pca.parquet"] + [
-        where.format(kind=kind, r=c["reduction"], a=c["algorithm"])
-        for c in layer["configurations"]
-        for kind in ("scores", "labels")
-    ]
+    rels = (
+        ["reduced/tfidf/TenKGnadClusteringS2S/pca.parquet"]
+        + [
+            where.format(kind=kind, r=c["reduction"], a=c["algorithm"])
+            for c in layer["configurations"]
+            for kind in ("scores", "labels")
+        ]
+        + steps
+    )
     for rel in rels:
         assert (work / "results/batched" / rel).read_bytes() == (work / "results/perjob" / rel).read_bytes(), rel
-    assert not (work / "logs/batched/reduce").exists()  # the batch reduced: no reduce job ran
+    # the batch reduced, scored and wrote the view: no reduce, mteb_v2 or cluster_view job ran
+    assert not any((work / "logs/batched" / rule).exists() for rule in ("reduce", "mteb_v2", "cluster_view"))
+    assert all((work / "logs/perjob" / rule).is_dir() for rule in ("reduce", "mteb_v2", "cluster_view"))
     log = work / "logs/batched/cluster/tfidf/TenKGnadClusteringS2S/batch.log"
     assert "1 of 1 reductions computed" in log.read_text()
     assert "3 of 3 configurations computed" in log.read_text()
+    assert "2 of 2 other steps computed (mteb_v2, cluster_view)" in log.read_text()
     assert _planned_jobs(run("batched", True, "-n")) == {}
 
     # one algorithm changes: its batch reruns and computes only that configuration
@@ -249,7 +260,17 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     before = kept.read_bytes()
     run("batched", True, **changed)
     assert "1 of 3 configurations computed, 2 kept" in log.read_text()
+    assert "0 of 2 other steps computed" in log.read_text()  # kmeans on raw (the view's labels) unchanged
     assert kept.read_bytes() == before
+    # a view setting changes: the batch reruns and rewrites the view only
+    v2_before = (work / "results/batched" / steps[0]).read_bytes()
+    changed["inspect"] = {"top_terms": 3}
+    assert _planned_jobs(run("batched", True, "-n", **changed)) == {"cluster_batch": 1}
+    run("batched", True, **changed)
+    assert "0 of 3 configurations computed, 3 kept" in log.read_text()
+    assert "1 of 2 other steps computed (mteb_v2, cluster_view)" in log.read_text()
+    assert "cluster_view: up to date" not in log.read_text() and "mteb_v2: up to date" in log.read_text()
+    assert (work / "results/batched" / steps[0]).read_bytes() == v2_before
     # the cores change no result: nothing to do (as with one job per configuration)
     assert _planned_jobs(run("batched", True, "-n", threads=2, **changed)) == {}
     # the reduction changes: it and the two clusterings on it are recomputed, k-means on raw embeddings kept

@@ -24,7 +24,9 @@ def gpu_rules() -> set[str]:
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         # rules at top level or indented (inside `if`): the body is what is indented deeper than `rule`
         for _, name, body in re.findall(r"^([ \t]*)rule (\w+):\n((?:\1[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
-            if re.search(r"^\s+resources:\s*\n(?:\s{8,}.*\n)*?\s{8,}gpu\s*=", body, flags=re.M):
+            # each line's indentation matched one way only ([ \t]{8,} then \S): a pattern that can split it several
+            # ways backtracks exponentially over a long body without `gpu` (cluster_batch's params)
+            if re.search(r"^[ \t]+resources:[ \t]*\n(?:[ \t]{8,}\S.*\n)*?[ \t]{8,}gpu[ \t]*=", body, flags=re.M):
                 found.add(name)
     return found
 

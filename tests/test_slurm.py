@@ -48,6 +48,12 @@ TINY = {
 # the SLURM run of test_slurm_profile_matches_local_run: the tiny BERT in 2 shards of 128 and 112 texts
 SHARD_SIZE = 128
 
+# The profile's first sacct poll comes 5 s after a submission, the next 10 s later: a test job (5-10 s, most of it
+# the job step's Snakemake starting) is seen finished ~20 s after its submission. Polling 1 s after a submission
+# (the next one 11 s after it) halves the waiting on this one-node cluster, whose jobs run one after another
+# (~12 in the two tests); every other profile key is used as the README gives it.
+POLL_SOONER = ("--slurm-init-seconds-before-status-checks", "1")
+
 
 def _project(dest: Path) -> Path:
     copy_project(dest)
@@ -97,7 +103,7 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
         # the README's command (SLURM_CONF only points the clients at the test cluster's configuration)
         proc = run_snakemake(
             cluster,
-            "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny-sharded.yaml",
+            "--workflow-profile", "profiles/slurm", "--configfile", "config/tiny-sharded.yaml", *POLL_SOONER,
             env={"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]},
         )  # fmt: skip
         local_run.result()
@@ -126,9 +132,9 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     assert cpu_embed[0][1] == "cpu" and "gres/gpu" not in cpu_embed[0][2], f"tfidf embed job on a GPU:\n{acct}"
     assert not any("gres/gpu" in j[2] for j in jobs if not j[0].startswith("rule_embed_")), acct
     assert all(j[1] == "cpu" for j in jobs if not j[0].startswith(("rule_embed_", "rule_tiny_bert_"))), acct
-    # download/demo rules stayed local; all cluster_batch and cluster_view jobs of a model (and the tiny BERT's
-    # embed_merge) went as ONE grouped job (group cpu-{model}); as many submissions as the dry run with the profile
-    # planned, plus the shard jobs (known only once embed_plan has run)
+    # download/demo rules stayed local; all cluster_batch jobs of a model (each also writing its cluster view; and
+    # the tiny BERT's embed_merge) went as ONE grouped job (group cpu-{model}); as many submissions as the dry run
+    # with the profile planned, plus the shard jobs (known only once embed_plan has run)
     comments = [j[0] for j in jobs]
     assert not any("demo_data" in c for c in comments), acct
     # (an ungrouped job's comment is rule_{rule}_wildcards_...; a group job's rule_{group}_{rules})
@@ -137,8 +143,8 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
         for c in comments
     ), acct
     assert sorted(c for c in comments if c.startswith("rule_cpu-")) == [
-        "rule_cpu-tfidf_cluster_batch_cluster_view",  # TINY: cluster.batch (no reduce jobs)
-        "rule_cpu-tiny-bert_cluster_batch_cluster_view_embed_merge",
+        "rule_cpu-tfidf_cluster_batch",  # TINY: cluster.batch (no reduce, cluster or cluster_view jobs)
+        "rule_cpu-tiny-bert_cluster_batch_embed_merge",
     ], acct
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
     assert len(jobs) == len(planned) + len(gpu_embed), (acct, planned)
@@ -169,7 +175,7 @@ def test_second_run_folder_reuses_the_embedding_cache_on_slurm(slurm_env, tmp_pa
         targets = [f"results/{run}/embeddings/{m}/{dataset}.parquet" for m in TINY["models"]]
         run_snakemake(
             work, *targets, "--workflow-profile", "profiles/slurm", "--configfile", "config/cache.yaml",
-            "--config", f"run={run}", env=env,
+            "--config", f"run={run}", *POLL_SOONER, env=env,
         )  # fmt: skip
         jobs[run] = _accounting(slurm_env, since)
         assert jobs[run] and all(j[3] == "COMPLETED" for j in jobs[run]), jobs[run]

@@ -70,14 +70,17 @@ if not config["cluster"]["batch"]:
 
 else:
 
-    # cluster.batch: every reduction and configuration of one (model, dataset) in one process; update(): a
-    # rerun keeps the reductions and configurations whose key is unchanged (tecb.cluster.batch), so reruns
-    # stay exact.
+    # cluster.batch: every reduction and configuration of one (model, dataset) in one process, then its MTEB v2
+    # score and cluster view (the rules mteb_v2 and cluster_view then do not exist); update(): a rerun keeps
+    # the reductions, configurations and steps whose key is unchanged (tecb.cluster.batch), so reruns stay
+    # exact.
     rule cluster_batch:
         input:
+            **cluster_batch_step_inputs(),
             embeddings=embedding_path("{model}", "{dataset}"),
             splits=splits_path("{dataset}"),
         output:
+            **cluster_batch_step_outputs(),
             reduced=update(
                 [reduced_path("{model}", "{dataset}", r) for r in REDUCTIONS]
             ),
@@ -106,6 +109,16 @@ else:
             ],
             members=cluster_batch_members,
             seed=SEED,
+            mteb_v2_options=MTEB_V2_OPTIONS,
+            mteb_v2_max_documents=mteb_v2_max_documents,
+            view=lambda wc: {
+                "labels": labels_path(
+                    wc.model, wc.dataset, VIEW_CONFIG[1], VIEW_CONFIG[0]
+                ),
+                "title": view_title(wc),
+                "split": INSPECT["split"],
+                "top_terms": INSPECT["top_terms"],
+            },
         script:
             "../scripts/cluster_batch.py"
 

@@ -201,6 +201,27 @@ MODELS = list(config["models"])
 MODEL_NAMES = {m: spec.get("name", m) for m, spec in config["models"].items()}
 CONFIGURATIONS = [(c["algorithm"], c["reduction"]) for c in config["configurations"]]
 REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
+# the per-(model, dataset) steps after clustering (rules mteb_v2 and cluster_view, or inside cluster_batch)
+MTEB_V2 = "mteb_v2" in config["scoring"]["protocols"]
+INSPECT = config["inspect"]
+# the configuration a cluster view shows: inspect.algorithm / inspect.reduction if configured, else the first
+VIEW_CONFIG = (INSPECT["algorithm"], INSPECT["reduction"])
+if VIEW_CONFIG not in CONFIGURATIONS:
+    VIEW_CONFIG = CONFIGURATIONS[0]
+# MTEB v2's options (rules mteb_v2, chance_mteb_v2, cluster_batch); max_documents is per dataset
+MTEB_V2_OPTIONS = {
+    k: v for k, v in config["scoring"]["mteb_v2"].items() if k != "max_documents"
+}
+
+
+def mteb_v2_max_documents(wildcards):
+    return config["scoring"]["mteb_v2"]["max_documents"].get(wildcards.dataset)
+
+
+def view_title(wildcards):
+    """The heading of a (model, dataset)'s cluster view (rules cluster_view, cluster_batch)."""
+    shown = "raw" if VIEW_CONFIG[1] == "none" else VIEW_CONFIG[1]
+    return f"{MODEL_NAMES.get(wildcards.model, wildcards.model)} / {wildcards.dataset} / {VIEW_CONFIG[0]} on {shown} embeddings"
 
 
 def check_config():

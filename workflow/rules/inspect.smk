@@ -1,11 +1,6 @@
 # Inspectability (config `inspect`): per (model, dataset) the clusters of one split vs the gold labels with each
 # cluster's top terms (c-TF-IDF), from the labels the cluster jobs save; and the share of truncated texts.
 
-INSPECT = config["inspect"]
-# the configuration shown: inspect.algorithm / inspect.reduction if configured, else the first configuration
-VIEW_CONFIG = (INSPECT["algorithm"], INSPECT["reduction"])
-if VIEW_CONFIG not in CONFIGURATIONS:
-    VIEW_CONFIG = CONFIGURATIONS[0]
 VIEW_KEYS = [(m, d) for m in MODELS for d in DATASETS] if INSPECT["clusters"] else []
 
 
@@ -16,30 +11,32 @@ INSPECT_OUTPUTS = [cluster_view_path(m, d) for m, d in VIEW_KEYS] + (
 )
 
 
-rule cluster_view:
-    input:
-        texts=texts_path("{dataset}"),
-        splits=splits_path("{dataset}"),
-        labels=labels_path("{model}", "{dataset}", VIEW_CONFIG[1], VIEW_CONFIG[0]),
-    output:
-        report(
-            cluster_view_path("{model}", "{dataset}"),
-            caption="../report/clusters.rst",
-            category="Clusters",
-            subcategory="{model}",
-            labels={"model": "{model}", "dataset": "{dataset}"},
-        ),
-    log:
-        log_path("cluster_view", "{model}", "{dataset}.log"),
-    conda:
-        "../../envs/tables.yaml"
-    params:
-        title=lambda wc: f"{MODEL_NAMES.get(wc.model, wc.model)} / {wc.dataset} / "
-        f"{VIEW_CONFIG[0]} on {'raw' if VIEW_CONFIG[1] == 'none' else VIEW_CONFIG[1]} embeddings",
-        split=INSPECT["split"],
-        top_terms=INSPECT["top_terms"],
-    script:
-        "../scripts/cluster_view.py"
+# cluster.batch: the (model, dataset)'s cluster_batch job writes it (tecb.report.confusion.batch_step)
+if not config["cluster"]["batch"]:
+
+    rule cluster_view:
+        input:
+            texts=texts_path("{dataset}"),
+            splits=splits_path("{dataset}"),
+            labels=labels_path("{model}", "{dataset}", VIEW_CONFIG[1], VIEW_CONFIG[0]),
+        output:
+            report(
+                cluster_view_path("{model}", "{dataset}"),
+                caption="../report/clusters.rst",
+                category="Clusters",
+                subcategory="{model}",
+                labels={"model": "{model}", "dataset": "{dataset}"},
+            ),
+        log:
+            log_path("cluster_view", "{model}", "{dataset}.log"),
+        conda:
+            "../../envs/tables.yaml"
+        params:
+            title=view_title,
+            split=INSPECT["split"],
+            top_terms=INSPECT["top_terms"],
+        script:
+            "../scripts/cluster_view.py"
 
 
 rule truncation:

@@ -1,8 +1,6 @@
 # Second scoring mode (scoring.protocols: [paper, mteb_v2]): MTEB 2.x's clustering protocol per (model, dataset)
 # on the pooled texts (src/tecb/report/mteb_v2.py), beside the paper's per-split scores, and its table.
 
-MTEB_V2 = "mteb_v2" in config["scoring"]["protocols"]
-
 
 MTEB_V2_FORMATS = ["md", "csv", "tex"]  # and html, a report item
 MTEB_V2_TABLE = [table_path("table_mteb_v2", ext) for ext in MTEB_V2_FORMATS]
@@ -11,30 +9,27 @@ MTEB_V2_LONG = table_path("table_mteb_v2_long", "csv")
 SCORING_OUTPUTS = MTEB_V2_TABLE + [MTEB_V2_HTML, MTEB_V2_LONG] if MTEB_V2 else []
 
 
-rule mteb_v2:
-    """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
-    input:
-        embeddings=embedding_path("{model}", "{dataset}"),
-        splits=splits_path("{dataset}"),
-    output:
-        mteb_v2_path("{model}", "{dataset}"),
-    log:
-        log_path("mteb_v2", "{model}", "{dataset}.log"),
-    conda:
-        "../../envs/cluster.yaml"
-    threads: config["cluster"]["threads"]
-    params:
-        seed=SEED,
-        options={
-            k: v
-            for k, v in config["scoring"]["mteb_v2"].items()
-            if k != "max_documents"
-        },
-        max_documents=lambda wc: config["scoring"]["mteb_v2"]["max_documents"].get(
-            wc.dataset
-        ),
-    script:
-        "../scripts/mteb_v2.py"
+# cluster.batch: the (model, dataset)'s cluster_batch job scores it (tecb.report.mteb_v2.batch_step)
+if not config["cluster"]["batch"]:
+
+    rule mteb_v2:
+        """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
+        input:
+            embeddings=embedding_path("{model}", "{dataset}"),
+            splits=splits_path("{dataset}"),
+        output:
+            mteb_v2_path("{model}", "{dataset}"),
+        log:
+            log_path("mteb_v2", "{model}", "{dataset}.log"),
+        conda:
+            "../../envs/cluster.yaml"
+        threads: config["cluster"]["threads"]
+        params:
+            seed=SEED,
+            options=MTEB_V2_OPTIONS,
+            max_documents=mteb_v2_max_documents,
+        script:
+            "../scripts/mteb_v2.py"
 
 
 rule mteb_v2_table:

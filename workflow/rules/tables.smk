@@ -65,14 +65,8 @@ rule chance_mteb_v2:
     params:
         n_draws=config["tables"]["chance"]["mteb_v2_draws"],
         seed=SEED,
-        options={
-            k: v
-            for k, v in config["scoring"]["mteb_v2"].items()
-            if k != "max_documents"
-        },
-        max_documents=lambda wc: config["scoring"]["mteb_v2"]["max_documents"].get(
-            wc.dataset
-        ),
+        options=MTEB_V2_OPTIONS,
+        max_documents=mteb_v2_max_documents,
     script:
         "../scripts/chance_mteb_v2.py"
 

@@ -1,5 +1,5 @@
-"""Reduce and cluster one (model, dataset) with every configuration (cluster.batch: true), rerunning only what
-changed."""
+"""Reduce and cluster one (model, dataset) with every configuration, then score it with MTEB v2 and write its
+cluster view where configured (cluster.batch: true), rerunning only what changed."""
 
 import os
 
@@ -9,14 +9,31 @@ if CACHE:
     os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
 
 from tecb.cluster.batch import batch_members, batch_reductions, run_batch  # noqa: E402
+from tecb.report import confusion, mteb_v2  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
-w, inp, out = snakemake.wildcards, snakemake.input, snakemake.output
-reductions = batch_reductions(snakemake.params.reductions, out)
+w, inp, out, p = snakemake.wildcards, snakemake.input, snakemake.output, snakemake.params
+threads = min(snakemake.config["cluster"]["threads"], snakemake.threads)  # as the mteb_v2 job's own
+reductions = batch_reductions(p.reductions, out)
+steps = []
+if "mteb_v2" in out.keys():
+    steps.append(
+        mteb_v2.batch_step(
+            inp.embeddings, inp.splits, out.mteb_v2, dataset=w.dataset, seed=p.seed,
+            max_documents=p.mteb_v2_max_documents, options=p.mteb_v2_options, threads=threads, log=log,
+        )
+    )  # fmt: skip
+if "view" in out.keys():
+    steps.append(
+        confusion.batch_step(
+            inp.texts, inp.splits, p.view["labels"], out.view, title=p.view["title"], split=p.view["split"],
+            top_n=p.view["top_terms"], log=log,
+        )
+    )  # fmt: skip
 run_batch(
     batch_members(
-        snakemake.params.members,
+        p.members,
         inp,
         out,
         reduced={r["name"]: r["out"] for r in reductions},
@@ -27,9 +44,10 @@ run_batch(
     embeddings_path=inp.embeddings,
     splits_path=inp.splits,
     keys_path=out.member_keys,
-    seed=snakemake.params.seed,
+    seed=p.seed,
     max_memory_gb=snakemake.config["cluster"]["max_memory_gb"],
     cache_umap=bool(CACHE),
+    steps=steps,
     log=log,
     where=f"{w.model}/{w.dataset}: ",
 )

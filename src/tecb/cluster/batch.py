@@ -10,7 +10,10 @@ reduction recomputed to the same bytes keeps its clusterings. The rule marks its
 ``update()`` (Snakemake keeps them when the batch reruns and restores them if it fails); a member whose key
 is unchanged and whose files exist is kept as it is, the others are computed with
 :func:`tecb.cluster.reduce.run_reduction` / :func:`tecb.cluster.algorithms.run_configuration`, the functions
-a reduce job and a per-configuration cluster job run, so the files are the same bytes either way.
+a reduce job and a per-configuration cluster job run, so the files are the same bytes either way. After the
+clusterings come the batch's other steps on the same (model, dataset), keyed the same way
+(:func:`step_key`): MTEB v2's score (:func:`tecb.report.mteb_v2.batch_step`) and the cluster view
+(:func:`tecb.report.confusion.batch_step`), which would otherwise be two more processes with the same imports.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from importlib import metadata
 
 #: Libraries whose version can change a clustering's labels.
@@ -50,6 +54,13 @@ def member_key(*, spec: dict, seed: int, points_sha256: str, splits_sha256: str,
         "splits": splits_sha256,
         "versions": versions,
     }
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
+
+
+def step_key(*, spec: dict, seed: int, inputs_sha256: list[str], versions: dict) -> str:
+    """The sha256 of everything that decides a step's files (:func:`run_batch`'s ``steps``): its spec, the seed,
+    the sha256 of each file it reads (in its order) and the versions of the libraries that compute it."""
+    record = {"spec": spec, "seed": seed, "inputs": inputs_sha256, "versions": versions}
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
@@ -112,6 +123,7 @@ def run_batch(
     seed: int,
     max_memory_gb: float | None,
     cache_umap: bool,
+    steps: Sequence[dict] = (),
     log=print,
     where: str = "",
 ) -> list[str]:
@@ -122,8 +134,10 @@ def run_batch(
     member (from :func:`batch_members`) is a dict: ``name`` (``reduction/algorithm``), ``spec`` (the
     algorithm), ``threads`` (the cores it runs on, as its own job would), exactly one of ``embeddings_path``
     / ``reduced_path``, and its three outputs ``scores``, ``timings``, ``labels``. ``cache_umap``: turn on
-    numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). The
-    keys file never names a reduction or member whose files do not match its key: the entry is removed
+    numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). ``steps`` run last, after
+    the clusterings whose files they may read: a dict ``name``, ``spec`` (what decides its files besides its
+    inputs), ``inputs`` (the files it reads), ``outputs``, ``libraries`` (whose versions enter its key) and
+    ``compute`` (a function of no arguments writing ``outputs``). The keys file never names a reduction or member whose files do not match its key: the entry is removed
     before its files are rewritten and written back after them.
     """
     from threadpoolctl import threadpool_limits
@@ -140,7 +154,7 @@ def run_batch(
             digests[path] = sha256_of(path)
         return digests[path]
 
-    names = [REDUCE_PREFIX + r["name"] for r in reductions] + [m["name"] for m in members]
+    names = [REDUCE_PREFIX + r["name"] for r in reductions] + [m["name"] for m in members] + [s["name"] for s in steps]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}a batch names a member twice: {names}")
     # members no longer in the batch are dropped (written with the first change, or at the end)
@@ -215,10 +229,21 @@ def run_batch(
             versions=versions,
         )
         refresh(member["name"], key, [member["scores"], member["timings"], member["labels"]], compute_clustering)
+    for step in steps:
+        key = step_key(
+            spec=step["spec"],
+            seed=seed,
+            inputs_sha256=[digest(path) for path in step["inputs"]],  # after the clusterings it may read
+            versions=library_versions(step["libraries"]),
+        )
+        refresh(step["name"], key, list(step["outputs"]), step["compute"])
     io.write_json(keys, keys_path)
     n_reduced = sum(name.startswith(REDUCE_PREFIX) for name in computed)
+    n_steps = sum(name in {s["name"] for s in steps} for name in computed)
     if reductions:
         log(f"{n_reduced} of {len(reductions)} reductions computed, {len(reductions) - n_reduced} kept")
-    n_clustered = len(computed) - n_reduced
+    n_clustered = len(computed) - n_reduced - n_steps
     log(f"{n_clustered} of {len(members)} configurations computed, {len(members) - n_clustered} kept")
+    if steps:
+        log(f"{n_steps} of {len(steps)} other steps computed ({', '.join(s['name'] for s in steps)})")
     return computed

@@ -187,3 +187,21 @@ def write_view(
     )
     write_text(render(view, title, note), out_path)
     log(f"{title}: split {view['split']}, {len(view['confusion'])} clusters -> {out_path}")
+
+
+def batch_step(
+    texts_path, splits_path, labels_path, out_path, *, title: str, split: int | str, top_n: int, log=print
+) -> dict:
+    """:func:`write_view` as a step of the (model, dataset)'s ``cluster_batch`` job
+    (:func:`tecb.cluster.batch.run_batch`), after the clustering whose labels it shows: the same page, without a
+    process of its own."""
+    return {
+        "name": "cluster_view",
+        "spec": {"title": title, "split": split, "top_n": top_n},
+        "inputs": [texts_path, splits_path, labels_path],
+        "outputs": [out_path],
+        "libraries": ("numpy", "pandas", "scikit-learn"),
+        "compute": lambda: write_view(
+            texts_path, splits_path, labels_path, out_path, title=title, split=split, top_n=top_n, log=log
+        ),
+    }

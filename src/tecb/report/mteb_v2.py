@@ -419,6 +419,38 @@ def run(
     return rows
 
 
+def batch_step(
+    embeddings_path,
+    splits_path,
+    out_path,
+    *,
+    dataset: str,
+    seed: int,
+    max_documents: int | None,
+    options: dict,
+    threads: int,
+    log=print,
+) -> dict:
+    """:func:`run` as a step of the (model, dataset)'s ``cluster_batch`` job (:func:`tecb.cluster.batch.run_batch`),
+    on the ``threads`` its own ``mteb_v2`` job would run on: the same file, without a process of its own."""
+
+    def compute():
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(threads):
+            run(embeddings_path, splits_path, out_path, dataset=dataset, seed=seed, max_documents=max_documents,
+                log=log, **options)  # fmt: skip
+
+    return {
+        "name": "mteb_v2",
+        "spec": {"dataset": dataset, "max_documents": max_documents, "options": options},
+        "inputs": [embeddings_path, splits_path],
+        "outputs": [out_path],
+        "libraries": ("numpy", "scipy", "scikit-learn", "threadpoolctl"),
+        "compute": compute,
+    }
+
+
 def file_info(path) -> dict:
     """The ``tecb`` metadata :func:`run` writes into a result file (``{}`` for files written before it did)."""
     import pyarrow.parquet as pq

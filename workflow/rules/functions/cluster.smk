@@ -90,3 +90,26 @@ def cluster_batch_mem_mb(wildcards, input, attempt):
             for a, _ in CONFIGURATIONS
         ]
     )
+
+
+def cluster_batch_step_inputs():
+    """The files the batch's steps after clustering read besides its own inputs: the texts, for a cluster view."""
+    return {"texts": texts_path("{dataset}")} if INSPECT["clusters"] else {}
+
+
+def cluster_batch_step_outputs():
+    """The batch's steps after clustering (tecb.cluster.batch): MTEB v2's score with scoring.protocols mteb_v2,
+    the cluster view with inspect.clusters; update() as the batch's other outputs."""
+    outputs = {}
+    if MTEB_V2:
+        outputs["mteb_v2"] = update(mteb_v2_path("{model}", "{dataset}"))
+    if INSPECT["clusters"]:
+        view = report(
+            cluster_view_path("{model}", "{dataset}"),
+            caption="../report/clusters.rst",
+            category="Clusters",
+            subcategory="{model}",
+            labels={"model": "{model}", "dataset": "{dataset}"},
+        )
+        outputs["view"] = update(view)
+    return outputs
