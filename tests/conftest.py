@@ -54,10 +54,24 @@ NUMBA_CACHE_ENV = "TECB_TEST_NUMBA_CACHE"
 
 def pytest_configure(config):
     """The session's numba cache directory (see :func:`copy_project`), made by the main process before pytest-xdist
-    starts its workers, which inherit the environment variable."""
+    starts its workers, which inherit the environment variable. The test processes use it too (numba reads
+    NUMBA_CACHE_DIR when first imported, after this): see :func:`umap_compilation_cached`."""
     if not hasattr(config, "workerinput") and NUMBA_CACHE_ENV not in os.environ:
         os.environ[NUMBA_CACHE_ENV] = tempfile.mkdtemp(prefix="tecb-numba-cache-")
         config._tecb_numba_cache = os.environ[NUMBA_CACHE_ENV]
+    if NUMBA_CACHE_ENV in os.environ and "numba" not in sys.modules:
+        os.environ.setdefault("NUMBA_CACHE_DIR", os.environ[NUMBA_CACHE_ENV])
+
+
+@pytest.fixture(scope="session")
+def umap_compilation_cached():
+    """UMAP's compiled code in this test process from the session's numba cache, as the workflow's jobs load it
+    (:func:`tecb.cluster.reduce.cache_umap_compilation`), instead of compiling it again in each pytest worker
+    (~20-35 CPU-s). Loaded code gives the same coordinates as compiled code:
+    tests/test_reduce.py::test_numba_cache_gives_identical_umap compiles it in a fresh cache to check."""
+    from tecb.cluster.reduce import cache_umap_compilation
+
+    cache_umap_compilation()
 
 
 def pytest_unconfigure(config):

@@ -14,10 +14,14 @@ import pytest
 
 from tecb.cluster import reduce
 
+# UMAP's compiled code from the session's numba cache (tests/conftest.py), as the workflow's jobs load it
+pytestmark = pytest.mark.usefixtures("umap_compilation_cached")
+
 SCRIPT = r"""
 import sys, numpy as np, warnings
 warnings.filterwarnings("ignore")
 from tecb.cluster import reduce
+reduce.cache_umap_compilation()  # as a job: umap's code from NUMBA_CACHE_DIR (the test session's cache)
 rng = np.random.default_rng(0)
 base = rng.normal(size=(8, 32)).astype(np.float32)
 cases = {

@@ -8,6 +8,9 @@ import pytest
 
 from tecb.cluster import reduce
 
+# UMAP's compiled code from the session's numba cache (tests/conftest.py), as the workflow's jobs load it
+pytestmark = pytest.mark.usefixtures("umap_compilation_cached")
+
 
 @pytest.fixture(scope="module")
 def x():
