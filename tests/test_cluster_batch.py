@@ -220,13 +220,13 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     steps = ["mteb_v2/tfidf/TenKGnadClusteringS2S.parquet", "report/clusters/tfidf/TenKGnadClusteringS2S.html"]
 
     def run(name, batched, *args, threads=1, **changes):
-        (work / f"config/{name}.yaml").write_text(
-            yaml.safe_dump({**layer, "run": name, "cluster": {"threads": threads, "batch": batched}, **changes})
-        )
+        cfg = {**layer, "run": name, "cluster": {"threads": threads, "batch": batched}, **changes}
+        (work / f"config/{name}.yaml").write_text(yaml.safe_dump(cfg))
+        on = [s for s in steps if not s.startswith("mteb_v2/") or "mteb_v2" in cfg["scoring"]["protocols"]]
         targets = [
             f"results/{name}/" + where.format(kind="scores", r=c["reduction"], a=c["algorithm"])
             for c in layer["configurations"]
-        ] + [f"results/{name}/{step}" for step in steps]
+        ] + [f"results/{name}/{step}" for step in on]
         return run_snakemake(
             work, "--configfile", "config/demo.yaml", f"config/{name}.yaml", "--cores", "2", *args, *targets
         ).stdout
@@ -279,3 +279,10 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     text = log.read_text()
     assert "1 of 1 reductions computed" in text and "none/kmeans: up to date" in text
     assert "2 of 3 configurations computed, 1 kept" in text
+    # a step turned off (the mteb_v2 protocol) reruns the batch once, computing nothing; then its settings rerun
+    # nothing
+    off = {"reductions": {"pca": {"method": "pca", "n_components": 3}}, **changed, "scoring": {"protocols": ["paper"]}}
+    run("batched", True, **off)
+    assert "0 of 3 configurations computed, 3 kept" in log.read_text()
+    off["scoring"]["mteb_v2"] = {"n_bootstraps": 5}
+    assert _planned_jobs(run("batched", True, "-n", **off)) == {}

@@ -46,6 +46,7 @@ BASE = {
     },
     "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
     "cluster": {"threads": 1, "batch": False},  # one job per configuration (test_cluster_batch.py: batched)
+    "tables": {"chance": {"n_draws": 10}},  # the chance floor with the fewest draws the schema allows
 }
 
 

@@ -53,6 +53,16 @@ def test_scores_match_hand_computed_definitions_and_count_clusters():
     assert (s["n_texts"], s["n_labels"], s["n_clusters"], s["noise_fraction"]) == (8, 3, 3, 0.0)
 
 
+def test_v_measure_is_sklearns_v_measure_score_bit_for_bit():
+    """score() takes the V-measure from homogeneity_completeness_v_measure (computed once with h and c): the same
+    float as sklearn's v_measure_score, MTEB's call, on random labelings with noise, one cluster, one label."""
+    rng = np.random.default_rng(3)
+    for n, k_true, k_pred in [(50, 5, 7), (300, 20, 20), (10, 1, 3), (40, 4, 1), (200, 12, 30)]:
+        true = rng.integers(0, k_true, n)
+        pred = rng.integers(-1, k_pred, n)  # -1: HDBSCAN's noise
+        assert score(true, pred)["v_measure"] == metrics.v_measure_score(true, pred), (n, k_true, k_pred)
+
+
 def test_perfect_clustering_scores_one_whatever_the_cluster_ids():
     s = score(["x", "x", "y", "y"], [7, 7, 3, 3])
     assert s["v_measure"] == pytest.approx(1.0) and s["ari"] == pytest.approx(1.0)

@@ -109,16 +109,7 @@ else:
             ],
             members=cluster_batch_members,
             seed=SEED,
-            mteb_v2_options=MTEB_V2_OPTIONS,
-            mteb_v2_max_documents=mteb_v2_max_documents,
-            view=lambda wc: {
-                "labels": labels_path(
-                    wc.model, wc.dataset, VIEW_CONFIG[1], VIEW_CONFIG[0]
-                ),
-                "title": view_title(wc),
-                "split": INSPECT["split"],
-                "top_terms": INSPECT["top_terms"],
-            },
+            steps=cluster_batch_step_params,
         script:
             "../scripts/cluster_batch.py"
 

@@ -17,18 +17,20 @@ w, inp, out, p = snakemake.wildcards, snakemake.input, snakemake.output, snakema
 threads = min(snakemake.config["cluster"]["threads"], snakemake.threads)  # as the mteb_v2 job's own
 reductions = batch_reductions(p.reductions, out)
 steps = []
-if "mteb_v2" in out.keys():
+if "mteb_v2" in p.steps:
+    v2 = p.steps["mteb_v2"]
     steps.append(
         mteb_v2.batch_step(
             inp.embeddings, inp.splits, out.mteb_v2, dataset=w.dataset, seed=p.seed,
-            max_documents=p.mteb_v2_max_documents, options=p.mteb_v2_options, threads=threads, log=log,
+            max_documents=v2["max_documents"], options=v2["options"], threads=threads, log=log,
         )
     )  # fmt: skip
-if "view" in out.keys():
+if "view" in p.steps:
+    view = p.steps["view"]
     steps.append(
         confusion.batch_step(
-            inp.texts, inp.splits, p.view["labels"], out.view, title=p.view["title"], split=p.view["split"],
-            top_n=p.view["top_terms"], log=log,
+            inp.texts, inp.splits, view["labels"], out.view, title=view["title"], split=view["split"],
+            top_n=view["top_terms"], log=log,
         )
     )  # fmt: skip
 run_batch(

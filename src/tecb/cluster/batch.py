@@ -137,8 +137,9 @@ def run_batch(
     numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). ``steps`` run last, after
     the clusterings whose files they may read: a dict ``name``, ``spec`` (what decides its files besides its
     inputs), ``inputs`` (the files it reads), ``outputs``, ``libraries`` (whose versions enter its key) and
-    ``compute`` (a function of no arguments writing ``outputs``). The keys file never names a reduction or member whose files do not match its key: the entry is removed
-    before its files are rewritten and written back after them.
+    ``compute`` (a function of no arguments writing ``outputs``). The keys file never names a reduction, member
+    or step whose files do not match its key: the entry is removed before its files are rewritten and written
+    back after them.
     """
     from threadpoolctl import threadpool_limits
 

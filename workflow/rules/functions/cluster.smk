@@ -113,3 +113,24 @@ def cluster_batch_step_outputs():
         )
         outputs["view"] = update(view)
     return outputs
+
+
+def cluster_batch_step_params(wildcards):
+    """The settings of the batch's steps after clustering, only of those it runs (a setting of a step that is off
+    reruns nothing)."""
+    steps = {}
+    if MTEB_V2:
+        steps["mteb_v2"] = {
+            "options": MTEB_V2_OPTIONS,
+            "max_documents": mteb_v2_max_documents(wildcards),
+        }
+    if INSPECT["clusters"]:
+        steps["view"] = {
+            "labels": labels_path(
+                wildcards.model, wildcards.dataset, VIEW_CONFIG[1], VIEW_CONFIG[0]
+            ),
+            "title": view_title(wildcards),
+            "split": INSPECT["split"],
+            "top_terms": INSPECT["top_terms"],
+        }
+    return steps
