@@ -221,6 +221,7 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
 
     def run(name, batched, *args, threads=1, **changes):
         cfg = {**layer, "run": name, "cluster": {"threads": threads, "batch": batched}, **changes}
+        cfg["embed"] = {"batch": batched}  # embed.batch too: one embed_batch job per model, or one embed job
         (work / f"config/{name}.yaml").write_text(yaml.safe_dump(cfg))
         on = [s for s in steps if not s.startswith("mteb_v2/") or "mteb_v2" in cfg["scoring"]["protocols"]]
         targets = [
@@ -234,7 +235,7 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     run("perjob", False)
     run("batched", True)
     rels = (
-        ["reduced/tfidf/TenKGnadClusteringS2S/pca.parquet"]
+        ["embeddings/tfidf/TenKGnadClusteringS2S.parquet", "reduced/tfidf/TenKGnadClusteringS2S/pca.parquet"]
         + [
             where.format(kind=kind, r=c["reduction"], a=c["algorithm"])
             for c in layer["configurations"]
@@ -244,8 +245,12 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     )
     for rel in rels:
         assert (work / "results/batched" / rel).read_bytes() == (work / "results/perjob" / rel).read_bytes(), rel
-    # the batch reduced, scored and wrote the view: no reduce, mteb_v2 or cluster_view job ran
+    # the batch reduced, scored and wrote the view: no reduce, mteb_v2 or cluster_view job ran; the model's
+    # embed_batch job embedded its one dataset
     assert not any((work / "logs/batched" / rule).exists() for rule in ("reduce", "mteb_v2", "cluster_view"))
+    embed_log = (work / "logs/batched/embed/tfidf/batch.log").read_text()
+    assert "1 of 1 datasets embedded, 0 kept" in embed_log
+    assert (work / "logs/perjob/embed/tfidf/TenKGnadClusteringS2S.log").is_file()
     assert all((work / "logs/perjob" / rule).is_dir() for rule in ("reduce", "mteb_v2", "cluster_view"))
     log = work / "logs/batched/cluster/tfidf/TenKGnadClusteringS2S/batch.log"
     assert "1 of 1 reductions computed" in log.read_text()

@@ -102,6 +102,15 @@ def test_a_bad_key_name_is_named(tmp_path):
     assert "datasets" in message and "'bad/name'" in message
 
 
+@pytest.mark.parametrize("key, value", [("cache_dir", "resources/embeddings"), ("shard_size", 1000)])
+def test_embed_batch_with_a_per_dataset_scheme_is_refused_naming_both_keys(tmp_path, key, value):
+    message = _message(tmp_path, {"embed": {"batch": True, key: value}})
+    assert f"embed.batch: true does not combine with embed.{key}" in message
+    assert f"set embed.batch: false or embed.{key}: null" in message
+    _check(tmp_path, {"embed": {"batch": False, key: value}})  # either alone is fine
+    _check(tmp_path, {"embed": {"batch": True}})
+
+
 # --- method and reduction parameters ---------------------------------------------------------------------
 
 

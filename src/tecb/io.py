@@ -155,6 +155,36 @@ def write_json(obj, path: str | os.PathLike) -> None:
     write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", path)
 
 
+# --- keyed members of a batch job (cluster.batch, embed.batch) --------------------------------------
+
+
+def read_keys(path) -> dict[str, str]:
+    """A batch job's keys file (``{member: key}``); empty when it does not exist yet."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        keys = json.load(f)
+    if not isinstance(keys, dict):
+        raise ValueError(f"{path}: a batch's keys file holds an object {{member: key}}")
+    return keys
+
+
+def keep_or_compute(keys: dict, keys_path, *, name: str, key: str, outputs, compute, log=print) -> bool:
+    """Run ``compute`` (a function of no arguments writing ``outputs``) unless ``keys[name]`` is ``key`` and every
+    output exists; returns whether it ran. ``keys`` is kept in ``keys_path`` so that the file never names a member
+    whose files do not match its key: the entry is removed before ``compute`` and written back after it."""
+    if keys.get(name) == key and all(os.path.exists(p) for p in outputs):
+        log(f"{name}: up to date (same key {key[:12]}), kept")
+        return False
+    if name in keys:
+        del keys[name]
+        write_json(keys, keys_path)
+    compute()
+    keys[name] = key
+    write_json(keys, keys_path)
+    return True
+
+
 # --- datasets -------------------------------------------------------------------------------
 
 

@@ -108,33 +108,71 @@ rule distill_static:
         "../scripts/distill_static.py"
 
 
-rule embed:
-    """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
-    input:
-        texts=texts_path("{dataset}"),
-        model=model_input,
-        digest=model_digest_input,
-    output:
-        embeddings=embedding_path("{model}", "{dataset}"),
-        timings=job_timing_path("embed", "{model}", "{dataset}"),
-    log:
-        log_path("embed", "{model}", "{dataset}.log"),
-    benchmark:
-        benchmark_path("embed", "{model}", "{dataset}.tsv")
-    conda:
-        model_env
-    threads: config["embed"]["threads"]
-    resources:
-        gpu=gpus_for,
-    params:
-        settings=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
-        seed=lambda wildcards: (
-            SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
-        ),
-    script:
-        "../scripts/embed.py"
+if not EMBED_BATCH:
+
+    rule embed:
+        """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
+        input:
+            texts=texts_path("{dataset}"),
+            model=model_input,
+            digest=model_digest_input,
+        output:
+            embeddings=embedding_path("{model}", "{dataset}"),
+            timings=job_timing_path("embed", "{model}", "{dataset}"),
+        log:
+            log_path("embed", "{model}", "{dataset}.log"),
+        benchmark:
+            benchmark_path("embed", "{model}", "{dataset}.tsv")
+        conda:
+            model_env
+        threads: config["embed"]["threads"]
+        resources:
+            gpu=gpus_for,
+        params:
+            settings=lambda wildcards: encoder_settings(
+                model_spec(wildcards.model), config["embed"], wildcards.dataset
+            ),
+            seed=lambda wildcards: (
+                SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
+            ),
+        script:
+            "../scripts/embed.py"
+
+else:
+
+    # embed.batch: every dataset of one model in one job (the rule embed then does not exist); update(): a rerun
+    # keeps the datasets whose key is unchanged (tecb.embed.batch), so reruns stay exact.
+    rule embed_batch:
+        """Every dataset of one model, each as an embed job would (same bytes), embedding only what changed."""
+        input:
+            texts=[texts_path(d) for d in DATASETS],
+            model=model_input,
+            digest=model_digest_input,
+        output:
+            embeddings=update([embedding_path("{model}", d) for d in DATASETS]),
+            timings=update([job_timing_path("embed", "{model}", d) for d in DATASETS]),
+            batch_keys=update(embed_batch_keys_path("{model}")),
+        log:
+            log_path("embed", "{model}", "batch.log"),
+        benchmark:
+            benchmark_path("embed", "{model}", "batch.tsv")
+        conda:
+            model_env
+        threads: config["embed"]["threads"]
+        resources:
+            gpu=gpus_for,
+        params:
+            datasets=DATASETS,
+            settings=lambda wildcards: {
+                d: encoder_settings(model_spec(wildcards.model), config["embed"], d)
+                for d in DATASETS
+            },
+            seed=lambda wildcards: (
+                SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
+            ),
+            kind=lambda wildcards: model_spec(wildcards.model)["kind"],
+        script:
+            "../scripts/embed_batch.py"
 
 
 # --- embedding cache shared by run folders (config embed.cache_dir): embed_cache.smk ---------------------

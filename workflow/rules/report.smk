@@ -19,9 +19,12 @@ MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
 ]
 # With the embedding cache (embed.cache_dir) a run's embed jobs only link an entry (rule embed_cached): the
 # time of computing it is in the entry's timings, linked to results/{run}/timings/embed/, not a job benchmark.
-BENCHMARK_KEYS = [
-    ("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE
-] + (
+# With embed.batch one benchmark per model (rule embed_batch), as with cluster.batch one per (model, dataset).
+BENCHMARK_KEYS = (
+    [("embed", f"{m}/batch") for m in MODELS]
+    if EMBED_BATCH
+    else [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE]
+) + (
     [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
     if config["cluster"]["batch"]
     else [

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from importlib import metadata
 
@@ -62,17 +61,6 @@ def step_key(*, spec: dict, seed: int, inputs_sha256: list[str], versions: dict)
     the sha256 of each file it reads (in its order) and the versions of the libraries that compute it."""
     record = {"spec": spec, "seed": seed, "inputs": inputs_sha256, "versions": versions}
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
-
-
-def read_keys(path) -> dict[str, str]:
-    """The keys file of a batch (``{member: key}``); empty when it does not exist yet."""
-    if not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        keys = json.load(f)
-    if not isinstance(keys, dict):
-        raise ValueError(f"{path}: a batch's keys file holds an object {{member: key}}")
-    return keys
 
 
 def batch_reductions(reductions: list[dict], outputs) -> list[dict]:
@@ -159,20 +147,12 @@ def run_batch(
     if len(set(names)) != len(names):
         raise ValueError(f"{where}a batch names a member twice: {names}")
     # members no longer in the batch are dropped (written with the first change, or at the end)
-    keys = {name: key for name, key in read_keys(keys_path).items() if name in names}
+    keys = {name: key for name, key in io.read_keys(keys_path).items() if name in names}
     computed = []
 
     def refresh(name: str, key: str, outputs: list, compute) -> None:
-        if keys.get(name) == key and all(os.path.exists(p) for p in outputs):
-            log(f"{name}: up to date (same key {key[:12]}), kept")
-            return
-        if name in keys:
-            del keys[name]
-            io.write_json(keys, keys_path)
-        compute()
-        keys[name] = key
-        io.write_json(keys, keys_path)
-        computed.append(name)
+        if io.keep_or_compute(keys, keys_path, name=name, key=key, outputs=outputs, compute=compute, log=log):
+            computed.append(name)
 
     versions = library_versions(REDUCE_LIBRARIES)
     for r in reductions:

@@ -2,6 +2,15 @@
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
 
+# embed.batch: one job per model embeds every dataset (rule embed_batch instead of embed)
+EMBED_BATCH = config["embed"]["batch"]
+
+
+def embed_batch_keys_path(model):
+    """The keys of a model's embedding batch (tecb.embed.batch): which datasets' files are up to date."""
+    return result("embeddings", model, "batch_keys.json")
+
+
 def models_of_kind(*kinds):
     """The configured models whose `kind` is one of ``kinds``."""
     return [m for m, spec in config["models"].items() if spec["kind"] in kinds]

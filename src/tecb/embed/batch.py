@@ -1,0 +1,80 @@
+"""Every dataset of one model in one process (``embed.batch: true``).
+
+On small data embedding a dataset takes a fraction of the seconds that starting Python and importing
+scikit-learn or sentence-transformers cost (~1.5 CPU-s for TF-IDF, ~3-4 for a transformer;
+benchmarks/demo_overhead.md), so one job per model embeds all its datasets, one after another, each with
+:func:`tecb.embed.encode.embed_dataset`, the function an embed job calls: the files are the same bytes either way.
+Reruns stay exact: each dataset's key is the embedding cache's key (:func:`tecb.embed.cache.cache_key`: the
+model's resolved settings for that dataset, what its files are, the TF-IDF seed, the sha256 of the dataset's
+texts), kept in the batch's keys file; the rule marks its outputs ``update()``, and a rerun embeds only the
+datasets whose key changed or whose files are missing (:func:`tecb.io.keep_or_compute`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def run_embed_batch(
+    members: Sequence[dict],
+    *,
+    embed_options: dict,
+    seed: int | None,
+    kind: str,
+    model_path=None,
+    digest_path=None,
+    keys_path,
+    log=print,
+) -> list[str]:
+    """Embed every dataset that is not already up to date; returns the datasets embedded.
+
+    A member is a dict: ``dataset`` (its name), ``settings`` (the resolved settings of the model for it,
+    :func:`tecb.embed.spec.encoder_settings`), ``texts`` (its texts.parquet) and the two outputs ``embeddings``
+    and ``timings``. ``kind``, ``model_path`` (the directory or file a model is read from, if any) and
+    ``digest_path`` (a local model's model_digest file, if any) say what the model's files are
+    (:func:`tecb.embed.cache.model_content`); ``embed_options`` and ``seed`` are an embed job's.
+    """
+    from tecb import io
+    from tecb.embed.cache import cache_key, model_content
+    from tecb.embed.encode import embed_dataset
+    from tecb.embed.spec import file_sha256, recorded_digest
+
+    names = [m["dataset"] for m in members]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a model's embedding batch names a dataset twice: {names}")
+    digest_files = [digest_path] if digest_path else []
+    content = model_content(kind, path=model_path, digest_file=digest_path)
+    digest = recorded_digest(digest_files)
+    # datasets no longer in the batch are dropped (written with the first change, or at the end)
+    keys = {name: key for name, key in io.read_keys(keys_path).items() if name in names}
+    computed = []
+    for member in members:
+
+        def compute(member=member):
+            log(f"{member['dataset']}: embedding")
+            embed_dataset(
+                member["texts"],
+                member["embeddings"],
+                member["settings"],
+                embed_options,
+                seed=seed,
+                log=log,
+                dataset=member["dataset"],
+                model_digest=digest,
+                timings_path=member["timings"],
+            )
+
+        key = cache_key(
+            settings=member["settings"],
+            seed=seed,
+            texts_sha256=file_sha256(member["texts"]),
+            model_content=content,
+        )
+        outputs = [member["embeddings"], member["timings"]]
+        if io.keep_or_compute(
+            keys, keys_path, name=member["dataset"], key=key, outputs=outputs, compute=compute, log=log
+        ):
+            computed.append(member["dataset"])
+    io.write_json(keys, keys_path)
+    log(f"{len(computed)} of {len(members)} datasets embedded, {len(members) - len(computed)} kept")
+    return computed

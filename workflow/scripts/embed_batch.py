@@ -1,0 +1,36 @@
+"""Embed every dataset of one model (embed.batch: true) into results/{run}/embeddings/{model}/{dataset}.parquet,
+each as an embed job would, skipping the datasets whose key is unchanged (tecb.embed.batch)."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
+from threadpoolctl import threadpool_limits
+
+from tecb.embed.batch import run_embed_batch
+from tecb.embed.spec import job_embed_options
+from tecb.runlog import finish, open_log
+
+log = open_log(snakemake.log[0])
+inp, out, p = snakemake.input, snakemake.output, snakemake.params
+if p.kind != "tfidf":  # a TF-IDF job never imports torch (~1.6 s CPU)
+    import torch
+
+    torch.set_num_threads(snakemake.threads)
+members = [
+    {"dataset": d, "settings": p.settings[d], "texts": texts, "embeddings": emb, "timings": timings}
+    for d, texts, emb, timings in zip(p.datasets, inp.texts, out.embeddings, out.timings, strict=True)
+]
+# BLAS/OpenMP on exactly the job's threads, as in an embed job (the TF-IDF SVD's vectors depend on them)
+with threadpool_limits(snakemake.threads):
+    run_embed_batch(
+        members,
+        embed_options=job_embed_options(snakemake.config, model=snakemake.wildcards.model),
+        seed=p.seed,  # the run's seed for TF-IDF, None for models that use none
+        kind=p.kind,
+        model_path=inp.model[0] if inp.model else None,
+        digest_path=inp.digest[0] if inp.digest else None,
+        keys_path=out.batch_keys,
+        log=log,
+    )
+finish()  # skip the interpreter teardown: every output is written
