@@ -6,6 +6,7 @@ environment provides what its script imports (a static check of the imports).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from importlib import metadata
@@ -144,15 +145,21 @@ def _tecb_file(module: str) -> Path | None:
     return None
 
 
+@functools.cache
+def _file_imports(path: Path) -> tuple[frozenset, frozenset]:
+    """A file's module-level imports and all its imports, parsed once per test session (~30 rules share them)."""
+    text = path.read_text()
+    return frozenset(imported_modules(text, module_level_only=True)), frozenset(imported_modules(text, False))
+
+
 def third_party_imports(script: Path) -> dict[str, str]:
     """``{top-level package: where}`` a rule's script needs at import: its own module-level imports and those of
     every tecb module it reaches (followed through imports at any level, as the job may call them)."""
     needed, seen, todo = {}, set(), [script]
     while todo:
         path = todo.pop()
-        text = path.read_text()
-        top = imported_modules(text, module_level_only=True)
-        for module in sorted(imported_modules(text, module_level_only=False)):
+        top, every = _file_imports(path)
+        for module in sorted(every):
             root = module.split(".")[0]
             if root == "tecb":
                 found = _tecb_file(module) or _tecb_file(module.rpartition(".")[0])
@@ -164,7 +171,8 @@ def third_party_imports(script: Path) -> dict[str, str]:
     return needed
 
 
-def provided(env_file: Path) -> set[str]:
+@functools.cache
+def provided(env_file: Path) -> frozenset[str]:
     """Distributions an env installs: its pins and their requirements (as installed beside requirements.txt)."""
     from packaging.requirements import Requirement
 
@@ -182,7 +190,7 @@ def provided(env_file: Path) -> set[str]:
             req = Requirement(spec)
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 todo.append(_norm(req.name))
-    return have
+    return frozenset(have)
 
 
 def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:

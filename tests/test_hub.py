@@ -201,6 +201,7 @@ def _cache_repo(cache, repo, commit, files):
         (snap / name).write_text(text)
 
 
+@pytest.mark.slow  # transformers loads a model with remote code (~4.5 CPU-s)
 def test_offline_prefetch_vendors_remote_code_and_transformers_loads_it_without_the_hub(tmp_path, monkeypatch):
     """A fake hub cache: the model names its config and model classes in `org/code`; after the prefetch,
     transformers loads both classes from the model folder offline, with an empty Hugging Face cache."""

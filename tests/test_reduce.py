@@ -8,8 +8,14 @@ import pytest
 
 from tecb.cluster import reduce
 
+
 # UMAP's compiled code from the session's numba cache (tests/conftest.py), as the workflow's jobs load it
-pytestmark = pytest.mark.usefixtures("umap_compilation_cached")
+@pytest.fixture(autouse=True)
+def _umap_compiled_for_the_slow_tests(request):
+    """UMAP's compiled code from the session's numba cache for the UMAP tests (marked slow); the fast lane's PCA
+    and small-data tests never load or compile it (~20 CPU-s)."""
+    if request.node.get_closest_marker("slow"):
+        request.getfixturevalue("umap_compilation_cached")
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +154,7 @@ def test_small_split_neighbours_give_umaps_own_coordinates(x, metric):
         assert np.array_equal(reduce.umap(points, metric=metric, seed=42), _stock_umap(points, metric)), name
 
 
+@pytest.mark.slow  # pynndescent's numba code, compiled or loaded in this process
 def test_small_data_knn_applies_only_where_umap_computes_all_distances(x):
     assert reduce.small_data_knn(x, 15, "cosine") is not None
     assert reduce.small_data_knn(x[:10], 15, "cosine") is None  # fewer points than neighbours

@@ -157,10 +157,12 @@ def test_chance_of_two_texts_two_labels_is_one_half():
     """Two texts, two labels: a random 2-partition puts them together (V = 0) or apart (V = 1) with equal
     probability, so the expected V-measure is 1/2."""
     splits = pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["x", "y"]})
-    rows = C.chance_scores(splits, n_draws=2000, seed=0)
+    # 200 draws: the mean's standard error is 0.035, so 0.5 +- 0.15 is 4 of them (seeded: the same draws each run);
+    # a floor that always kept the two texts together (0) or apart (1) fails
+    rows = C.chance_scores(splits, n_draws=200, seed=0)
     assert set(rows.v_measure.round(12)) == {0.0, 1.0}
-    assert rows.v_measure.mean() == pytest.approx(0.5, abs=0.04)
-    assert rows.equals(C.chance_scores(splits, n_draws=2000, seed=0))
+    assert rows.v_measure.mean() == pytest.approx(0.5, abs=0.15)
+    assert rows.equals(C.chance_scores(splits, n_draws=200, seed=0))
 
 
 def test_chance_ami_is_about_zero_and_summary_intervals_hold_the_mean():
