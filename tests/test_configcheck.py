@@ -40,6 +40,13 @@ def _message(tmp_path, overlay: dict) -> str:
     return str(err.value)
 
 
+def test_the_schema_loads_as_pyyamls_safe_loader_reads_it_and_each_call_gets_its_own_copy():
+    schema = configcheck.load_schema(SCHEMA)
+    assert schema == yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))  # libyaml's loader: the same data
+    schema["properties"].clear()
+    assert configcheck.load_schema(SCHEMA)["properties"]  # the cached parse is never handed out itself
+
+
 # --- credentials -----------------------------------------------------------------------------------------
 
 
