@@ -351,21 +351,24 @@ def test_run_writes_identical_bytes_in_separate_processes(tmp_path):
     x, _ = clustered_vectors(texts, splits)
     splits.to_parquet(tmp_path / "splits.parquet")
     write_embeddings(x, tmp_path / "emb.parquet")
+    # a model's v2 score and the v2 table's chance floor (the protocol on seeded random vectors)
     code = (
-        "import sys; from tecb.report import mteb_v2; "
+        "import sys; from tecb.report import mteb_v2; from tecb.report.chance_v2 import mteb_v2_chance; "
         "mteb_v2.run(sys.argv[1], sys.argv[2], sys.argv[3], dataset='BlurbsClusteringS2S', seed=42, "
+        "sample_size=500, n_bootstraps=3, log=lambda m: None); "
+        "mteb_v2_chance(sys.argv[2], sys.argv[3] + '.chance', dataset='BlurbsClusteringS2S', n_draws=2, seed=42, "
         "sample_size=500, n_bootstraps=3, log=lambda m: None)"
     )
     src = str(Path(__file__).resolve().parents[1] / "src")
     outs = []
-    for name in ("a.parquet", "b.parquet"):
+    for name, hash_seed in (("a.parquet", "0"), ("b.parquet", "4242")):  # set and dict orders differ between them
         out = tmp_path / name
         subprocess.run(
             [sys.executable, "-c", code, str(tmp_path / "emb.parquet"), str(tmp_path / "splits.parquet"), str(out)],
             check=True,
-            env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+            env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": hash_seed},
         )
-        outs.append(out.read_bytes())
+        outs.append((out.read_bytes(), Path(f"{out}.chance").read_bytes()))
     assert outs[0] == outs[1]
     info = mteb_v2.file_info(tmp_path / "a.parquet")
     assert info["mteb_task"] == "BlurbsClusteringS2S.v2" and info["n_pool"] == 2048
