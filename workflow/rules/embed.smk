@@ -132,9 +132,7 @@ if not EMBED_BATCH:
             settings=lambda wildcards: encoder_settings(
                 model_spec(wildcards.model), config["embed"], wildcards.dataset
             ),
-            seed=lambda wildcards: (
-                SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
-            ),
+            seed=embed_seed,
         script:
             "../scripts/embed.py"
 
@@ -167,10 +165,8 @@ else:
                 d: encoder_settings(model_spec(wildcards.model), config["embed"], d)
                 for d in DATASETS
             },
-            seed=lambda wildcards: (
-                SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
-            ),
-            kind=lambda wildcards: model_spec(wildcards.model)["kind"],
+            seed=embed_seed,
+            kind=model_kind,
         script:
             "../scripts/embed_batch.py"
 

@@ -32,10 +32,8 @@ if EMBED_CACHE:
             settings=lambda wildcards: encoder_settings(
                 model_spec(wildcards.model), config["embed"], wildcards.dataset
             ),
-            seed=lambda wildcards: (
-                SEED if model_spec(wildcards.model)["kind"] == "tfidf" else None
-            ),
-            kind=lambda wildcards: model_spec(wildcards.model)["kind"],
+            seed=embed_seed,
+            kind=model_kind,
         script:
             "../scripts/embed_key.py"
 

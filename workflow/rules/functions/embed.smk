@@ -38,6 +38,16 @@ def model_input(wildcards):
     return [spec["path"]]
 
 
+def model_kind(wildcards):
+    """A model's kind (the embed_batch and embed_key jobs' params)."""
+    return model_spec(wildcards.model)["kind"]
+
+
+def embed_seed(wildcards):
+    """The seed that decides a model's vectors: the run's for TF-IDF (its SVD), None for models that use none."""
+    return SEED if model_kind(wildcards) == "tfidf" else None
+
+
 def gpus_for(wildcards):
     """GPUs an embed job asks for: transformers and Python objects may use one; TF-IDF, static, precomputed not."""
     kind = model_spec(wildcards.model)["kind"]
