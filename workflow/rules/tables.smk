@@ -114,6 +114,7 @@ rule tables:
         csv_tables=STATISTICS_STEMS,
         datasets=DATASETS,
         model_names=MODEL_NAMES,
+        model_notes=MODEL_NOTES,
         configurations=CONFIGURATIONS,
         table2=config["tables"]["table2"],
         metrics=config["tables"]["metrics"],

@@ -12,6 +12,7 @@ reference, reference_table1 = inp.reference or [None, None]
 settings = TableSettings(
     datasets=p.datasets,
     model_names=p.model_names,
+    model_notes=p.model_notes,
     configurations=[tuple(c) for c in p.configurations],
     table2=p.table2,
     metrics=p.metrics,

@@ -167,7 +167,7 @@ def directory_digest(path: str | os.PathLike) -> dict:
 # --- model kinds: which keys each takes (config validation, issue 22) -----------------------
 
 #: Keys of every model entry, whatever its kind.
-COMMON_KEYS = frozenset({"name", "kind", "env"})
+COMMON_KEYS = frozenset({"name", "kind", "env", "note"})
 #: Settings of the sentence-transformers path (huggingface, local, tiny-bert).
 TRANSFORMER_KEYS = frozenset(
     {

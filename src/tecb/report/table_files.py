@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -71,7 +71,8 @@ class TableSettings:
     display name) in config order, the ``configurations`` of Table 3 ((algorithm, reduction) pairs), Table 2's
     ``table2`` configuration (``algorithm``, ``reduction``), the ``metrics`` (a table pair per metric besides the
     V-measure), ``statistics`` (keys of :data:`tecb.report.tables.STATISTICS_DEFAULTS`; None = off), the
-    ``seed`` of the bootstrap and ``per_kind`` (the per-split-kind table, ``table2_per_kind``)."""
+    ``seed`` of the bootstrap and ``per_kind`` (the per-split-kind table, ``table2_per_kind``); ``model_notes``
+    (key -> text, the models' ``note``) become a footnote of Table 2."""
 
     datasets: Sequence[str]
     model_names: Mapping[str, str]
@@ -81,10 +82,17 @@ class TableSettings:
     statistics: Mapping | None
     seed: int
     per_kind: bool
+    model_notes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def statistics_on(self) -> bool:
         return self.statistics is not None and {**STATISTICS_DEFAULTS, **self.statistics}["enabled"]
+
+
+def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> list[str]:
+    """Table 2's footnote of the models' ``note`` settings, in the table's order (none: no footnote)."""
+    shown = [f"{model_names.get(key, key)}: {notes[key]}" for key in (model_names or notes) if notes.get(key)]
+    return ["Models: " + "; ".join(shown) + "."] if shown else []
 
 
 def table_keys(
@@ -268,7 +276,11 @@ def render_tables(
             outputs["table2" if v else f"table2_{metric}"],
             f"Table 2: {label} x 100, {cfg}, mean over splits.",
             mark_best=True,
-            footnotes=notes2 + chance_notes + (nc_plain if v else []) + ([status] if status else []),
+            footnotes=notes2
+            + chance_notes
+            + model_notes(settings.model_notes, model_names)
+            + (nc_plain if v else [])
+            + ([status] if status else []),
             suffix=label_average(marks),
             csv_table=label_average(plain2),
         )

