@@ -8,7 +8,7 @@ import re
 
 def put_library_on_pythonpath():
     """Let jobs import tecb from src/ where it is not pip-installed (conda envs, cluster nodes)."""
-    paths = [os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH", "")]
+    paths = [os.path.join(PROJECT_DIR, "src"), os.environ.get("PYTHONPATH", "")]
     os.environ.update(PYTHONPATH=os.pathsep.join(p for p in paths if p))
 
 
