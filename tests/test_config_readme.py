@@ -103,6 +103,23 @@ def test_the_paper_config_keeps_its_choices_with_the_defaults_filled_in():
     assert config["pretrain"]["seeds"] == [42, 1, 2] and config["pretrain"]["datasets"] is None
     assert config["pretrain"]["methods"]["tsdae"]["max_length"] == 512
     assert config["pretrain"]["methods"]["wwm"]["grad_accum"] == 8
+    # and in the order the paper's config gave them (a job's params are compared by their repr, order included)
+    assert [list(v) for v in config["reductions"].values()] == [
+        ["method", "n_components"],
+        ["method", "n_components", "metric"],
+        ["method", "pca_components", "n_components", "metric"],
+    ]
+    wwm = ["epochs", "budget", "table_epochs", "lr", "batch_size", "grad_accum", "weight_decay", "warmup_ratio"]
+    assert list(config["pretrain"]["methods"]["wwm"]) == [*wwm, "max_length", "mlm_probability"]
+    assert list(config["pretrain"]["methods"]["tsdae"]) == [*wwm, "max_length", "deletion_ratio"]
+    assert list(config["tables"]["statistics"]) == [
+        "enabled",
+        "test",
+        "alpha",
+        "confidence",
+        "n_resamples",
+        "intervals",
+    ]
 
 
 def yaml_blocks() -> list[str]:
