@@ -84,11 +84,11 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
-	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakefmt --check workflow/Snakefile workflow/rules
 
 format: setup
 	$(BIN)/ruff format .
-	$(BIN)/snakefmt Snakefile workflow/rules
+	$(BIN)/snakefmt workflow/Snakefile workflow/rules
 
 paper-dry-run: setup
 	$(BIN)/snakemake -n --cores all --resources gpu=1

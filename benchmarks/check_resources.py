@@ -72,14 +72,11 @@ def paper_rows(paths: list[str], dim: int) -> list[dict]:
     """Peaks of benchmarks/cluster_bench.py result files vs the declared memory at their n x dim."""
     sys.path.insert(0, str(ROOT / "src"))
     from tecb.cluster import algorithms, reduce
+    from tecb.config import layered_config
+    from tecb.configcheck import validated_config
 
-    config = {}
-    try:
-        import yaml
-
-        config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    except (ImportError, FileNotFoundError):
-        pass
+    # the paper's config with the schema's defaults filled in (config/config.yaml holds only the paper's choices)
+    config = validated_config(layered_config(ROOT, ROOT), ROOT / "workflow" / "schemas" / "config.schema.yaml")
     reductions = config.get("reductions", {})
     algos = config.get("algorithms", {})
     rows = []

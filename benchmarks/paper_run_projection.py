@@ -904,14 +904,18 @@ def main(argv=None):
         "--cold-repeats", type=int, default=2, help="repetitions of the cold-cache and 'before' reduce processes"
     )
     parser.add_argument(
-        "--threads", type=int, default=None, help="cluster.threads for the 'now' jobs (default: config/config.yaml's)"
+        "--threads",
+        type=int,
+        default=None,
+        help="cluster.threads for the 'now' jobs (default: the paper config's, defaults filled in)",
     )
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args(argv)
-    import yaml
+    from tecb.config import layered_config
+    from tecb.configcheck import validated_config
 
-    config = yaml.safe_load(open(ROOT / "config" / "config.yaml"))
-    args.threads_config = args.threads or config.get("cluster", {}).get("threads", 2)
+    config = validated_config(layered_config(ROOT, ROOT), ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    args.threads_config = args.threads or config["cluster"]["threads"]
     start, load_start = time.perf_counter(), os.getloadavg()[0]
     log = lambda m: print(m, flush=True)  # noqa: E731
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # child processes: their CPU is not this process's

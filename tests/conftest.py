@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ["Snakefile", "workflow", "config", "envs", "profiles", "reference", ".test"]
+WORKFLOW_FILES = ["workflow", "config", "envs", "profiles", "reference", ".test"]
 SHARED = ROOT.parent / "shared"  # present beside the checkout in CI; tests using it skip without it
 
 
@@ -28,7 +28,7 @@ DEMO_SOURCES = {
 
 
 def copy_project(dest: Path) -> Path:
-    """Copy what a user clones (Snakefile, workflow/, config/, profiles/, reference/; src/ linked) into ``dest``."""
+    """Copy what a user clones (workflow/, config/, profiles/, reference/; src/ linked) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = ROOT / name
@@ -37,7 +37,7 @@ def copy_project(dest: Path) -> Path:
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", *outputs))
         elif src.exists():
             shutil.copy2(src, dest / name)
-    # the library the jobs import (the Snakefile puts {workflow.basedir}/src first on sys.path and PYTHONPATH):
+    # the library the jobs import (workflow/Snakefile puts the project's src/ first on sys.path and PYTHONPATH):
     # this checkout's, not whatever `pip install -e` points at
     (dest / "src").symlink_to(ROOT / "src", target_is_directory=True)
     # numba's cache of UMAP's compiled code (config cluster.numba_cache, default .snakemake/numba-cache) shared by

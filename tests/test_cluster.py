@@ -411,3 +411,23 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
     write(algorithms={"spectral": {"method": "sklearn.cluster.SpectralClustring"}})
     bad = run_snakemake(work, "--configfile", "config/demo.yaml", "config/inc.yaml", "-n", check=False)
     assert bad.returncode != 0 and "algorithms.spectral.method" in bad.stdout and "SpectralClustring" in bad.stdout
+
+
+@pytest.mark.parametrize("name", ["kmeans", "hdbscan"])
+def test_cluster_threads_do_not_change_the_labels(name):
+    """`cluster.threads` (schema default 4) is a resource, not a result setting: the methods that use it (k-means
+    through BLAS/OpenMP, HDBSCAN's core-distance workers) give the same labels on 1 and on 4 threads, as a job
+    runs them (threadpool_limits of its threads)."""
+    from threadpoolctl import threadpool_limits
+
+    x, y = blobs(n=3000, dim=64, centers=12)
+    x = x + np.random.default_rng(3).normal(scale=3, size=x.shape).astype(np.float32)  # overlapping: not trivial
+    labels = {}
+    for threads in (1, 4):
+        with threadpool_limits(threads):
+            _, _, predictions = cluster.cluster_splits(
+                [(0, x, y)], SPECS[name], seed=42, log=lambda m: None, threads=threads
+            )
+        labels[threads] = predictions[0][1]
+    assert len(set(labels[1].tolist())) > 1
+    assert labels[1].tobytes() == labels[4].tobytes()

@@ -129,6 +129,21 @@ def test_a_failing_configuration_is_never_named_by_the_keys_file(tmp_path, data)
     assert [b for b, _ in _state(tmp_path, "a/hdbscan")][::2] == [b for b, _ in good][::2]
 
 
+def test_a_damaged_keys_file_is_named_and_every_member_computed_again_to_the_same_bytes(tmp_path, data):
+    """Never a bare JSONDecodeError: the damaged file is named in the log, ignored, and rewritten."""
+    assert _run(tmp_path, data, SPECS3) == list(SPECS3)
+    before = {n: [b for b, _ in _state(tmp_path, n)][::2] for n in SPECS3}  # scores and labels
+    keys_path = tmp_path / "batch" / "keys.json"
+    good_keys = keys_path.read_bytes()
+    keys_path.write_bytes(good_keys[: len(good_keys) // 2])  # a half-written copy, as a full disk leaves it
+    logs = []
+    assert _run(tmp_path, data, SPECS3, logs) == list(SPECS3)
+    warning = next(m for m in logs if "damaged keys file" in m)
+    assert str(keys_path) in warning
+    assert {n: [b for b, _ in _state(tmp_path, n)][::2] for n in SPECS3} == before
+    assert keys_path.read_bytes() == good_keys
+
+
 def test_the_key_covers_spec_seed_inputs_and_library_versions():
     base = dict(spec={"method": "hdbscan"}, seed=1, points_sha256="p", splits_sha256="s", versions={"numpy": "2"})
     key = batch.member_key(**base)

@@ -127,3 +127,24 @@ def test_transformer_batch_equals_each_job_and_follows_the_model_files(tmp_path)
     # a per-dataset prompt changes only that dataset's settings, so only it is embedded again
     prompted = dict(spec, prompt={"B": "Cluster: "})
     assert _run(tmp_path, prompted, seed=None, model_path=model) == ["B"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b'{"A": "12', b"\xff\xfe garbage", b'["A", "B"]', b'{"A": 3, "B": null}'],
+    ids=["truncated", "not-utf8", "a-list", "not-keys"],
+)
+def test_a_damaged_keys_file_is_named_and_every_dataset_embedded_again_to_the_same_bytes(tmp_path, damage):
+    """Never a bare JSONDecodeError: the damaged file is named in the log, ignored, and rewritten."""
+    spec = {"kind": "tfidf", "dim": 4}
+    assert _run(tmp_path, spec, seed=42) == ["A", "B"]
+    before = {name: _state(tmp_path, name)[0] for name in DATASETS}
+    keys_path = tmp_path / "batch" / "keys.json"
+    good_keys = keys_path.read_bytes()
+    keys_path.write_bytes(damage)
+    logs = []
+    assert _run(tmp_path, spec, seed=42, logs=logs) == ["A", "B"]
+    warning = next(m for m in logs if "damaged keys file" in m)
+    assert str(keys_path) in warning
+    assert {name: _state(tmp_path, name)[0] for name in DATASETS} == before
+    assert keys_path.read_bytes() == good_keys

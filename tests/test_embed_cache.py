@@ -1,11 +1,18 @@
 """The embedding cache shared by run folders (config embed.cache_dir, workflow/rules/embed_cache.smk): a second
-run folder with the same model and texts computes no embedding and gets the same bytes as a fresh run without
-the cache; a finished run plans nothing; a model whose files live inside the run (tiny-bert) is not shared."""
+run folder with the same model files and texts computes no embedding (a model built inside each run folder,
+tiny-bert, included: the key is content, never a path) and gets the same bytes as a fresh run without the cache;
+a finished run plans nothing; a damaged entry is never linked; runs sharing a cache compute each entry once."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
+import os
 import re
+import subprocess
+import sys
+import time
 from collections import Counter
 
 import pytest
@@ -58,16 +65,17 @@ def test_second_run_folder_reuses_the_first_ones_embeddings(tmp_path):
     assert "Nothing to be done" in _embed(work, "a", "-n").stdout  # a finished run plans nothing
 
     second = _ran(_embed(work, "b"))
-    # TF-IDF: same settings, seed and texts -> the same key: linked, not embedded. tiny-bert is built inside
-    # each run folder (its path, recorded in the file, differs): a key of its own, embedded again.
-    assert second.get("embed_compute") == 1 and second.get("embed_cached") == 2, second
+    # the same settings, seed, model files and texts -> the same key: linked, not embedded. tiny-bert is built
+    # inside each run folder (results/{run}/models/tiny-bert), byte for byte the same: its path is not in the key.
+    assert "embed_compute" not in second and second.get("embed_cached") == 2, second
     run_a, run_b = (work / "results" / r / "embeddings" for r in ("a", "b"))
-    assert _sha(run_b / "tfidf" / f"{DATASET}.parquet") == _sha(run_a / "tfidf" / f"{DATASET}.parquet")
-    keys = {r: yaml.safe_load((work / "results" / r / "embeddings" / "tfidf" / f"{DATASET}.key.json").read_text())
-            for r in ("a", "b")}  # fmt: skip
-    assert keys["a"]["key"] == keys["b"]["key"]
-    entry = work / CONFIG["embed"]["cache_dir"] / f"{keys['a']['key']}.parquet"
-    assert _sha(entry) == _sha(run_b / "tfidf" / f"{DATASET}.parquet")
+    for model in CONFIG["models"]:
+        assert _sha(run_b / model / f"{DATASET}.parquet") == _sha(run_a / model / f"{DATASET}.parquet"), model
+        keys = {r: json.loads((work / "results" / r / "embeddings" / model / f"{DATASET}.key.json").read_text())
+                for r in ("a", "b")}  # fmt: skip
+        assert keys["a"]["key"] == keys["b"]["key"], model
+        entry = work / CONFIG["embed"]["cache_dir"] / f"{keys['a']['key']}.parquet"
+        assert _sha(entry) == _sha(run_b / model / f"{DATASET}.parquet")
 
     # the same bytes as a fresh run folder without the cache
     fresh = _ran(_embed(work, "c", configfile="config/nocache.yaml"))
@@ -91,3 +99,141 @@ def test_the_whole_demo_plans_with_the_cache(tmp_path, shard_size):
     planned = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, flags=re.M))
     assert planned.get("embed_cached") == "18" and "embed" not in planned, proc.stdout[-3000:]
     assert planned.get("report_extras") == "1"
+
+
+def _key(work, run, model="tfidf") -> str:
+    return json.loads((work / "results" / run / "embeddings" / model / f"{DATASET}.key.json").read_text())["key"]
+
+
+def test_a_damaged_cache_entry_is_never_linked_and_is_computed_again_to_the_same_bytes(tmp_path):
+    work = copy_project(tmp_path / "w")
+    tfidf_only = {**CONFIG, "models": {"tfidf": CONFIG["models"]["tfidf"]}}
+    (work / "config" / "cache.yaml").write_text(yaml.safe_dump(tfidf_only, sort_keys=False))
+    target = f"results/{{}}/embeddings/tfidf/{DATASET}.parquet"
+    run = lambda name, *extra: run_snakemake(  # noqa: E731
+        work, "--configfile", "config/cache.yaml", "--config", f"run={name}", *extra, "--cores", "1",
+        target.format(name), check=False,
+    )  # fmt: skip
+    assert run("a").returncode == 0
+    good = (work / target.format("a")).read_bytes()
+    entry = work / CONFIG["embed"]["cache_dir"] / f"{_key(work, 'a')}.parquet"
+    os.unlink(work / target.format("a"))  # the run's hard link: damaging the entry must not damage run a's copy
+    (work / target.format("a")).write_bytes(good)
+
+    # damaged in place (one byte flipped; a cut-short or unfinished entry goes the same way): the link job refuses
+    # it, names it and moves it aside
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    failed = run("b")
+    assert failed.returncode != 0
+    named = f"embedding cache entry {entry.relative_to(work)} is damaged"
+    assert named in failed.stdout, failed.stdout[-3000:]
+    assert "Run the same command again" in failed.stdout
+    assert not (work / target.format("b")).exists() and not entry.exists()
+    assert (entry.parent / (entry.name + ".damaged")).exists()
+    # the same command: the entry is computed again, the same bytes, and linked
+    again = run("b")
+    assert again.returncode == 0 and _ran(again).get("embed_compute") == 1, again.stdout[-3000:]
+    assert (work / target.format("b")).read_bytes() == good == entry.read_bytes()
+
+
+TWO_DATASETS = {
+    DATASET: CONFIG["datasets"][DATASET],
+    "TenKGnadClusteringP2P": {"source": "million_posts", "text": "p2p"},
+}
+
+
+def _two_dataset_project(work, cache):
+    """A TF-IDF project of two datasets with its cache at ``cache``; the keys computed (cheap local jobs)."""
+    cfg = {**CONFIG, "models": {"tfidf": CONFIG["models"]["tfidf"]}, "datasets": TWO_DATASETS,
+           "embed": {**CONFIG["embed"], "cache_dir": str(cache)}}  # fmt: skip
+    (work / "config" / "cache.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    targets = [f"results/r/embeddings/tfidf/{d}.parquet" for d in TWO_DATASETS]
+    run_snakemake(work, "--configfile", "config/cache.yaml", "--config", "run=r", "--cores", "1",
+                  *[t.replace(".parquet", ".key.json") for t in targets])  # fmt: skip
+    keys = [json.loads((work / t.replace(".parquet", ".key.json")).read_text())["key"] for t in targets]
+    return targets, keys
+
+
+def _start(work, targets, cores=1):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
+    command = [sys.executable, "-m", "snakemake", "--configfile", "config/cache.yaml", "--config", "run=r",
+               "--cores", str(cores), *targets]  # fmt: skip
+    return subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _hold(cache, keys):
+    cache.mkdir(parents=True, exist_ok=True)
+    held = [open(cache / f"{k}.lock", "a") for k in keys]  # noqa: SIM115
+    for handle in held:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return held
+
+
+def _release(held):
+    for handle in held:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _wait_for(paths, procs, text="waiting"):
+    deadline = time.monotonic() + 600
+    while not any(p.exists() and text in p.read_text() for p in paths):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), [p.poll() for p in procs]
+        time.sleep(0.3)
+    return next(p for p in paths if p.exists() and text in p.read_text())
+
+
+def test_a_finished_entry_is_never_deleted_by_a_job_planned_before_it_was_finished(tmp_path):
+    """Another run finishes an entry after this run planned its compute job: the job keeps it (same inode)."""
+    cache = tmp_path / "cache"
+    other, work = copy_project(tmp_path / "other"), copy_project(tmp_path / "w")
+    targets, keys = _two_dataset_project(other, cache)
+    run_snakemake(other, "--configfile", "config/cache.yaml", "--config", "run=r", "--cores", "1", *targets)
+    finished = {k: {p: p.read_bytes() for p in cache.glob(f"{k}.*") if p.suffix in (".parquet", ".json")}
+                for k in keys}  # fmt: skip
+    assert all(len(files) == 3 for files in finished.values()), finished  # entry, timings, record
+    for files in finished.values():
+        for p in files:
+            p.unlink()
+    assert _two_dataset_project(work, cache)[1] == keys
+    # both entries missing: this run plans both compute jobs and runs them one at a time (--cores 1)
+    held = _hold(cache, keys)
+    proc = _start(work, targets)
+    logs = [work / "logs" / "embed_compute" / f"{k}.log" for k in keys]
+    first = _wait_for(logs, [proc])
+    later = keys[1 - logs.index(first)]
+    for p, data in finished[later].items():  # "the other run" finishes the entry the later job will compute
+        p.write_bytes(data)
+    inode = (cache / f"{later}.parquet").stat().st_ino
+    _release(held)
+    output = proc.communicate()[0]
+    assert proc.returncode == 0, output[-3000:]
+    assert "already in the cache" in (work / "logs" / "embed_compute" / f"{later}.log").read_text(), output[-3000:]
+    assert (cache / f"{later}.parquet").stat().st_ino == inode
+    assert {p: p.read_bytes() for p in finished[later]} == finished[later]
+
+
+def test_two_concurrent_runs_sharing_a_cache_compute_each_entry_once(tmp_path):
+    """Two project folders (two Snakemake processes, two lock directories) share one cache: both plan every
+    entry (none exists when they plan), each entry is computed by one of them, the other keeps it; the same bytes."""
+    cache = tmp_path / "shared-cache"
+    works = [copy_project(tmp_path / name) for name in ("one", "two")]
+    targets, keys = _two_dataset_project(works[0], cache)
+    assert _two_dataset_project(works[1], cache)[1] == keys
+    held = _hold(cache, keys)  # while both runs plan and start their jobs: both must plan and start the compute
+    procs = [_start(w, targets, cores=2) for w in works]
+    logs = [w / "logs" / "embed_compute" / f"{k}.log" for w in works for k in keys]
+    for log in logs:
+        _wait_for([log], procs)
+    _release(held)
+    outputs = [p.communicate()[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    for key in keys:
+        texts = [(w / "logs" / "embed_compute" / f"{key}.log").read_text() for w in works]
+        assert sum("computed into the cache" in t for t in texts) == 1, texts
+        assert sum("already in the cache" in t for t in texts) == 1, texts
+        assert (cache / f"{key}.json").exists()
+    for target in targets:
+        assert _sha(works[0] / target) == _sha(works[1] / target)

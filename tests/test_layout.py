@@ -23,6 +23,7 @@ LAYERS = {
     "report": 5,
     "preflight": 6,
     "configcheck": 7,
+    "configdoc": 7,
 }
 
 

@@ -64,8 +64,12 @@ def test_locks_of_a_live_run_are_kept(tmp_path, sleeper):
     proc = sleeper()
     unlock.record_run(tmp_path, pid=proc.pid)
     assert unlock.live_runs(tmp_path) == [f"pid {proc.pid} on {socket.gethostname()}"]
-    assert unlock.remove_stale_locks(tmp_path) == []
+    logged = []
+    assert unlock.remove_stale_locks(tmp_path, log=logged.append) == []
     assert lock.exists()
+    # the message names the live run and warns against --unlock, which would break it; it never advises it
+    assert f"pid {proc.pid}" in logged[0] and "Do NOT run `snakemake --unlock`" in logged[0]
+    assert "wait for that run to finish" in logged[0].lower()
     assert unlock.main([str(tmp_path)]) == 1  # the wrapper says so
     proc.kill()
     proc.wait()

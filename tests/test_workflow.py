@@ -142,7 +142,7 @@ def test_snakefmt_is_clean():
 
     snakefmt = Path(sys.executable).with_name("snakefmt")
     proc = subprocess.run(
-        [str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=ROOT, capture_output=True, text=True
+        [str(snakefmt), "--check", "workflow/Snakefile", "workflow/rules"], cwd=ROOT, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
 

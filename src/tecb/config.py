@@ -1,12 +1,12 @@
-"""Config overlays: a user's config merged over the defaults (config/config.yaml).
+"""Config overlays: a user's config merged over the paper's (config/config.yaml).
 
-Precedence, lowest first: the defaults (the workflow's ``config/config.yaml``) < ``config/config.yaml`` of the
+Precedence, lowest first: the paper's choices (the workflow's ``config/config.yaml``) < ``config/config.yaml`` of the
 working directory, when that is another file (``snakemake --directory .test``, a deployed workflow) < each
 ``--configfile`` in the order given < ``--config key=value``. Merge rule, applied layer by layer:
 
 - mappings merge key by key, recursively (``embed: {device: cpu}`` changes only the device);
 - any other value (a list, a scalar) replaces the one below;
-- the sections in :data:`REPLACED` (``datasets``, ``models``, ``configurations``) replace the defaults
+- the sections in :data:`REPLACED` (``datasets``, ``models``, ``configurations``) replace the paper's
   wholesale when a layer gives them, so a config naming two models runs two models, not the paper's
   twelve plus two;
 - ``pretrain`` follows ``models``: a layer that replaces ``models`` and says nothing about ``pretrain``

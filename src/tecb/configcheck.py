@@ -436,7 +436,31 @@ def validated_config(config: dict, schema_path) -> dict:
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])
         raise ConfigError("invalid config:\n  " + "\n  ".join(m.replace("\n", "\n  ") for m in shown))
-    return filled
+    schema = load_schema(schema_path)
+    return schema_ordered(filled, schema, schema)
+
+
+def schema_ordered(value, node: dict, schema: dict):
+    """``value`` with every mapping's keys in the schema's order (the keys it lists first, then the others as given),
+    recursively: where a key was given (a config file, the paper's config) or filled in (a default) does not change
+    the order, so neither a job's params (Snakemake compares their repr) nor the records that list them."""
+    if isinstance(node, dict) and "$ref" in node:
+        node = schema["definitions"][node["$ref"].rsplit("/", 1)[-1]]
+    if not isinstance(node, dict):
+        return value
+    if isinstance(value, dict):
+        props = node.get("properties", {})
+        entries = node.get("additionalProperties")
+        order = [k for k in props if k in value] + [k for k in value if k not in props]
+        return {
+            k: schema_ordered(
+                value[k], props[k] if k in props else entries if isinstance(entries, dict) else {}, schema
+            )
+            for k in order
+        }
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [schema_ordered(v, node["items"], schema) for v in value]
+    return value
 
 
 def produced_by_the_workflow(path) -> bool:

@@ -158,14 +158,31 @@ def write_json(obj, path: str | os.PathLike) -> None:
 # --- keyed members of a batch job (cluster.batch, embed.batch) --------------------------------------
 
 
-def read_keys(path) -> dict[str, str]:
-    """A batch job's keys file (``{member: key}``); empty when it does not exist yet."""
+KEY_PATTERN = re.compile(r"[0-9a-f]{64}")
+
+
+def read_keys(path, log=print) -> dict[str, str]:
+    """A batch job's keys file (``{member: key}``, each key a sha256); empty when it does not exist yet.
+
+    Verified when read: a damaged file (not JSON, not an object of member names to sha256 keys) is named in the
+    log and treated as empty, so every member is recomputed (the same bytes: each is a function of its key's
+    inputs) and the file is rewritten by the batch; nothing needs deleting by hand."""
     if not os.path.exists(path):
         return {}
-    with open(path, encoding="utf-8") as f:
-        keys = json.load(f)
-    if not isinstance(keys, dict):
-        raise ValueError(f"{path}: a batch's keys file holds an object {{member: key}}")
+    try:
+        with open(path, encoding="utf-8") as f:
+            keys = json.load(f)
+        if not isinstance(keys, dict):
+            raise ValueError(f"holds a {type(keys).__name__}, not an object {{member: key}}")
+        bad = [m for m, k in keys.items() if not isinstance(k, str) or not KEY_PATTERN.fullmatch(k)]
+        if bad:
+            raise ValueError(f"member {bad[0]!r} has no sha256 key")
+    except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
+        log(
+            f"WARNING {path}: damaged keys file ({exc}); ignored: every member of this batch is computed again "
+            "(the same bytes) and the file is rewritten"
+        )
+        return {}
     return keys
 
 

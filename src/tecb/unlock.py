@@ -127,6 +127,18 @@ def live_runs(workdir=".") -> list[str]:
     return list(dict.fromkeys(live))
 
 
+def live_run_message(workdir, live: list[str]) -> str:
+    """What to do while a live run holds the locks: wait for it or stop it, never ``--unlock`` (Snakemake's own
+    message, printed next, suggests it; it would let two runs write the same files)."""
+    return (
+        f"tecb: {Path(workdir) / LOCKS} is held by a live run ({'; '.join(live)}): locks kept. Do NOT run "
+        "`snakemake --unlock` (Snakemake's message below suggests it): it removes the live run's locks and lets two "
+        "runs write the same files. Wait for that run to finish, or stop it (Ctrl-C in its terminal, `kill PID`; "
+        "on SLURM also `scancel` its jobs), then start the same command again: a killed run's locks are removed "
+        "at startup."
+    )
+
+
 def remove_stale_locks(workdir=".", log=None) -> list[Path]:
     """Remove Snakemake's lock files in ``workdir`` when no run is live (see the module docstring); return them.
 
@@ -139,7 +151,7 @@ def remove_stale_locks(workdir=".", log=None) -> list[Path]:
     live = live_runs(workdir)
     if live:
         if log:
-            log(f"tecb: {workdir / LOCKS} is held by a live run ({'; '.join(live)}): locks kept")
+            log(live_run_message(workdir, live))
         return []
     for lock in locks:
         with contextlib.suppress(FileNotFoundError):

@@ -8,7 +8,7 @@ import re
 
 def put_library_on_pythonpath():
     """Let jobs import tecb from src/ where it is not pip-installed (conda envs, cluster nodes)."""
-    paths = [os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH", "")]
+    paths = [os.path.join(PROJECT_DIR, "src"), os.environ.get("PYTHONPATH", "")]
     os.environ.update(PYTHONPATH=os.pathsep.join(p for p in paths if p))
 
 
@@ -275,10 +275,32 @@ def alternatives(names):
 # --- targets -------------------------------------------------------------------------------
 
 
+def unit_outputs():
+    """Every file of a (model, dataset) that the aggregates are made from: embeddings, reductions, per-configuration
+    scores, labels and timings, and the batch jobs' keys files. `all` names them so that a missing one (after a
+    configuration, dataset or model is added, or a file deleted) always plans its writer, whatever the rerun
+    triggers: Snakemake plans a job for a missing output only when the target asks for the file or a job that reads
+    it runs, and an aggregate whose own output exists does not (with `--rerun-triggers mtime`, without
+    .snakemake/, in a copied run folder), whether one job or a batch (update() outputs) writes the file.
+    """
+    units = sorted({(m, d) for m, d, _, _ in SCORE_KEYS})
+    files = [embedding_path(m, d) for m, d in units]
+    files += [job_timing_path("embed", m, d) for m, d in units]
+    files += sorted({reduced_path(m, d, r) for m, d, r, _ in SCORE_KEYS if r != "none"})
+    for key in SCORE_KEYS:
+        files += [score_path(*key), timing_path(*key), labels_path(*key)]
+    if EMBED_BATCH:
+        files += [embed_batch_keys_path(m) for m in sorted({m for m, _ in units})]
+    if config["cluster"]["batch"]:
+        files += [result("cluster_keys", m, f"{d}.json") for m, d in units]
+    return files
+
+
 def all_outputs():
-    """The targets of the Snakefile's `all` rule: the final outputs each stage's .smk lists."""
+    """The targets of the Snakefile's `all` rule: the final outputs each stage's .smk lists, and the files they
+    are made from (unit_outputs)."""
     # TABLE_FILES (tables.smk) and REPORT_TARGETS (report.smk): tables, figures, MTEB JSON, report pieces
-    outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS
+    outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS + unit_outputs()
     outputs += (
         SCORING_OUTPUTS + INSPECT_OUTPUTS
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)

@@ -52,12 +52,14 @@ if EMBED_CACHE:
             "../scripts/embed_cached.py"
 
     rule embed_compute:
-        """A missing cache entry: each unique text once (as the embed rule), written once, atomically."""
+        """A missing cache entry: each unique text once (as the embed rule), under the entry's lock, atomically."""
         input:
             unpack(cache_compute_input),
         output:
-            embeddings=os.path.join(EMBED_CACHE, "{key}.parquet"),
-            timings=os.path.join(EMBED_CACHE, "{key}.timings.json"),
+            # update(): a job never deletes an entry another run finished after this one planned it (its script
+            # then keeps the entry: tecb.embed.cache.fill_entry, under the entry's lock)
+            embeddings=update(os.path.join(EMBED_CACHE, "{key}.parquet")),
+            timings=update(os.path.join(EMBED_CACHE, "{key}.timings.json")),
         log:
             shared_log("embed_compute", "{key}.log"),
         benchmark:

@@ -102,8 +102,9 @@ if SHARD_SIZE:
             input:
                 unpack(cache_merge_input),
             output:
-                embeddings=os.path.join(EMBED_CACHE, "{key}.parquet"),
-                timings=os.path.join(EMBED_CACHE, "{key}.timings.json"),
+                # update(), as embed_compute: never deletes an entry another run finished meanwhile
+                embeddings=update(os.path.join(EMBED_CACHE, "{key}.parquet")),
+                timings=update(os.path.join(EMBED_CACHE, "{key}.timings.json")),
             log:
                 shared_log("embed_compute_merge", "{key}.log"),
             benchmark:

@@ -147,7 +147,7 @@ def run_batch(
     if len(set(names)) != len(names):
         raise ValueError(f"{where}a batch names a member twice: {names}")
     # members no longer in the batch are dropped (written with the first change, or at the end)
-    keys = {name: key for name, key in io.read_keys(keys_path).items() if name in names}
+    keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
     computed = []
 
     def refresh(name: str, key: str, outputs: list, compute) -> None:

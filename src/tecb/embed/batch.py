@@ -46,7 +46,7 @@ def run_embed_batch(
     content = model_content(kind, path=model_path, digest_file=digest_path)
     digest = recorded_digest(digest_files)
     # datasets no longer in the batch are dropped (written with the first change, or at the end)
-    keys = {name: key for name, key in io.read_keys(keys_path).items() if name in names}
+    keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
     computed = []
     for member in members:
 

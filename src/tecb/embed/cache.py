@@ -1,25 +1,35 @@
 """A content-addressed store of embedding files shared by run folders (config ``embed.cache_dir``).
 
-An entry is ``{cache_dir}/{key}.parquet`` (+ ``{key}.timings.json``), where the key is the sha256 of everything
-that decides the file's bytes (:func:`cache_key`): the model's resolved settings
-(:func:`tecb.embed.spec.encoder_settings`, its recorded ``path`` included), what the model's files are (a local
-model's digest, a built model's directory digest, a prefetched hub model's resolved commit and remote-code
-record), the TF-IDF seed, and the sha256 of the dataset's ``texts.parquet``. Execution settings (batch size,
-device, threads) are not part of it, as they do not re-embed within a run either. Entries are written once,
-atomically, and linked (or copied) into a run's ``embeddings/{model}/{dataset}.parquet``.
+An entry is ``{cache_dir}/{key}.parquet`` (+ ``{key}.timings.json``), where the key is the sha256 of the content
+that decides the vectors (:func:`cache_key`): the model's resolved settings (:func:`tecb.embed.spec.encoder_settings`)
+without any path, what the model's files are (a local model's digest, a built model's directory digest, a
+prefetched hub model's resolved commit and remote-code record), the TF-IDF seed, and the sha256 of the dataset's
+``texts.parquet``. Never a path: a model built inside a run folder (``results/{run}/models/``) or moved to another
+folder hits the entry when its files are the same. Execution settings (batch size, device, threads) are not part of
+it, as they do not re-embed within a run either; the entry's metadata records those of the run that computed it.
+
+An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
+files: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
+sharing a cache compute each entry once, and never touches a finished one; :func:`verify_entry` checks an entry
+before it is linked (or copied) into a run's ``embeddings/{model}/{dataset}.parquet``, and :func:`quarantine`
+moves a damaged one aside so that the next run computes it again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 from tecb.embed.spec import directory_digest, file_sha256
 
-KEY_VERSION = 1  # bump when the embedding file format changes: old entries are then not reused
+KEY_VERSION = 2  # bump when the embedding file format or the key changes: old entries are then not reused
+# settings that name where the model's files are, not what they are (their content is ``model_content``)
+PATH_SETTINGS = ("path", "distill_from")
 
 
 def model_content(kind: str, path: str | os.PathLike | None = None, digest_file: str | os.PathLike | None = None):
@@ -42,7 +52,10 @@ def model_content(kind: str, path: str | os.PathLike | None = None, digest_file:
 
 
 def cache_key(*, settings: dict, seed: int | None, texts_sha256: str, model_content) -> str:
-    """The sha256 naming a cache entry: of the canonical JSON of everything that decides the embedding file."""
+    """The sha256 naming a cache entry: of the canonical JSON of the content that decides the vectors. Where the
+    model's files are (``path``, a ``distill_from`` folder) is left out when their content is known."""
+    if model_content is not None:
+        settings = {k: v for k, v in settings.items() if k not in PATH_SETTINGS}
     record = {
         "version": KEY_VERSION,
         "settings": settings,
@@ -59,6 +72,113 @@ def entry_paths(cache_dir: str | os.PathLike, key: str) -> dict[str, str]:
         "embeddings": os.path.join(cache_dir, f"{key}.parquet"),
         "timings": os.path.join(cache_dir, f"{key}.timings.json"),
     }
+
+
+def record_path(cache_dir: str | os.PathLike, key: str) -> str:
+    """The record that makes an entry finished: each file's size and sha256, written after both files."""
+    return os.path.join(cache_dir, f"{key}.json")
+
+
+def _file_record(path) -> dict:
+    return {"bytes": os.path.getsize(path), "sha256": file_sha256(path)}
+
+
+def is_finished(cache_dir, key: str) -> bool:
+    """Cheap (sizes only, for planning): the entry's record exists and its files have the recorded sizes."""
+    try:
+        with open(record_path(cache_dir, key), encoding="utf-8") as f:
+            record = json.load(f)
+        return all(os.path.getsize(p) == record[name]["bytes"] for name, p in entry_paths(cache_dir, key).items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def verify_entry(cache_dir, key: str) -> str:
+    """Why the entry cannot be used (``""``: it is finished and its files are what its record says)."""
+    record_file = record_path(cache_dir, key)
+    try:
+        with open(record_file, encoding="utf-8") as f:
+            record = json.load(f)
+    except FileNotFoundError:
+        return f"no record {record_file} (never finished)"
+    except (OSError, ValueError) as exc:
+        return f"its record {record_file} is unreadable ({exc})"
+    for name, path in entry_paths(cache_dir, key).items():
+        try:
+            found = _file_record(path)
+        except OSError as exc:
+            return f"{path}: {exc.strerror or exc}"
+        if not isinstance(record.get(name), dict) or found != {k: record[name].get(k) for k in found}:
+            return (
+                f"{path}: {found['bytes']} bytes with sha256 {found['sha256'][:12]}..., not what {record_file} records"
+            )
+    return ""
+
+
+@contextlib.contextmanager
+def entry_lock(cache_dir, key: str, log=print):
+    """Hold the entry's lock (``{key}.lock``, an exclusive ``flock``; released when the process ends, even by
+    kill -9). Lock files are never deleted: removing one while a run waits on it would let a third run in."""
+    import fcntl
+
+    os.makedirs(cache_dir, exist_ok=True)
+    with open(os.path.join(cache_dir, f"{key}.lock"), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"cache entry {key}: another run holds its lock, waiting")
+            start = time.monotonic()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            log(f"cache entry {key}: lock acquired after {time.monotonic() - start:.1f} s")
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def fill_entry(cache_dir, key: str, compute, log=print) -> bool:
+    """Make the entry finished: under its lock, keep it if it is (another run may have computed it meanwhile),
+    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically) and write the record last.
+    Returns whether it computed."""
+    paths = entry_paths(cache_dir, key)
+    with entry_lock(cache_dir, key, log=log):
+        why = verify_entry(cache_dir, key)
+        if not why:
+            log(f"cache entry {key}: already in the cache (finished, verified), kept")
+            return False
+        if any(os.path.exists(p) for p in paths.values()):
+            log(f"cache entry {key}: {why}; computed again")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(record_path(cache_dir, key))  # not finished until the record is written again
+        compute(paths)
+        record = {name: _file_record(p) for name, p in paths.items()}
+        from tecb.io import write_json
+
+        write_json({"key": key, **record}, record_path(cache_dir, key))
+        log(f"cache entry {key}: computed into the cache")
+        return True
+
+
+def quarantine(cache_dir, key: str, why: str) -> str:
+    """Move a damaged entry aside (under its lock; its record removed first, so it is no longer finished) and
+    return the message naming it: the next run computes the entry again."""
+    paths = entry_paths(cache_dir, key)
+    with entry_lock(cache_dir, key):
+        why = verify_entry(cache_dir, key) and why  # another run may have computed it again meanwhile
+        if not why:
+            return ""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(record_path(cache_dir, key))
+        moved = []
+        for path in paths.values():
+            if os.path.exists(path):
+                os.replace(path, path + ".damaged")
+                moved.append(path + ".damaged")
+    return (
+        f"embedding cache entry {paths['embeddings']} is damaged ({why}): not linked; moved aside to "
+        f"{', '.join(moved) or '(nothing left)'} (delete it when you like). Run the same command again: it computes "
+        "the entry again, the same bytes"
+    )
 
 
 def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:

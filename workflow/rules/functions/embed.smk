@@ -109,7 +109,7 @@ HUB_ENTRIES = {
 def model_env(wildcards):
     """A model's own conda environment (`env:`, a path from the project root), else envs/embed.yaml."""
     env = config["models"][wildcards.model].get("env")
-    return os.path.join(workflow.basedir, env) if env else "../../envs/embed.yaml"
+    return os.path.join(PROJECT_DIR, env) if env else "../../envs/embed.yaml"
 
 
 def distill_source(wildcards):

@@ -5,7 +5,7 @@ import glob
 import json
 from types import SimpleNamespace
 
-from tecb.embed.cache import entry_paths
+from tecb.embed.cache import entry_paths, is_finished
 
 EMBED_CACHE = config["embed"].get("cache_dir")
 
@@ -43,11 +43,12 @@ def key_owner(key):
 
 
 def cache_compute_input(wildcards):
-    """What computing a cache entry reads. An entry that exists is never planned again (write-once store): the
-    input named then exists nowhere and no rule makes it, so Snakemake takes the entry as a source file.
+    """What computing a cache entry reads. A finished entry (its record matches its files) is never planned again
+    (write-once store): the input named then exists nowhere and no rule makes it, so Snakemake takes the entry as
+    a source file (verified in full before it is linked: embed_cached.py).
     """
     entry = entry_paths(EMBED_CACHE, wildcards.key)
-    if all(os.path.exists(p) for p in entry.values()):
+    if is_finished(EMBED_CACHE, wildcards.key):
         return {"cached": entry["embeddings"] + ".is-cached"}
     owner = key_owner(wildcards.key)
     if owner is None:

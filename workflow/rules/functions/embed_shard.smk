@@ -47,13 +47,13 @@ def merge_input(wildcards):
 
 def cache_merge_input(wildcards):
     """What the embed_compute_merge job of a cache entry reads: the shards of the run's (model, dataset) with that
-    key. Not for an entry that exists or a model that is not sharded: the input named then exists nowhere and no
+    key. Not for a finished entry or a model that is not sharded: the input named then exists nowhere and no
     rule makes it, so Snakemake takes embed_compute (or the entry as a source file), as cache_compute_input.
     """
     entry = entry_paths(EMBED_CACHE, wildcards.key)
     owner = key_owner(wildcards.key)
     if (
-        all(os.path.exists(p) for p in entry.values())
+        is_finished(EMBED_CACHE, wildcards.key)
         or owner is None
         or owner[0] not in SHARDED_MODELS
     ):
