@@ -130,7 +130,7 @@ rule mteb_results:
         revision_files={
             m: os.path.join(hub_model_dir(m), ".tecb_revision")
             for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
-            if config["models"][m]["kind"] == "huggingface"
+            if m in HUB_ENTRIES
         },
     script:
         "../scripts/mteb_results.py"
