@@ -141,6 +141,9 @@ rule tables:
 
 if MODELS_TABLE:
 
+    localrules:
+        models_table,
+
     rule models_table:
         """Table 1 (models): mteb's metadata of each model and whether it was trained on each dataset's data."""
         output:
@@ -158,6 +161,9 @@ if MODELS_TABLE:
 
 
 if LEADERBOARD:
+
+    localrules:
+        leaderboard,
 
     rule leaderboard:
         """MTEB's published German clustering scores (a dated snapshot) beside the project's, with comparability."""

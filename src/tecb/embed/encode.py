@@ -736,6 +736,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
         "device": str(getattr(getattr(wrapper, "model", None), "device", "unknown")),
         "dtype": "float32",  # of the vectors: mteb's wrapper returns float32 whatever the weights' dtype
         "batch_size": batch_size,
+        "final_batch_size": batch_size,
     }
     log(
         f"encoding {len(texts)} unique texts with mteb's {meta['wrapper']} for {settings['name']} (task {task}, "
@@ -744,8 +745,18 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
 
     def batches():
         progress = Progress(len(texts), log, what="encoded ")
+        size = batch_size
         for start, chunk in chunks(texts, CHUNK_SIZE):
-            vectors = mteb_model.encode_texts(wrapper, chunk, task, batch_size)
+            while True:
+                try:
+                    vectors = mteb_model.encode_texts(wrapper, chunk, task, size)
+                    break
+                except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
+                    if not _is_oom(error) or size == 1:
+                        raise
+                    _free_cuda_cache()
+                    size = meta["final_batch_size"] = size // 2
+                    log(f"out of memory at text {start}: batch size halved to {size}")
             progress.update(start + len(chunk))
             yield start, vectors
 
