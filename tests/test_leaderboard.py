@@ -106,3 +106,25 @@ def test_another_revision_or_dataset_revision_is_not_comparable(published):
 
 def test_models_mteb_does_not_publish_get_no_rows(published):
     assert leaderboard(published, ours_paper(_summary([]), {}), {"x": ("tecb/x", "no_revision_available")}).empty
+
+
+SIZE_CLASSES = [(0, 150e6), (150e6, 600e6), (600e6, 1e9), (1e9, math.inf)]
+
+
+def test_leaderboard_config_takes_the_best_published_model_of_each_size_class(published):
+    """config/leaderboard-de.yaml: per size class, the snapshot's best TenKGnadClusteringP2P model (its ranking)."""
+    import yaml
+
+    mteb = pytest.importorskip("mteb")
+    from tecb.embed.mteb_model import model_meta
+
+    config = yaml.safe_load((SNAPSHOT.parents[1] / "config" / "leaderboard-de.yaml").read_text())
+    chosen = {m["name"] for m in config["models"].values()}
+    assert all(m["kind"] == "mteb" for m in config["models"].values())
+    ranked = published[published.task == "TenKGnadClusteringP2P"]
+    size = {name: model_meta(name).n_parameters for name in ranked.model}
+    for low, high in SIZE_CLASSES:
+        in_class = ranked[[low < size[n] <= high for n in ranked.model]]
+        best = set(in_class.sort_values("main_score").model.tail(1))
+        assert best == chosen & {n for n in size if low < size[n] <= high}, (low, high)
+        assert all(mteb.get_model_meta(n).languages and "deu-Latn" in mteb.get_model_meta(n).languages for n in best)
