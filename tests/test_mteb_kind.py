@@ -220,3 +220,22 @@ def test_trained_on_flags_yes_no_unknown():
     assert mteb_model.trained_on(yes, "BlurbsClusteringS2S") == "no"
     assert mteb_model.trained_on(unknown, "BlurbsClusteringS2S") == "unknown"
     assert mteb_model.trained_on(yes, "MyNews") == "unknown"
+
+
+def test_table2_marks_cells_of_models_trained_on_the_data():
+    import pandas as pd
+
+    from tecb.report.render import to_latex, to_markdown
+    from tecb.report.table_files import TRAINED_MARK, mark_trained
+
+    table = pd.DataFrame(
+        {"BlurbsClusteringS2S": [10.0, 20.0], "TenKGnadClusteringS2S": [30.0, float("nan")]}, index=["A", "B"]
+    )
+    marks, notes = mark_trained(table, None, {"a": "A", "b": "B"}, {"a": ["TenKGnadClusteringS2S"], "b": ["x"]})
+    assert marks.at["A", "TenKGnadClusteringS2S"] == TRAINED_MARK and marks.at["A", "BlurbsClusteringS2S"] == ""
+    assert len(notes) == 1 and "trained on this dataset's data" in notes[0]
+    assert "30.00§" in to_markdown(table, suffix=marks) and r"$^\S$" in to_latex(table, suffix=marks)
+    # no model trained on its data: no marks, no footnote, the suffixes as they were
+    assert mark_trained(table, None, {}, {}) == (None, [])
+    unchanged, none = mark_trained(table, None, {"b": "B"}, {"b": ["TenKGnadClusteringS2S"]})  # B's cell is n/a
+    assert none == [] and not (unchanged == TRAINED_MARK).any().any()

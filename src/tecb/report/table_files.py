@@ -82,7 +82,7 @@ class TableSettings:
     seed: int
     per_kind: bool
     #: model key -> datasets whose data the model was trained on (mteb's training_datasets: tables/models.csv);
-    #: those Table 2 cells are marked ``†`` with a footnote
+    #: those Table 2 cells are marked ``§`` with a footnote
     trained_on: Mapping[str, Sequence[str]] | None = None
 
     @property
@@ -90,7 +90,7 @@ class TableSettings:
         return self.statistics is not None and {**STATISTICS_DEFAULTS, **self.statistics}["enabled"]
 
 
-TRAINED_MARK = " †"
+TRAINED_MARK = "§"
 
 
 def mark_trained(table: pd.DataFrame, marks: pd.DataFrame | None, model_names, trained_on):
@@ -109,7 +109,7 @@ def mark_trained(table: pd.DataFrame, marks: pd.DataFrame | None, model_names, t
     if not marked:
         return marks, []
     return marks, [
-        "† the model was trained on this dataset's data (mteb's training_datasets, tables/models.csv): not a "
+        "§: the model was trained on this dataset's data (mteb's training_datasets, tables/models.csv): not a "
         "zero-shot score."
     ]
 
