@@ -102,6 +102,14 @@ def test_settings_come_from_mteb_and_overrides_are_noted():
     assert any(n.startswith("revision abc (mteb: ") for n in notes) and any("prompt" in n for n in notes)
 
 
+def test_prompt_override_only_where_mteb_chooses_prompts_from_model_prompts():
+    e5 = {"kind": "mteb", "name": E5_SMALL, "prompt": "query: "}
+    assert mteb_model.entry_errors("m", e5, ["BlurbsClusteringS2S"]) == []
+    instruct = {"kind": "mteb", "name": "intfloat/multilingual-e5-large-instruct", "prompt": "x: "}
+    errors = mteb_model.entry_errors("m", instruct, ["BlurbsClusteringS2S"])
+    assert len(errors) == 1 and errors[0].startswith("models.m.prompt: mteb's loader")
+
+
 # --- prompts: mteb's rule, without the model's own weights ----------------------------------------
 
 
@@ -239,3 +247,17 @@ def test_table2_marks_cells_of_models_trained_on_the_data():
     assert mark_trained(table, None, {}, {}) == (None, [])
     unchanged, none = mark_trained(table, None, {"b": "B"}, {"b": ["TenKGnadClusteringS2S"]})  # B's cell is n/a
     assert none == [] and not (unchanged == TRAINED_MARK).any().any()
+
+
+@pytest.mark.slow
+def test_load_wrapper_uses_mtebs_loader_and_a_prompt_override_applies(minilm):
+    """multilingual-e5-small's entry (its loader and prompts) on the small model's weights (``path``)."""
+    plain = encoder_settings({"kind": "mteb", "name": E5_SMALL, "path": str(minilm)}, {}, "BlurbsClusteringS2S")
+    wrapper = mteb_model.load_wrapper(plain, "cpu")
+    assert wrapper.model_prompts == {"query": "query: ", "document": "passage: "}
+    assert wrapper.mteb_model_meta.name == E5_SMALL and mteb_model.applied_prompt(wrapper, plain["task"]) is None
+    spec = {"kind": "mteb", "name": E5_SMALL, "path": str(minilm), "prompt": "query: "}
+    wrapper = mteb_model.load_wrapper(encoder_settings(spec, {}, "BlurbsClusteringS2S"), "cpu")
+    seen = _recording(wrapper)
+    mteb_model.encode_texts(wrapper, TEXTS[:2], "BlurbsClusteringS2S", batch_size=2)
+    assert seen == ["query: "] and mteb_model.applied_prompt(wrapper, "BlurbsClusteringS2S") == "query: "

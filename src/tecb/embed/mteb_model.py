@@ -108,6 +108,12 @@ def entry_errors(key: str, spec: Mapping, datasets) -> list[str]:
     out = []
     if meta.loader is None:
         out.append(f"models.{key}.name: mteb has no implementation (loader) for {name!r}; it cannot be run")
+    elif spec.get("prompt") is not None and not takes_prompt(meta):
+        out.append(
+            f"models.{key}.prompt: mteb's loader for {name!r} ({loader_name(meta)}) does not choose prompts from "
+            "model_prompts (an instruction or custom wrapper); a prompt override cannot apply: remove `prompt`, or "
+            "run the model as kind huggingface"
+        )
     for dataset in datasets:
         task = task_name(spec, dataset)
         try:
@@ -195,10 +201,21 @@ def load_wrapper(settings: Mapping, device: str | None = None):
     return wrapper
 
 
+def takes_prompt(meta) -> bool:
+    """Whether a prompt override can apply: mteb's loader is its plain sentence-transformers wrapper (or a subclass),
+    which chooses the prompt from ``model_prompts`` (instruction and custom wrappers build theirs otherwise)."""
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    loader = getattr(meta.loader, "func", meta.loader)
+    return isinstance(loader, type) and issubclass(loader, SentenceTransformerEncoderWrapper)
+
+
 def set_prompt(wrapper, task: str, prompt: str) -> None:
     """A ``prompt:`` override: the wrapper's prompt for ``task`` (its ``model_prompts``); refused for a wrapper
-    without prompts of that form."""
-    if not hasattr(wrapper, "model_prompts"):
+    that does not choose its prompt from them."""
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    if not isinstance(wrapper, SentenceTransformerEncoderWrapper):
         raise ValueError(
             f"prompt override: mteb's wrapper {type(wrapper).__name__} has no model_prompts; leave `prompt` unset"
         )
