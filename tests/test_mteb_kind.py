@@ -206,6 +206,9 @@ def test_vectors_equal_mtebs_own_encode(tmp_path, minilm):
     assert meta["kind"] == "mteb" and meta["model"] == MINILM and meta["task"] == "BlurbsClusteringS2S"
     assert meta["revision"] == registry.revision and meta["prompt"] is None and meta["dim"] == registry.embed_dim
     assert meta["wrapper"] == "SentenceTransformerEncoderWrapper" and meta["mteb_version"] == mteb.__version__
+    # the long text (80 x 4 words) is cut at the model's 256 tokens, the others are not
+    assert meta["max_seq_length"] == 256 and meta["truncated_fraction"] == pytest.approx(1 / len(TEXTS))
+    assert 0 < meta["token_coverage"] < 1
 
 
 def test_model_card_reads_mtebs_metadata():

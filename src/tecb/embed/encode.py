@@ -719,6 +719,12 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
     task = settings["task"]
     prompt = mteb_model.applied_prompt(wrapper, task)
+    model = getattr(wrapper, "model", None)  # the sentence-transformers model inside mteb's wrapper, where it has one
+    max_seq_length = getattr(model, "max_seq_length", None)
+    stats = truncation_stats(
+        token_counts(model, texts, prompt) if max_seq_length and hasattr(model, "__getitem__") else None,
+        max_seq_length,
+    )
     meta = {
         "model": settings["name"],
         "kind": "mteb",
@@ -733,7 +739,9 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
         "loader_kwargs": settings["loader_kwargs"],
         "mteb_version": settings["mteb_version"],
         "wrapper": type(wrapper).__name__,
-        "device": str(getattr(getattr(wrapper, "model", None), "device", "unknown")),
+        "device": str(getattr(model, "device", "unknown")),
+        "max_seq_length": max_seq_length,
+        **stats,
         "dtype": "float32",  # of the vectors: mteb's wrapper returns float32 whatever the weights' dtype
         "batch_size": batch_size,
         "final_batch_size": batch_size,
