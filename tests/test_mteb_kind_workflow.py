@@ -37,7 +37,14 @@ ROWS = [
     ("Im Theater läuft eine neue Inszenierung von Faust.", "kultur"),
     ("Das Orchester spielte Werke von Beethoven.", "kultur"),
 ] * 2
-TARGETS = ["results/embeddings/minilm/News.parquet", "results/tables/models.csv", "results/tables/leaderboard.csv"]
+MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # mteb 2.26.24's ModelMeta
+MTEB_DIR = f"results/mteb/custom/results/sentence-transformers__all-MiniLM-L6-v2/{MINILM_REVISION}"
+TARGETS = [
+    "results/embeddings/minilm/News.parquet",
+    "results/tables/models.csv",
+    "results/tables/leaderboard.csv",
+    f"{MTEB_DIR}/tecb.News.json",
+]
 
 
 def write_config(work, models):
@@ -111,6 +118,17 @@ def test_models_table_and_leaderboard(project):
     assert board.loc["BlurbsClusteringP2P", "published"] == pytest.approx(19.9438)
     assert not board.comparable.any()  # News is no mteb task: nothing passes for a leaderboard number
     assert (board.status == "not comparable: no project score on this task (dataset or protocol not in this run)").all()
+
+
+def test_mteb_results_under_mtebs_name_and_revision(project):
+    import json
+
+    work, _, _ = project
+    assert mteb.get_model_meta(MINILM).revision == MINILM_REVISION
+    meta = json.loads((work / MTEB_DIR / "model_meta.json").read_text())
+    assert (meta["name"], meta["revision"]) == (MINILM, MINILM_REVISION) and meta["tecb"]["kind"] == "mteb"
+    result = json.loads((work / MTEB_DIR / "tecb.News.json").read_text())
+    assert 0 <= result["scores"]["test"][0]["main_score"] <= 1
 
 
 def test_unknown_name_stops_before_any_job(tmp_path):

@@ -85,7 +85,9 @@ def model_identity(model: str, spec: dict) -> tuple[str, str]:
     TF-IDF model, never its folder) and the configured revision (else ``no_revision_available``); a ``kind: mteb``
     model: its mteb name and revision."""
     kind = spec["kind"]  # filled by the config schema's default
-    if kind == "mteb":  # mteb's own name and the revision it runs (mteb's, or the config's override)
+    if kind == "mteb":  # mteb's own name and the revision it runs (the config's override, else mteb's)
+        if spec.get("revision"):
+            return spec["name"], str(spec["revision"])
         from tecb.embed.mteb_model import resolved_revision
 
         return spec["name"], str(resolved_revision(spec))

@@ -108,6 +108,13 @@ HUB_ENTRIES = {
 }
 
 
+def mteb_revision(model):
+    """The revision a `kind: mteb` model runs (the config's override, else mteb's), resolved at DAG time."""
+    from tecb.embed.mteb_model import resolved_revision
+
+    return resolved_revision(config["models"][model])
+
+
 def mteb_hub_entry(spec):
     """What the prefetch rule downloads for a `kind: mteb` model without `path`: mteb's name at the pinned revision."""
     from tecb.embed.mteb_model import resolved_revision
