@@ -264,3 +264,31 @@ def test_load_wrapper_uses_mtebs_loader_and_a_prompt_override_applies(minilm):
     seen = _recording(wrapper)
     mteb_model.encode_texts(wrapper, TEXTS[:2], "BlurbsClusteringS2S", batch_size=2)
     assert seen == ["query: "] and mteb_model.applied_prompt(wrapper, "BlurbsClusteringS2S") == "query: "
+
+
+@pytest.mark.slow
+def test_sharded_equals_unsharded_byte_for_byte(tmp_path, minilm):
+    """embed.shard_size with kind mteb: shards of whole chunks (embed.chunk_size) merge into the one job's bytes."""
+    import hashlib
+
+    from tecb.embed.shard import embed_shard, merge_shards, shard_ranges
+
+    spec = {"kind": "mteb", "name": MINILM, "path": str(minilm)}
+    options = {"batch_size": 2, "device": "cpu", "chunk_size": 2}
+    assert encoder_settings(spec, options, "d")["chunk_size"] == 2
+    texts = tmp_path / "texts.parquet"
+    pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
+    whole = tmp_path / "whole.parquet"
+    embed.embed_dataset(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S", log=lambda *a: None)
+    shards = []
+    for i, (start, stop) in enumerate(shard_ranges(len(TEXTS), 2, 2)):
+        shards.append(tmp_path / f"shard{i}.parquet")
+        embed_shard(
+            texts, shards[-1], spec, options, start=start, stop=stop, seed=None, dataset="TenKGnadClusteringS2S",
+            log=lambda *a: None,
+        )  # fmt: skip
+    assert len(shards) == 3
+    merged = tmp_path / "merged.parquet"
+    merge_shards(shards, merged)
+    assert read_embeddings(merged)[1] == read_embeddings(whole)[1]
+    assert hashlib.sha256(merged.read_bytes()).hexdigest() == hashlib.sha256(whole.read_bytes()).hexdigest()

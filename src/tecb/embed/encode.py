@@ -745,6 +745,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
         "dtype": "float32",  # of the vectors: mteb's wrapper returns float32 whatever the weights' dtype
         "batch_size": batch_size,
         "final_batch_size": batch_size,
+        **({"chunk_size": settings["chunk_size"]} if "chunk_size" in settings else {}),
     }
     log(
         f"encoding {len(texts)} unique texts with mteb's {meta['wrapper']} for {settings['name']} (task {task}, "
@@ -754,7 +755,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     def batches():
         progress = Progress(len(texts), log, what="encoded ")
         size = batch_size
-        for start, chunk in chunks(texts, CHUNK_SIZE):
+        for start, chunk in chunks(texts, settings.get("chunk_size", CHUNK_SIZE)):
             while True:
                 try:
                     vectors = mteb_model.encode_texts(wrapper, chunk, task, size)

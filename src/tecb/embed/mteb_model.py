@@ -165,11 +165,15 @@ def _plain(value):
     return str(value).replace("torch.", "")
 
 
-def settings(spec: Mapping, dataset: str | None) -> dict:
-    """What decides a ``kind: mteb`` model's vectors for ``dataset`` (the embed job's params; see tecb.embed.spec)."""
+def settings(spec: Mapping, dataset: str | None, embed_options: Mapping | None = None) -> dict:
+    """What decides a ``kind: mteb`` model's vectors for ``dataset`` (the embed job's params; see tecb.embed.spec);
+    ``embed_options``: the ``embed`` section (its ``chunk_size``: the texts encoded per wrapper call)."""
     import mteb
 
+    from tecb.embed.spec import CHUNK_SIZE
+
     meta = model_meta(spec["name"])
+    chunk_size = int((embed_options or {}).get("chunk_size") or CHUNK_SIZE)
     return {
         "kind": "mteb",
         "name": spec["name"],
@@ -180,6 +184,7 @@ def settings(spec: Mapping, dataset: str | None) -> dict:
         "loader": loader_name(meta),
         "loader_kwargs": _plain(meta.loader_kwargs),
         "mteb_version": mteb.__version__,
+        **({"chunk_size": chunk_size} if chunk_size != CHUNK_SIZE else {}),  # the default: not a setting
     }
 
 

@@ -83,7 +83,7 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
     if kind == "mteb":  # mteb's ModelMeta decides (imports mteb: only for configs with such a model)
         from tecb.embed.mteb_model import settings
 
-        return settings(spec, dataset)
+        return settings(spec, dataset, embed_options)
     if kind == "static":
         return {
             "kind": "static",
