@@ -739,9 +739,15 @@ def test_unused_inputs_are_not_checked(tmp_path, monkeypatch):
 
 
 def test_the_shipped_configs_pass(tmp_path):
-    """config/config.yaml, demo.yaml, modern.yaml and the .test config pass the new key checks (no preflight:
-    their files are downloads)."""
-    for name in ("config/config.yaml", "config/demo.yaml", "config/modern.yaml", ".test/config/config.yaml"):
+    """config/config.yaml, demo.yaml, modern.yaml, leaderboard-de.yaml and the .test config pass the new key checks
+    (no preflight: their files are downloads)."""
+    for name in (
+        "config/config.yaml",
+        "config/demo.yaml",
+        "config/modern.yaml",
+        "config/leaderboard-de.yaml",
+        ".test/config/config.yaml",
+    ):
         check_config(layered_config(ROOT, tmp_path, [ROOT / name]), SCHEMA, preflight=False, cache_dir=None)
 
 

@@ -105,33 +105,39 @@ def test_overwritten_weights_re_embed_even_with_an_older_mtime(project):
 
 
 def test_modern_config_plans(tmp_path):
-    """config/modern.yaml over the defaults: 11 hub models + TF-IDF on the paper's six datasets."""
+    """config/modern.yaml over the defaults: 11 models of mteb's registry (kind: mteb) + TF-IDF on the paper's six
+    datasets; nothing mteb holds (revision, prompt, dtype, remote code) is copied into the config (issue 37)."""
+    import mteb
+
+    from tecb.embed import mteb_model
+    from tecb.embed.spec import encoder_settings
+
     work = copy_project(tmp_path / "proj")
     out = run_snakemake(work, "--configfile", "config/modern.yaml", "-n", "--cores", "2", "--resources", "gpu=1").stdout
     table = out[out.index("Job stats") :]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
     modern = yaml.safe_load((work / "config" / "modern.yaml").read_text())
-    hub = [k for k, m in modern["models"].items() if m.get("kind", "huggingface") == "huggingface"]
+    hub = [k for k, m in modern["models"].items() if m.get("kind") == "mteb"]
     assert counts["prefetch_model"] == len(hub) == 11
     assert counts["embed"] == 6 * len(modern["models"])
+    assert counts["models_table"] == 1 and counts["leaderboard"] == 1
     assert "results/modern/embeddings/qwen3-embedding-0.6b/BlurbsClusteringS2S.parquet" in out
     text = (work / "config" / "modern.yaml").read_text()
-    for key in hub:  # each model's settings cite its model card, and pin the revision MTEB evaluates
+    held = {"id", "revision", "prompt", "prompt_name", "dtype", "trust_remote_code", "max_seq_length", "pooling"}
+    for key in hub:  # each model cites its model card, and leaves to mteb what mteb holds
         block = text[: text.index(f"\n  {key}:")].rsplit("\n\n", 1)[-1]
         assert "https://" in block, key
-        assert re.fullmatch(r"[0-9a-f]{40}", modern["models"][key].get("revision") or ""), key
-    assert modern["models"]["sentence-t5-xxl"]["revision"] == "4d122282ba80e807e9e6eb8c358269e92796365d"
-    # the prompts the model cards document for clustering reach the embed jobs' settings
-    from tecb.embed.spec import encoder_settings
-
-    def prompt(model, dataset):
-        return encoder_settings({"kind": "huggingface", **modern["models"][model]}, {}, dataset)["prompt"]
-
-    assert prompt("me5-large", "RedditClusteringP2P") == "query: "
-    assert prompt("embeddinggemma-300m", "BlurbsClusteringS2S") == "task: clustering | query: "
-    assert prompt("me5-large-instruct", "TenKGnadClusteringS2S").startswith("Instruct: ")
-    assert prompt("qwen3-embedding-0.6b", "BlurbsClusteringP2P").endswith("\nQuery:")
-    assert prompt("nomic-embed-text-v2-moe", "BlurbsClusteringS2S") == "clustering: "
+        assert not held & set(modern["models"][key]), key
+        meta = mteb.get_model_meta(modern["models"][key]["name"])
+        settings = encoder_settings(modern["models"][key], {}, "BlurbsClusteringS2S")
+        assert settings["revision"] == meta.revision and re.fullmatch(r"[0-9a-f]{40}", settings["revision"]), key
+    name = {k: m.get("name") for k, m in modern["models"].items()}
+    assert mteb.get_model_meta(name["sentence-t5-xxl"]).revision == "4d122282ba80e807e9e6eb8c358269e92796365d"
+    # MTEB's prompt rule for clustering: a prompt for the task or the task type, never the query/document prompts
+    e5 = mteb.get_model_meta(name["me5-large"]).loader_kwargs["model_prompts"]
+    assert mteb_model.expected_prompt(e5, "RedditClustering") is None
+    nomic = mteb.get_model_meta(name["nomic-embed-text-v2-moe"]).loader_kwargs["model_prompts"]
+    assert mteb_model.expected_prompt(nomic, "BlurbsClusteringS2S") == "clustering: "
     # both scoring protocols and the AMI tables are planned
     assert counts["mteb_v2"] == 6 * len(modern["models"]) and counts["mteb_v2_table"] == 1
     assert "results/modern/tables/table2_ami.md" in out and "results/modern/tables/table_mteb_v2.md" in out

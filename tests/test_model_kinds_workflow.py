@@ -286,10 +286,17 @@ def test_clear_errors_for_bad_objects_keys_and_missing_vectors(project):
 
 
 def test_prompt_variants_plan_one_model_per_variant_sharing_one_download(tmp_path):
-    """me5-large-instruct of config/modern.yaml with `prompt_variants`: three models, one prefetch."""
+    """me5-large-instruct as a hub model (config/modern.yaml runs it as kind mteb, whose prompts are mteb's) with
+    `prompt_variants`: three models, one prefetch."""
     work = copy_project(tmp_path / "proj")
     modern = yaml.safe_load((work / "config" / "modern.yaml").read_text())
-    e5 = modern["models"]["me5-large-instruct"]
+    e5 = {
+        "name": "mE5-large-instruct",
+        "id": "intfloat/multilingual-e5-large-instruct",
+        "revision": "baa7be480a7de1539afce709c8f13f833a510e0a",
+        "dtype": "float16",
+        "prompt": "Instruct: Identify the topic or theme of the given texts\nQuery: ",
+    }
     e5.update(prompt_variants=["none", "generic", "task"], instruction_template="Instruct: {instruction}\nQuery: ")
     modern["models"] = {"me5-large-instruct": e5}
     (work / "config" / "variants.yaml").write_text(yaml.safe_dump(modern, allow_unicode=True))

@@ -360,6 +360,21 @@ def model_kind_errors(config: dict) -> list[str]:
     return out
 
 
+def mteb_model_errors(config: dict) -> list[str]:
+    """``kind: mteb`` entries checked against mteb's registry before any job: a name mteb does not know (with the
+    closest names), a dataset without an mteb task (tecb.embed.mteb_model.entry_errors). Imports mteb only when the
+    config has such a model."""
+    models = {k: s for k, s in (config.get("models") or {}).items() if isinstance(s, dict) and s.get("kind") == "mteb"}
+    if not models:
+        return []
+    try:
+        from tecb.embed.mteb_model import entry_errors
+    except ImportError as error:
+        return [f"models.{next(iter(models))}: kind mteb needs the mteb package ({error}); pip install mteb"]
+    datasets = list(config.get("datasets") or {})
+    return [message for key, spec in models.items() for message in entry_errors(key, spec, datasets)]
+
+
 def embed_batch_errors(config: dict) -> list[str]:
     """``embed.batch`` with a per-dataset embedding scheme (the cache's entries, shards): refused, not ignored."""
     embed = config.get("embed") or {}
@@ -433,6 +448,7 @@ def validated_config(config: dict, schema_path) -> dict:
         messages = (
             parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled) + embed_batch_errors(filled)
         )
+        messages = messages or mteb_model_errors(filled)
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])
         raise ConfigError("invalid config:\n  " + "\n  ".join(m.replace("\n", "\n  ") for m in shown))

@@ -118,6 +118,12 @@ rule mteb_results:
                     for k in ("name", "id", "revision")
                     if config["models"][m].get(k) is not None
                 },
+                # kind mteb: the revision it runs (mteb's), resolved here: the job's env need not have mteb
+                **(
+                    {"revision": mteb_revision(m)}
+                    if config["models"][m]["kind"] == "mteb"
+                    else {}
+                ),
             }
             for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
         },
@@ -130,7 +136,7 @@ rule mteb_results:
         revision_files={
             m: os.path.join(hub_model_dir(m), ".tecb_revision")
             for m in dict.fromkeys(m for m, _ in MTEB_KEYS)
-            if config["models"][m]["kind"] == "huggingface"
+            if m in HUB_ENTRIES
         },
     script:
         "../scripts/mteb_results.py"

@@ -77,6 +77,19 @@ TABLE_FILES = [
     for stem in TABLE_STEMS + EXTRA_TABLE_STEMS
     for ext in TABLE_FORMATS
 ] + [table_path(stem, "csv") for stem in STATISTICS_STEMS]
+# kind: mteb models (issue 37): Table 1 (models) with mteb's metadata; tables.leaderboard: the published scores beside ours
+MODELS_TABLE = (
+    [table_path("models", "csv"), table_path("models", "md")]
+    if models_of_kind("mteb")
+    else []
+)
+LEADERBOARD = config["tables"]["leaderboard"] or None
+LEADERBOARD_TABLE = (
+    [table_path("leaderboard", "csv"), table_path("leaderboard", "md")]
+    if LEADERBOARD
+    else []
+)
+TABLE_FILES += MODELS_TABLE + LEADERBOARD_TABLE
 
 
 rule tables:
@@ -122,5 +135,53 @@ rule tables:
         chance=config["tables"]["chance"]["enabled"],
         per_kind=config["tables"]["per_kind"],
         seed=SEED,
+        trained_on=trained_on,
     script:
         "../scripts/tables.py"
+
+
+if MODELS_TABLE:
+
+    localrules:
+        models_table,
+
+    rule models_table:
+        """Table 1 (models): mteb's metadata of each model and whether it was trained on each dataset's data."""
+        output:
+            csv=MODELS_TABLE[0],
+            md=MODELS_TABLE[1],
+        log:
+            log_path("models_table.log"),
+        conda:
+            "../../envs/embed.yaml"
+        params:
+            models=config["models"],
+            datasets=DATASETS,
+        script:
+            "../scripts/models_table.py"
+
+
+if LEADERBOARD:
+
+    localrules:
+        leaderboard,
+
+    rule leaderboard:
+        """MTEB's published German clustering scores (a dated snapshot) beside the project's, with comparability."""
+        input:
+            published=LEADERBOARD,
+            scores=SCORES,
+            v2=MTEB_V2_LONG if MTEB_V2 else [],
+        output:
+            csv=LEADERBOARD_TABLE[0],
+            md=LEADERBOARD_TABLE[1],
+        log:
+            log_path("leaderboard.log"),
+        conda:
+            "../../envs/tables.yaml"
+        params:
+            identities=model_identities,
+            names=MODEL_NAMES,
+            tasks={d: mteb_task(d) for d in DATASETS},
+        script:
+            "../scripts/leaderboard.py"

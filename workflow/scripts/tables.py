@@ -19,6 +19,7 @@ settings = TableSettings(
     statistics=p.statistics if p.statistics["enabled"] else None,
     seed=p.seed,
     per_kind=p.per_kind,
+    trained_on=p.trained_on,
 )
 render_tables(
     settings,

@@ -37,10 +37,10 @@ def model_content(kind: str, path: str | os.PathLike | None = None, digest_file:
     a prefetched hub model's resolved commit and remote-code record; ``None`` for TF-IDF."""
     if kind in ("tfidf", "python"):  # a Python object's package, version and files are in its settings
         return None
-    if kind == "local" or (digest_file and kind in ("precomputed", "static")):
+    if kind == "local" or (digest_file and kind in ("precomputed", "static", "mteb")):
         with open(digest_file) as f:
             return json.load(f)["sha256"]
-    if kind == "huggingface":
+    if kind in ("huggingface", "mteb"):  # kind mteb without `path`: prefetched like a hub model
         model_dir = Path(path)
         out = {}
         for marker in (".tecb_revision", ".tecb_remote_code.json"):

@@ -644,6 +644,8 @@ def embed_dataset(
         log(f"encoding {len(texts)} unique texts with {meta['model']}")
     elif kind in ("python", "precomputed", "static"):
         meta, batches = _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
+    elif kind == "mteb":
+        meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
         device = embed_options.get("device") or None
         if device == "auto":
@@ -705,6 +707,69 @@ def embed_dataset(
             timings_path,
         )
     return meta
+
+
+def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log):
+    """Metadata and ``(start, vectors)`` batches of a ``kind: mteb`` model: mteb's own wrapper encodes each chunk of
+    ``chunk_size`` texts in one call, as mteb's clustering evaluator calls it (tecb.embed.mteb_model)."""
+    from tecb.embed import mteb_model
+
+    device = embed_options.get("device") or None
+    wrapper = mteb_model.load_wrapper(settings, None if device == "auto" else device)
+    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
+    task = settings["task"]
+    prompt = mteb_model.applied_prompt(wrapper, task)
+    model = getattr(wrapper, "model", None)  # the sentence-transformers model inside mteb's wrapper, where it has one
+    max_seq_length = getattr(model, "max_seq_length", None)
+    stats = truncation_stats(
+        token_counts(model, texts, prompt) if max_seq_length and hasattr(model, "__getitem__") else None,
+        max_seq_length,
+    )
+    meta = {
+        "model": settings["name"],
+        "kind": "mteb",
+        "source": settings.get("path") or settings["name"],
+        "revision": (_resolved_revision(settings["path"]) if settings.get("path") else None) or settings["revision"],
+        "mteb_revision": mteb_model.model_meta(settings["name"]).revision,
+        "model_sha256": model_digest,
+        "task": task,
+        "prompt": prompt,
+        "prompt_override": settings.get("prompt"),
+        "loader": settings["loader"],
+        "loader_kwargs": settings["loader_kwargs"],
+        "mteb_version": settings["mteb_version"],
+        "wrapper": type(wrapper).__name__,
+        "device": str(getattr(model, "device", "unknown")),
+        "max_seq_length": max_seq_length,
+        **stats,
+        "dtype": "float32",  # of the vectors: mteb's wrapper returns float32 whatever the weights' dtype
+        "batch_size": batch_size,
+        "final_batch_size": batch_size,
+        **({"chunk_size": settings["chunk_size"]} if "chunk_size" in settings else {}),
+    }
+    log(
+        f"encoding {len(texts)} unique texts with mteb's {meta['wrapper']} for {settings['name']} (task {task}, "
+        f"prompt {prompt!r})"
+    )
+
+    def batches():
+        progress = Progress(len(texts), log, what="encoded ")
+        size = batch_size
+        for start, chunk in chunks(texts, settings.get("chunk_size", CHUNK_SIZE)):
+            while True:
+                try:
+                    vectors = mteb_model.encode_texts(wrapper, chunk, task, size)
+                    break
+                except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
+                    if not _is_oom(error) or size == 1:
+                        raise
+                    _free_cuda_cache()
+                    size = meta["final_batch_size"] = size // 2
+                    log(f"out of memory at text {start}: batch size halved to {size}")
+            progress.update(start + len(chunk))
+            yield start, vectors
+
+    return meta, batches()
 
 
 def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):

@@ -24,7 +24,7 @@ from tecb.embed.spec import CHUNK_SIZE, TRANSFORMER_KINDS, encoder_settings
 from tecb.io import read_embeddings, scratch_dir, write_json
 
 #: Model kinds whose embedding can be sharded: each text encoded on its own, one row group per chunk.
-SHARDABLE_KINDS = TRANSFORMER_KINDS
+SHARDABLE_KINDS = (*TRANSFORMER_KINDS, "mteb")  # kind mteb: mteb's wrapper encodes chunk by chunk as well
 
 # written by write_embeddings itself (appended after the given metadata)
 _WRITTEN = ("dim", "n_texts", "n_texts_encoded", "vectors_sha256", "versions")

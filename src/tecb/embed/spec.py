@@ -80,6 +80,10 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
         return python_settings(spec)
     if kind == "precomputed":
         return {"kind": "precomputed", "path": str(spec["path"]), "texts": spec.get("texts")}
+    if kind == "mteb":  # mteb's ModelMeta decides (imports mteb: only for configs with such a model)
+        from tecb.embed.mteb_model import settings
+
+        return settings(spec, dataset, embed_options)
     if kind == "static":
         return {
             "kind": "static",
@@ -195,6 +199,8 @@ KIND_KEYS = {
     "python": COMMON_KEYS | {"object", "kwargs", "batch_size"},
     "precomputed": COMMON_KEYS | {"path", "texts"},
     "static": COMMON_KEYS | {"path", "distill_from", "pca_dims", "batch_size"},
+    # `name` is mteb's model name here (also the display name); the rest comes from mteb (tecb.embed.mteb_model)
+    "mteb": COMMON_KEYS | {"path", "revision", "prompt", "task", "batch_size", "code_revisions"},
 }
 #: kind -> keys it cannot do without (one of the tuple's keys where it is a tuple).
 KIND_REQUIRED = {
@@ -203,6 +209,7 @@ KIND_REQUIRED = {
     "python": ("object",),
     "precomputed": ("path",),
     "static": (("path", "distill_from"),),
+    "mteb": ("name",),
 }
 KINDS = tuple(KIND_KEYS)
 #: Keys the schema fills in on every model entry (their defaults): not refused on other kinds at that value.
@@ -324,7 +331,7 @@ def digest_paths(spec: Mapping) -> list[str]:
     """The files whose content decides a model's vectors and is hashed into its digest (empty if none):
     a local model's folder, a precomputed model's vector file (and texts file), a static model's folder."""
     kind = spec.get("kind", "huggingface")
-    if kind == "local" or (kind == "static" and spec.get("path") and not spec.get("distill_from")):
+    if kind == "local" or (kind in ("static", "mteb") and spec.get("path") and not spec.get("distill_from")):
         return [str(spec["path"])]
     if kind == "precomputed":
         return [str(spec["path"])] + ([str(spec["texts"])] if spec.get("texts") else [])

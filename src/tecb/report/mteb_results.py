@@ -82,8 +82,15 @@ def mteb_task_of(dataset: dict, sources: dict, *, kmeans: dict | None, seed: int
 
 def model_identity(model: str, spec: dict) -> tuple[str, str]:
     """``(name, revision)`` MTEB records for config model ``model``: the hub id (else ``tecb/{key}``: a local or
-    TF-IDF model, never its folder) and the configured revision (else ``no_revision_available``)."""
+    TF-IDF model, never its folder) and the configured revision (else ``no_revision_available``); a ``kind: mteb``
+    model: its mteb name and revision."""
     kind = spec["kind"]  # filled by the config schema's default
+    if kind == "mteb":  # mteb's own name and the revision it runs (the config's override, else mteb's)
+        if spec.get("revision"):
+            return spec["name"], str(spec["revision"])
+        from tecb.embed.mteb_model import resolved_revision
+
+        return spec["name"], str(resolved_revision(spec))
     hub_id = spec.get("id") if kind == "huggingface" else None
     if hub_id and (hub_id.startswith(("/", ".", "~")) or "\\" in hub_id):  # a folder, not a hub id
         hub_id = None

@@ -111,6 +111,7 @@ def _tex(s: str) -> str:
         .replace("Δ", r"$\Delta$")
         .replace("†", r"$^\dagger$")
         .replace("‡", r"$^\ddagger$")
+        .replace("§", r"$^\S$")
     )
 
 

@@ -83,6 +83,9 @@ class TableSettings:
     seed: int
     per_kind: bool
     model_notes: Mapping[str, str] = field(default_factory=dict)
+    #: model key -> datasets whose data the model was trained on (mteb's training_datasets: tables/models.csv);
+    #: those Table 2 cells are marked ``§`` with a footnote
+    trained_on: Mapping[str, Sequence[str]] | None = None
 
     @property
     def statistics_on(self) -> bool:
@@ -93,6 +96,30 @@ def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> lis
     """Table 2's footnote of the models' ``note`` settings, in the table's order (none: no footnote)."""
     shown = [f"{model_names.get(key, key)}: {notes[key]}" for key in (model_names or notes) if notes.get(key)]
     return ["Models: " + "; ".join(shown) + "."] if shown else []
+
+
+TRAINED_MARK = "§"
+
+
+def mark_trained(table: pd.DataFrame, marks: pd.DataFrame | None, model_names, trained_on):
+    """Table 2's suffixes with :data:`TRAINED_MARK` on the cells of models trained on that dataset's data, and the
+    footnote saying so (none when no cell is marked)."""
+    if not trained_on:
+        return marks, []
+    marks = marks.copy() if marks is not None else pd.DataFrame("", index=table.index, columns=table.columns)
+    marked = 0
+    for key, datasets in trained_on.items():
+        row = (model_names or {}).get(key, key)
+        for dataset in datasets:
+            if row in marks.index and dataset in marks.columns and pd.notna(table.at[row, dataset]):
+                marks.at[row, dataset] = f"{marks.at[row, dataset]}{TRAINED_MARK}"
+                marked += 1
+    if not marked:
+        return marks, []
+    return marks, [
+        "§: the model was trained on this dataset's data (mteb's training_datasets, tables/models.csv): not a "
+        "zero-shot score."
+    ]
 
 
 def table_keys(
@@ -267,6 +294,8 @@ def render_tables(
             split_kinds=kinds,
         )
         long = long_m if v else long
+        marks, trained_notes = mark_trained(t2, marks, model_names, settings.trained_on)
+        notes2 = notes2 + trained_notes
         chance_notes, plain2 = [], t2
         if chance is not None:
             t2, marks = chance.add_row(t2, marks, metric)

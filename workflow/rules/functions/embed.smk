@@ -19,7 +19,9 @@ def models_of_kind(*kinds):
 def model_spec(model):
     """A model's config entry (its kind filled by the schema), with the directory a hub or tiny-bert model is read from."""
     spec = dict(config["models"][model])
-    if spec["kind"] == "huggingface":
+    if spec["kind"] == "huggingface" or (
+        spec["kind"] == "mteb" and not spec.get("path")
+    ):
         spec["path"] = hub_model_dir(model)
     elif spec["kind"] == "tiny-bert" or (
         spec["kind"] == "static" and spec.get("distill_from")
@@ -104,6 +106,33 @@ def check_models():
 HUB_ENTRIES = {
     m.split("@")[0]: config["models"][m] for m in models_of_kind("huggingface")
 }
+
+
+def mteb_revision(model):
+    """The revision a `kind: mteb` model runs (the config's override, else mteb's), resolved at DAG time."""
+    from tecb.embed.mteb_model import resolved_revision
+
+    return resolved_revision(config["models"][model])
+
+
+def mteb_hub_entry(spec):
+    """What the prefetch rule downloads for a `kind: mteb` model without `path`: mteb's name at the pinned revision."""
+    from tecb.embed.mteb_model import resolved_revision
+
+    return {
+        "id": spec["name"],
+        "revision": resolved_revision(spec),
+        "code_revisions": spec.get("code_revisions"),
+    }
+
+
+HUB_ENTRIES.update(
+    {
+        m: mteb_hub_entry(config["models"][m])
+        for m in models_of_kind("mteb")
+        if not config["models"][m].get("path")
+    }
+)
 
 
 def model_env(wildcards):

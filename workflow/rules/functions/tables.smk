@@ -35,3 +35,28 @@ def chance_mteb_v2_inputs(wildcards):
     if not config["tables"]["chance"]["enabled"]:
         return []
     return [chance_mteb_v2_path(d) for d in DATASETS]
+
+
+# --- kind: mteb (issue 37) -----------------------------------------------------------------
+
+
+def trained_on(wildcards=None):
+    """Model key -> datasets whose data a `kind: mteb` model was trained on (Table 2's marks; imports mteb only
+    for configs with such a model)."""
+    mteb_models = models_of_kind("mteb")
+    if not mteb_models:
+        return {}
+    from tecb.embed.mteb_model import model_meta, trained_on as flag
+
+    out = {}
+    for m in mteb_models:
+        meta = model_meta(config["models"][m]["name"])
+        out[m] = [d for d in DATASETS if flag(meta, d) == "yes"]
+    return out
+
+
+def model_identities(wildcards=None):
+    """Model key -> (name, revision) as mteb's results name it (tecb.report.mteb_results.model_identity)."""
+    from tecb.report.mteb_results import model_identity
+
+    return {m: list(model_identity(m, spec)) for m, spec in config["models"].items()}
