@@ -284,8 +284,12 @@ def test_argue_phases(tiny_model):
     settings = dict(argue.DEFAULTS, siamese_epochs=1)
     rng = np.random.default_rng(0)
     only_order = TrainingData(pairs=(("a", "b", 1, "order"), ("b", "a", 0, "order")))
+    # no reply pair (no forum): the siamese phase cannot run, and it does not vanish silently
+    with pytest.raises(ValueError, match="siamese_epochs: 0"):
+        argue.phases(model=tiny_model, data=only_order, settings=settings, rng=rng, device="cpu")
+    pair_phase_only = dict(settings, siamese_epochs=0)  # the explicit choice
     assert [
-        p.name for p in argue.phases(model=tiny_model, data=only_order, settings=settings, rng=rng, device="cpu")
+        p.name for p in argue.phases(model=tiny_model, data=only_order, settings=pair_phase_only, rng=rng, device="cpu")
     ] == ["pairs"]
     mixed = TrainingData(pairs=(("a", "b", 1, "order"), ("c", "d", 1, "reply"), ("e", "f", 0, "reply")))
     phases = argue.phases(model=tiny_model, data=mixed, settings=settings, rng=rng, device="cpu")
@@ -385,6 +389,35 @@ def test_defaults_cover_the_loop_and_missing_settings_raise(base_model, tmp_path
     with pytest.raises(ValueError, match="unknown training method"):
         method_module("nsp")
     assert not (tmp_path / "m").exists()
+
+
+def test_training_logs_progress_lines(base_model, tmp_path):
+    """Every phase says its length and logs step / total, loss, elapsed time and ETA (first and last step at least)."""
+    from tecb.adapt.training import Progress
+
+    texts, _ = topic_corpus(4, 0)
+    lines = []
+    out = train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 4, "epochs": 2}, seed=0, device="cpu",
+        output_dir=tmp_path / "m", eval_every=None, evaluate=None, log=lines.append, progress_seconds=3600,
+    )  # fmt: skip
+    total = out["steps"]
+    assert total == 2 * len(set(texts)) // 4
+    assert lines[0] == f"phase simcse: {total} optimizer steps (2 epochs of {total // 2} batches)"
+    steps = [line for line in lines if " step " in line]
+    assert len(steps) == 2  # progress_seconds not reached: the first and the last step only
+    assert steps[0].startswith(f"phase simcse: step 1/{total} (")
+    assert steps[-1].startswith(f"phase simcse: step {total}/{total} (100 %), loss ")
+    assert "elapsed 0:00:" in steps[-1] and steps[-1].endswith("ETA 0:00:00")
+    # the ETA is the elapsed time per step times the steps left (hand-computed)
+    progress = Progress(None, 30)
+    progress.name, progress.total, progress.started = "cob", 10, 100.0
+    assert (
+        progress.line(4, 0.5, now=100.0 + 80)
+        == "phase cob: step 4/10 (40 %), loss 0.5000, elapsed 0:01:20, ETA 0:02:00"
+    )
+    assert progress.line(0, None, now=100.0).endswith("loss n/a, elapsed 0:00:00, ETA ?")
 
 
 def v_measure_of(texts, labels):

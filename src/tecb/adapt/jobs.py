@@ -225,6 +225,7 @@ def run(
             output_dir=str(model_out),
             eval_every=eval_every,
             evaluate=during_training,
+            log=log,
         )
     rows = []
     pending = iter(calls)

@@ -117,12 +117,16 @@ def train(
     output_dir: str | Path,
     eval_every: int | None,
     evaluate: Callable | None,
+    log: Callable[[str], None] | None = None,
+    progress_seconds: float = 30.0,
 ) -> dict:
     """Train ``method`` from the sentence-transformers model in ``base_model_dir``, save the adapted model to
     ``output_dir`` (a sentence-transformers folder, written atomically) and return the history:
     ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
-    after the last step; its value is stored as ``"score"``."""
+    after the last step; its value is stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
+    steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
+    ``progress_seconds`` in between."""
     module = method_module(method)
     check_settings(method, settings)
     if eval_every is not None and int(eval_every) < 1:
@@ -130,11 +134,61 @@ def train(
     device = resolve_device(device)
     with seeded_global_rngs(seed), deterministic_torch():
         return _train(
-            module, method, base_model_dir, data, dict(settings), seed, device, output_dir, eval_every, evaluate
+            module,
+            method,
+            base_model_dir,
+            data,
+            dict(settings),
+            seed,
+            device,
+            output_dir,
+            eval_every,
+            evaluate,
+            Progress(log, progress_seconds),
         )
 
 
-def _train(module, method, base_model_dir, data, settings, seed, device, output_dir, eval_every, evaluate) -> dict:
+def _hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Progress lines of one phase: ``phase NAME: step s/total (p %), loss L, elapsed H:MM:SS, ETA H:MM:SS``."""
+
+    def __init__(self, log, every_seconds: float):
+        self.log, self.every = log, float(every_seconds)
+        self.name, self.total, self.done, self.started, self.last = "", 0, 0, 0.0, 0.0
+
+    def start(self, name: str, total: int, detail: str) -> None:
+        self.name, self.total, self.done = name, int(total), 0
+        self.started = self.last = time.perf_counter()
+        if self.log:
+            self.log(f"phase {name}: {total} optimizer steps ({detail})")
+
+    def line(self, done: int, loss, now: float | None = None) -> str:
+        """The progress line after ``done`` of the phase's steps (``now``: the clock, for tests)."""
+        elapsed = (time.perf_counter() if now is None else now) - self.started
+        eta = elapsed / done * (self.total - done) if done else float("nan")
+        shown = "n/a" if loss is None else f"{loss:.4f}"
+        share = 100.0 * done / self.total if self.total else 100.0
+        eta_text = _hms(eta) if math.isfinite(eta) else "?"
+        return (
+            f"phase {self.name}: step {done}/{self.total} ({share:.0f} %), loss {shown}, "
+            f"elapsed {_hms(elapsed)}, ETA {eta_text}"
+        )
+
+    def step(self, loss) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        if self.log and (self.done in (1, self.total) or now - self.last >= self.every):
+            self.last = now
+            self.log(self.line(self.done, loss, now))
+
+
+def _train(
+    module, method, base_model_dir, data, settings, seed, device, output_dir, eval_every, evaluate, progress
+) -> dict:
     import torch
     from transformers import get_linear_schedule_with_warmup
 
@@ -179,12 +233,14 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
         model.train()
         for extra in phase.modules:
             extra.train()
+        progress.start(phase.name, total, f"{int(phase.epochs)} epochs of {len(epochs[0]) if epochs else 0} batches")
         last_loss = None
         for batches in epochs:
             for batch in batches:
                 with autocast():
                     loss = phase.loss(batch)
                 if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
+                    progress.step(None)
                     continue
                 (scaler.scale(loss) if scaler else loss).backward()
                 if scaler:
@@ -200,6 +256,7 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
                 optimizer.zero_grad(set_to_none=True)
                 step += 1
                 last_loss = float(loss.detach())
+                progress.step(last_loss)
                 if eval_every and step % int(eval_every) == 0:
                     score(last_loss, phase.name)
                 else:
