@@ -420,6 +420,43 @@ def test_training_logs_progress_lines(base_model, tmp_path):
     assert progress.line(0, None, now=100.0).endswith("loss n/a, elapsed 0:00:00, ETA ?")
 
 
+def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, tmp_path):
+    """One code path: a model whose spec sets a prompt, a pooling override and normalisation gives, loaded and
+    encoded by the adapt stage, the embed stage's vectors (the job asserts it at step 0); loaded as a bare folder
+    it does not, and the check says so. The training forward pass sees the same prompt."""
+    from tecb import io
+    from tecb.adapt.jobs import check_base_vectors, encode
+    from tecb.adapt.training import embed, load_base
+    from tecb.embed.encode import embed_dataset, encode_options
+    from tecb.embed.spec import encoder_settings
+
+    texts, labels = topic_corpus(3, 0)
+    texts = list(dict.fromkeys(texts))
+    io.write_dataset(texts, [(list(range(len(texts))), labels[: len(texts)])], tmp_path / "t.parquet",
+                     tmp_path / "s.parquet", "D")  # fmt: skip
+    spec = {"kind": "local", "path": str(base_model), "prompt": "Thema: ", "pooling": "cls", "normalize": True}
+    options = {"batch_size": 4, "device": "cpu", "dtype": "float32"}
+    embed_dataset(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None, log=lambda *_: None)
+    encoder = encoder_settings(spec, options, "D")
+    model = load_base(encoder, device="cpu")
+    assert model.tecb_prompt == "Thema: "
+    vectors = encode(model, texts, batch_size=8, encode_kwargs=encode_options(encoder))
+    record = check_base_vectors(vectors, texts, tmp_path / "e.parquet", all_texts=texts, float32=True)
+    assert record["max_abs_diff"] < 1e-5
+    subset = texts[::2]  # the label-disjoint variant evaluates a subset of the texts
+    check_base_vectors(vectors[::2], subset, tmp_path / "e.parquet", all_texts=texts, float32=True)
+    bare = load_base(str(base_model), device="cpu")  # no prompt, mean pooling, not normalised: not the benchmark
+    with pytest.raises(AssertionError, match="not the benchmark's base model"):
+        check_base_vectors(encode(bare, texts, batch_size=8), texts, tmp_path / "e.parquet", all_texts=texts,
+                           float32=True)  # fmt: skip
+    model.eval()
+    with torch.no_grad():
+        trained_view = embed(model, texts, "cpu").numpy()
+    np.testing.assert_allclose(
+        trained_view, model.encode(texts, prompt="Thema: ", normalize_embeddings=False), rtol=1e-4, atol=1e-5
+    )
+
+
 def v_measure_of(texts, labels):
     from sklearn.cluster import KMeans
 

@@ -69,6 +69,10 @@ rule adapt:
             adapt_source_of(d) for d in adapt_train_datasets(wildcards)
         ],
         settings=lambda wildcards: ADAPT["methods"][wildcards.method],
+        # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
+        encoder=lambda wildcards: encoder_settings(
+            model_spec(wildcards.model), config["embed"], wildcards.dataset
+        ),
         protocol=AD_PROTOCOL,
         algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
         device=ADAPT["device"],

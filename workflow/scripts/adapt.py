@@ -13,6 +13,8 @@ run(
     variant=w.variant,
     model_dir=i.model,
     dataset=w.dataset,
+    encoder=dict(p.encoder),
+    benchmark_embeddings=i.benchmark,
     datasets={n: (s, t, sp) for n, s, t, sp in zip(p.names, p.sources, i.texts, i.splits)},
     posts_path=i.get("posts"),
     settings=dict(p.settings),

@@ -75,21 +75,65 @@ def build_plan(
     return proto.Plan(data, evaluated.texts, splits, record)
 
 
-def evaluate(model, texts, splits, *, algorithm: dict, batch_size: int, seed: int, log=print) -> list[dict]:
-    """Per-split score rows of ``model`` (a SentenceTransformer) on ``splits`` over ``texts``."""
+def encode(model, texts, *, batch_size: int, encode_kwargs: dict | None = None) -> np.ndarray:
+    """``texts`` encoded as the embed stage encodes them (:func:`tecb.embed.encode.encode_transformer` with the
+    model's encode options: prompt, normalisation, extra keyword arguments)."""
     import torch
 
-    from tecb.cluster.algorithms import score_splits
     from tecb.embed.encode import encode_transformer
 
     was_training = model.training
     with torch.no_grad():
-        vectors = np.concatenate([v for _, v in encode_transformer(model, list(texts), batch_size)])
+        vectors = np.concatenate(
+            [v for _, v in encode_transformer(model, list(texts), batch_size, encode_kwargs=encode_kwargs)]
+        )
     model.train(was_training)
+    return vectors
+
+
+def score_vectors(vectors, splits, *, algorithm: dict, seed: int, log=print) -> list[dict]:
+    """Per-split score rows of ``vectors`` (rows: the texts the splits' ids point to)."""
+    from tecb.cluster.algorithms import score_splits
+
     points = (
         (s, vectors[np.asarray(ids, dtype=np.int64)], np.asarray(labels, dtype=object)) for s, ids, labels in splits
     )
     return score_splits(points, algorithm, seed=seed, log=log)
+
+
+def evaluate(
+    model, texts, splits, *, algorithm: dict, batch_size: int, seed: int, encode_kwargs: dict | None = None, log=print
+) -> list[dict]:
+    """Per-split score rows of ``model`` (a SentenceTransformer) on ``splits`` over ``texts``."""
+    vectors = encode(model, texts, batch_size=batch_size, encode_kwargs=encode_kwargs)
+    return score_vectors(vectors, splits, algorithm=algorithm, seed=seed, log=log)
+
+
+def check_base_vectors(vectors, texts, benchmark_path, *, all_texts, float32: bool) -> dict:
+    """Assert that the base model's vectors (step 0) are the embed stage's: ``benchmark_path`` is the benchmark's
+    embeddings file of the evaluated dataset (rows in ``all_texts`` order), ``texts`` the encoded ones (all of them
+    or a subset). Compared row by row after L2 normalisation (k-means and the metrics see the same geometry);
+    tolerance 1e-4 in float32 (padding and batch order), 2e-2 where the benchmark embedded in half precision.
+    Returns the record; raises ``AssertionError`` naming the largest difference."""
+    matrix, _ = io.read_embeddings(benchmark_path)
+    bench = np.asarray(matrix, dtype=np.float64)
+    if len(bench) != len(all_texts):
+        raise AssertionError(f"{benchmark_path}: {len(bench)} vectors for {len(all_texts)} texts")
+    row = {t: i for i, t in enumerate(all_texts)}
+    bench = bench[np.asarray([row[t] for t in texts], dtype=np.int64)]
+    ours = np.asarray(vectors, dtype=np.float64)
+
+    def unit(x):
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    diff = float(np.max(np.abs(unit(ours) - unit(bench)))) if len(ours) else 0.0
+    tolerance = 1e-4 if float32 else 2e-2
+    if not diff <= tolerance:
+        raise AssertionError(
+            f"step 0 is not the benchmark's base model: its vectors differ from {benchmark_path} by up to {diff:.2e} "
+            f"(tolerance {tolerance:g}); the adapt stage must load and encode the model as the embed stage does"
+        )
+    return {"benchmark_embeddings": str(benchmark_path), "max_abs_diff": round(diff, 8), "tolerance": tolerance}
 
 
 def _no_durations(obj):
@@ -123,6 +167,8 @@ def run(
     variant: str,
     model_dir,
     dataset: str,
+    encoder: dict | None = None,
+    benchmark_embeddings=None,
     datasets: dict,
     posts_path,
     settings: dict,
@@ -141,11 +187,16 @@ def run(
 ) -> None:
     """Workflow entry point. ``datasets``: name -> ``(source, texts_path, splits_path)`` of ``dataset`` and of
     every other dataset the variant may train on; ``posts_path``: the forum's ``corpus.sqlite3`` (argue's reply
-    pairs) or None. Writes the per-(step, split) scores (``out_path``, the protocol record in its metadata), the
-    adapted model with ``protocol.json`` (``model_out``) and the durations (``timings_path``)."""
+    pairs) or None. ``encoder``: the model's resolved embed settings (:func:`tecb.embed.spec.encoder_settings`:
+    prompt, pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder
+    ``model_dir``), so the base model is loaded and encoded as the embed stage does; ``benchmark_embeddings``: the
+    embed stage's file of ``dataset``, against which the step-0 vectors are asserted. Writes the per-(step, split)
+    scores (``out_path``, the protocol record in its metadata), the adapted model with ``protocol.json``
+    (``model_out``) and the durations (``timings_path``)."""
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
+    from tecb.adapt.training import load_base
     from tecb.data.sources.gnad import read_posts
-    from tecb.embed.encode import load_sentence_transformer
+    from tecb.embed.encode import encode_options
 
     started = time.perf_counter()
     device = resolve_device(device)
@@ -183,9 +234,30 @@ def run(
         return
     meta["protocol"] = plan.record
     log(f"{method}/{variant} on {dataset}: {json.dumps(plan.record, sort_keys=True)}")
-    if eval_max_length is None:  # the length the benchmark embeds with: the model's own
-        eval_max_length = load_sentence_transformer(str(model_dir), device="cpu").max_seq_length
+    encoder = dict(encoder) if encoder else {"path": str(model_dir)}
+    encoder.setdefault("path", str(model_dir))
+    encode_kwargs = encode_options(encoder)
+    bench_length = load_base(encoder, device="cpu").max_seq_length  # the length the embed stage embeds with
+    if eval_max_length is None:
+        eval_max_length = bench_length
     meta["eval_max_length"] = eval_max_length
+    meta["encoder"] = {k: v for k, v in encoder.items() if k != "path"}
+
+    def step0_check(vectors) -> dict:
+        if benchmark_embeddings is None:
+            return {"skipped": "no benchmark embeddings given"}
+        if eval_max_length != bench_length:
+            return {"skipped": f"adapt.eval_max_length {eval_max_length} is not the benchmark's {bench_length}"}
+        record = check_base_vectors(
+            vectors,
+            plan.eval_texts,
+            benchmark_embeddings,
+            all_texts=evaluated.texts,
+            float32=not (device.startswith("cuda") and encoder.get("dtype", "float32") != "float32"),
+        )
+        log(f"step 0 is the benchmark's base model: vectors within {record['max_abs_diff']:.1e} of its embeddings")
+        return record
+
     calls: list[tuple[float, list[dict]]] = []
     eval_seconds = 0.0
 
@@ -195,17 +267,12 @@ def run(
         t0 = time.perf_counter()
         trained_length, model.max_seq_length = model.max_seq_length, eval_max_length
         try:
-            scored = evaluate(
-                model,
-                plan.eval_texts,
-                plan.eval_splits,
-                algorithm=algorithm,
-                batch_size=eval_batch_size,
-                seed=eval_seed,
-                log=log,
-            )
+            vectors = encode(model, plan.eval_texts, batch_size=eval_batch_size, encode_kwargs=encode_kwargs)
         finally:
             model.max_seq_length = trained_length
+        if not calls:  # step 0: the base model, which must be the benchmark's
+            meta["step0_check"] = step0_check(vectors)
+        scored = score_vectors(vectors, plan.eval_splits, algorithm=algorithm, seed=eval_seed, log=log)
         eval_seconds += time.perf_counter() - t0
         mean = float(np.mean([r["v_measure"] for r in scored]))
         log(f"evaluation {len(calls)}: mean V-measure {mean:.4f}")
@@ -217,7 +284,7 @@ def run(
     with seeded_global_rngs(seed):
         result = train(
             method=method,
-            base_model_dir=str(model_dir),
+            base_model_dir=encoder,
             data=plan.training,
             settings=settings,
             seed=seed,

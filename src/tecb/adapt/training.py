@@ -92,9 +92,31 @@ def deterministic_torch():
 
 
 def encode_features(model, texts: list[str], device: str) -> dict:
-    """Tokenise ``texts`` for ``model`` (its max_seq_length) and move the tensors to ``device``."""
-    prepare = getattr(model, "preprocess", None) or model.tokenize
-    return {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(list(texts)).items()}
+    """Tokenise ``texts`` for ``model`` (its max_seq_length) and move the tensors to ``device``; the benchmark's
+    prompt (:func:`load_base`) is prepended as ``model.encode`` prepends it (sentence-transformers' ``preprocess``,
+    which also marks the prompt's tokens for a pooling that leaves them out)."""
+    prompt = getattr(model, "tecb_prompt", None)
+    if prompt:
+        features = model.preprocess(list(texts), prompt=prompt)
+    else:
+        prepare = getattr(model, "preprocess", None) or model.tokenize
+        features = prepare(list(texts))
+    return {k: v.to(device) if hasattr(v, "to") else v for k, v in features.items()}
+
+
+def load_base(encoder: dict | str, *, device: str, max_seq_length: int | None = None, dtype: str = "float32"):
+    """The base model as the embed stage loads it: ``encoder`` is the model's resolved settings
+    (:func:`tecb.embed.spec.encoder_settings`: path, pooling, normalize, trust_remote_code, model/tokenizer
+    kwargs, prompt) or a bare sentence-transformers folder (no settings). ``max_seq_length`` replaces the
+    settings' (training may truncate shorter); ``model.tecb_prompt`` holds the prompt the embed stage prepends."""
+    from tecb.embed.encode import effective_prompt, load_encoder
+
+    settings = {"path": str(encoder)} if isinstance(encoder, (str, Path)) else dict(encoder)
+    if max_seq_length:
+        settings["max_seq_length"] = int(max_seq_length)
+    model = load_encoder(settings, device, dtype)
+    model.tecb_prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
+    return model
 
 
 def embed(model, texts: list[str], device: str):
@@ -109,7 +131,7 @@ def chunked(order, size: int) -> list:
 def train(
     *,
     method: str,
-    base_model_dir: str | Path,
+    base_model_dir: str | Path | dict,
     data: TrainingData,
     settings: dict,
     seed: int,
@@ -120,7 +142,8 @@ def train(
     log: Callable[[str], None] | None = None,
     progress_seconds: float = 30.0,
 ) -> dict:
-    """Train ``method`` from the sentence-transformers model in ``base_model_dir``, save the adapted model to
+    """Train ``method`` from the base model (``base_model_dir``: a folder, or the model's resolved embed settings,
+    loaded by :func:`load_base` as the embed stage loads it), save the adapted model to
     ``output_dir`` (a sentence-transformers folder, written atomically) and return the history:
     ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
@@ -192,9 +215,7 @@ def _train(
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    from tecb.embed.encode import load_sentence_transformer
-
-    model = load_sentence_transformer(str(base_model_dir), device=device, max_seq_length=int(settings["max_length"]))
+    model = load_base(base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
     rng = np.random.default_rng(seed)
     phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
     autocast, scaler, precision = _autocast(device)

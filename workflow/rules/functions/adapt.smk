@@ -58,6 +58,8 @@ def adapt_inputs(wildcards):
         "texts": [texts_path(d) for d in names],
         "splits": [splits_path(d) for d in names],
         "model": model_spec(wildcards.model)["path"],
+        # the benchmark's embeddings of the evaluated dataset: step 0 is asserted to be them
+        "benchmark": embedding_path(wildcards.model, wildcards.dataset),
     }
     posts = adapt_reply_source()
     if wildcards.method == "argue" and posts:
