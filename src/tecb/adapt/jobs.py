@@ -33,10 +33,12 @@ def build_plan(
     settings: dict,
     instance_size: int | None,
     seed: int,
+    split_seed: int,
 ) -> proto.Plan | str:
     """The variant's :class:`tecb.adapt.protocol.Plan` for ``method`` (or why it cannot be built: ``disjoint`` on a
     dataset with too few categories). ``settings``: the ``adapt.protocol`` section; ``instance_size``: the
-    supervised method's own (documents per clustering instance)."""
+    supervised method's own (documents per clustering instance); ``split_seed``: the config's seed (``disjoint``'s
+    category halves), ``seed``: the training seed."""
     if variant not in proto.variants_of(method, proto.VARIANTS[1:]):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if variant == "lodo":
@@ -48,6 +50,7 @@ def build_plan(
             rounds=settings["rounds"],
             min_categories=settings["min_categories"],
             seed=seed,
+            split_seed=split_seed,
         )
     splits = evaluated.splits
     if method == "argue":
@@ -213,6 +216,7 @@ def run(
         settings=protocol,
         instance_size=settings.get("instance_size"),
         seed=seed,
+        split_seed=eval_seed,
     )
     meta = {
         "method": method,
