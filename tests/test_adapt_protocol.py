@@ -25,7 +25,34 @@ PROTOCOL = {
 
 def labelled(name, source, built) -> proto.LabelledData:
     splits = tuple((i, tuple(int(t) for t in ids), tuple(labels)) for i, (ids, labels) in enumerate(built.splits))
-    return proto.LabelledData(name, source, tuple(built.texts), splits)
+    schemes = tuple(built.label_schemes) if built.label_schemes is not None else None
+    return proto.LabelledData(name, source, tuple(built.texts), splits, schemes)
+
+
+def test_label_schemes_are_the_declared_ones_read_from_the_files(tmp_path):
+    """A coarse and a fine split sharing a label string: declared, they stay two schemes (instances never mix
+    them); only without a declaration are they inferred as one. The files carry the declaration."""
+    from tecb import io
+
+    texts = [f"buch {i}" for i in range(8)]
+    splits = [(list(range(8)), ["Krimi", "Krimi", "Roman", "Roman"] * 2), (list(range(8)), ["Krimi", "Thriller"] * 4)]
+    io.write_dataset(texts, splits, tmp_path / "t.parquet", tmp_path / "s.parquet", "B",
+                     provenance={"split_label_schemes": ["coarse", "fine"]})  # fmt: skip
+    declared = proto.read_labelled("B", "src", tmp_path / "t.parquet", tmp_path / "s.parquet")
+    assert declared.schemes == ("coarse", "fine") and declared.label_schemes() == ["coarse", "fine"]
+    assert sorted(proto.scheme_items(declared)) == ["coarse", "fine"]
+    assert len(proto.scheme_items(declared)["fine"]) == 8  # "buch 0" is Krimi in both schemes: not ambiguous
+    io.write_dataset(texts, splits, tmp_path / "t2.parquet", tmp_path / "s2.parquet", "B", provenance={})
+    inferred = proto.read_labelled("B", "src", tmp_path / "t2.parquet", tmp_path / "s2.parquet")
+    assert inferred.schemes is None and list(proto.scheme_items(inferred)) == ["labels of split 0"]
+    # inferred as one scheme, a text with two labels is ambiguous and left out: only books 0 and 4 (Krimi twice)
+    assert proto.scheme_items(inferred)["labels of split 0"] == [("buch 0", "Krimi"), ("buch 4", "Krimi")]
+
+
+def test_builders_declare_label_schemes_in_the_provenance(demo_datasets):
+    data, _ = demo_datasets
+    assert set(data["BlurbsClusteringS2S"].schemes) == {"d=0 genre", "d=1 genre"}
+    assert set(data["TenKGnadClusteringS2S"].schemes) == {"category"}
 
 
 @pytest.fixture(scope="module")

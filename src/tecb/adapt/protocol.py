@@ -20,7 +20,9 @@ Four variants; every output records which one it ran under (:class:`Plan.record`
 
 Clustering instances follow COB's paper (Kashyapi & Dietz 2021, 20NG): the labelled items, shuffled, cut into
 groups of ``instance_size`` (50) documents, the remainder dropped; one instance never mixes datasets or label
-schemes (Blurbs labels its books once by coarse and once by fine genre). Everything is drawn from
+schemes (Blurbs labels its books once by coarse and once by fine genre). The schemes are the ones the dataset's
+builder declared (provenance ``split_label_schemes``); only a dataset without them (published splits, a custom
+``split_column``) has them inferred from shared label strings. Everything is drawn from
 ``numpy.random.default_rng(seed)``: the same inputs and seed give the same data.
 """
 
@@ -63,6 +65,15 @@ class LabelledData:
     source: str
     texts: tuple[str, ...]
     splits: tuple[tuple[int, tuple[int, ...], tuple[str, ...]], ...]
+    # each split's label scheme as its builder declared it (provenance ``split_label_schemes``); None: inferred
+    schemes: tuple[str, ...] | None = None
+
+    def label_schemes(self) -> list[str]:
+        """Each split's label scheme: the declared ones, else inferred (:func:`tecb.data.datasets.label_schemes`)."""
+        from tecb.data.datasets import label_schemes
+
+        declared = list(self.schemes) if self.schemes is not None else None
+        return label_schemes([(list(ids), list(labels)) for _, ids, labels in self.splits], declared)
 
 
 @dataclass(frozen=True)
@@ -89,18 +100,21 @@ def read_labelled(name: str, source: str, texts_path, splits_path) -> LabelledDa
         (int(s), tuple(int(i) for i in tid), tuple(str(x) for x in labels))
         for s, tid, labels in io.iter_splits(pq.read_table(splits_path))
     )
-    return LabelledData(name, source, tuple(texts.column("text").to_pylist()), splits)
+    declared = io.dataset_provenance(splits_path).get("split_label_schemes")
+    if declared is not None and len(declared) != len(splits):
+        raise ValueError(f"{splits_path}: {len(declared)} declared label schemes for {len(splits)} splits")
+    schemes = tuple(str(x) for x in declared) if declared is not None else None
+    return LabelledData(name, source, tuple(texts.column("text").to_pylist()), splits, schemes)
 
 
 # --- clustering instances (cob, triplet) ----------------------------------------------------------------
 
 
 def scheme_items(data: LabelledData) -> dict[str, list[tuple[str, str]]]:
-    """Per label scheme (:func:`tecb.data.datasets.label_schemes`, inferred), its unique ``(text, label)`` items in
-    first-seen order; a text with two labels inside one scheme is left out (its label is ambiguous)."""
-    from tecb.data.datasets import label_schemes
-
-    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in data.splits])
+    """Per label scheme (declared by the dataset's builder, else inferred: :meth:`LabelledData.label_schemes`), its
+    unique ``(text, label)`` items in first-seen order; a text with two labels inside one scheme is left out (its
+    label is ambiguous)."""
+    schemes = data.label_schemes()
     seen: dict[str, dict[int, set[str]]] = {}
     for scheme, (_, ids, labels) in zip(schemes, data.splits):
         bucket = seen.setdefault(scheme, {})
@@ -213,9 +227,7 @@ def disjoint_plan(
     categories, no evaluation split or training instance left). The categories are halved with ``split_seed`` (the
     config's ``seed``: every training seed is evaluated on the same categories), the instances drawn with ``seed``
     (the training seed)."""
-    from tecb.data.datasets import label_schemes
-
-    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in evaluated.splits])
+    schemes = evaluated.label_schemes()
     by_scheme: dict[str, set[str]] = {}
     for scheme, (_, _, labels) in zip(schemes, evaluated.splits):
         by_scheme.setdefault(scheme, set()).update(labels)
@@ -259,6 +271,7 @@ def disjoint_plan(
         "labels_seen": "training half of the categories only",
         "train_datasets": [evaluated.name],
         "label_scheme": scheme,
+        "label_schemes_declared": evaluated.schemes is not None,
         "split_seed": split_seed,
         "train_labels": sorted(train_half),
         "eval_labels": sorted(eval_half),
