@@ -43,15 +43,21 @@ def np_infonce(z1, z2, tau, hard=None, mu=1.0):
     return float(np.mean(losses))
 
 
-def np_bml(z1, z2, labels, alpha, beta):
-    """ClusterNS Eq. (4)-(5) over every pair (i, j != i) of one cluster."""
+def np_bml(z1, z2, labels, alpha, beta, reduction="false_negatives"):
+    """ClusterNS Eq. (4)-(5) over every pair (i, j != i) of one cluster (``false_negatives``), or as the authors'
+    code reduces it (``all_pairs``): Delta masked to 0 outside the pairs, the mean over all N x N entries."""
     s = np_cos(z1, z2)
-    values = []
+    values, entries = [], []
     for i in range(len(z1)):
         for j in range(len(z1)):
-            if i != j and labels[i] == labels[j]:
-                delta = s[i, j] - s[i, i]
-                values.append(max(delta + alpha, 0) + max(-delta - beta, 0))
+            false_negative = i != j and labels[i] == labels[j]
+            delta = s[i, j] - s[i, i] if false_negative else 0.0
+            value = max(delta + alpha, 0) + max(-delta - beta, 0)
+            entries.append(value)
+            if false_negative:
+                values.append(value)
+    if reduction == "all_pairs":
+        return float(np.mean(entries))
     return float(np.mean(values)) if values else 0.0
 
 
@@ -86,19 +92,42 @@ def test_bml_equals_eq5():
     labels = [0, 1, 0, 0]
     mask = clusterns.false_negative_mask(torch.tensor(labels))
     for alpha, beta in [(0.2, 0.5), (0.0, 0.3), (0.25, 0.6)]:
-        got = float(clusterns.bml_loss(t(Z1), t(Z2), mask, alpha, beta))
-        assert got == pytest.approx(np_bml(Z1, Z2, labels, alpha, beta), rel=1e-5)
+        for reduction in clusterns.BML_REDUCTIONS:
+            got = float(clusterns.bml_loss(t(Z1), t(Z2), mask, alpha, beta, reduction))
+            assert got == pytest.approx(np_bml(Z1, Z2, labels, alpha, beta, reduction), rel=1e-5)
     empty = clusterns.false_negative_mask(torch.tensor([0, 1, 2, 3]))
-    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5)) == 0.0
+    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5, "false_negatives")) == 0.0
+    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5, "all_pairs")) == pytest.approx(0.2)  # ReLU(alpha)
+    with pytest.raises(ValueError, match="bml_reduction"):
+        clusterns.bml_loss(t(Z1), t(Z2), mask, 0.2, 0.5, "sum")
+
+
+def test_bml_reduction_by_hand():
+    """Two orthogonal samples of one cluster, each view equal to its anchor: cos(x_i, x_i^+) = 1, cos(x_i, x_j^+) =
+    0, so Delta = -1 for both false-negative pairs, ReLU(-1 + 0.2) + ReLU(1 - 0.5) = 0.5 each. The authors' code:
+    the two diagonal entries are masked to Delta = 0 and add ReLU(0.2) = 0.2 each: (0.5 + 0.5 + 0.2 + 0.2) / 4 =
+    0.35. Over the false negatives only: 0.5. The gradient of the all-pairs mean is 2/4 of the other's."""
+    z = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    mask = clusterns.false_negative_mask(torch.tensor([0, 0]))
+    assert float(clusterns.bml_loss(z, z, mask, 0.2, 0.5, "all_pairs")) == pytest.approx(0.35)
+    assert float(clusterns.bml_loss(z, z, mask, 0.2, 0.5, "false_negatives")) == pytest.approx(0.5)
+    grads = []
+    for reduction in ("all_pairs", "false_negatives"):
+        z1 = z.clone().requires_grad_(True)
+        clusterns.bml_loss(z1, z, mask, 0.2, 0.5, reduction).backward()
+        grads.append(z1.grad)
+    assert torch.allclose(grads[0], grads[1] * 2 / 4) and grads[1].abs().sum() > 0
 
 
 def test_clusterns_objective_equals_eq6():
     labels = torch.tensor([0, 1, 0, 1])
     hard = [[0.3, 0.3], [1.0, -0.2], [0.2, 0.9], [-1.0, 0.1]]
     settings = {"temperature": 0.05, "hard_negative_weight": 1.0, "bml_alpha": 0.2, "bml_beta": 0.5, "bml_weight": 0.1}
-    got = float(clusterns.clusterns_loss(t(Z1), t(Z2), (labels, t(hard)), settings))
-    expected = np_infonce(Z1, Z2, 0.05, hard=hard, mu=1.0) + 0.1 * np_bml(Z1, Z2, [0, 1, 0, 1], 0.2, 0.5)
-    assert got == pytest.approx(expected, rel=1e-5)
+    for reduction in clusterns.BML_REDUCTIONS:
+        settings["bml_reduction"] = reduction
+        got = float(clusterns.clusterns_loss(t(Z1), t(Z2), (labels, t(hard)), settings))
+        bml = np_bml(Z1, Z2, [0, 1, 0, 1], 0.2, 0.5, reduction)
+        assert got == pytest.approx(np_infonce(Z1, Z2, 0.05, hard=hard, mu=1.0) + 0.1 * bml, rel=1e-5)
     assert float(clusterns.clusterns_loss(t(Z1), t(Z2), None, settings)) == pytest.approx(np_infonce(Z1, Z2, 0.05))
 
 
@@ -260,6 +289,39 @@ def test_triplet_loss_is_euclidean_margin(tiny_model):
     expected = max(np.linalg.norm(a - p) - np.linalg.norm(a - n) + 5.0, 0.0)
     assert got == pytest.approx(expected, rel=1e-4)
     assert triplet.DEFAULTS["margin"] == 5.0  # sentence-transformers' default, which COB's baseline used
+
+
+@pytest.mark.parametrize("method", ["cob", "triplet"])
+def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_model, tmp_path):
+    """COB's model (and its triplet baseline's) is Transformer -> Pooling -> Dense(256, tanh): the phase puts the
+    head after the pooling, its output is tanh(W p + b) of the pooled vector p (checked by hand), bounded in
+    [-1, 1]; projection_dim 0 leaves the model as it is."""
+    from tecb.adapt.training import embed
+    from tecb.embed.encode import load_sentence_transformer
+
+    texts, labels = topic_corpus(16, 0)
+    data = training_data(texts, labels)
+    model = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    pooled_model = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    settings = settings_for(method)
+    phases = method_module(method).phases(
+        model=model, data=data, settings=settings, rng=np.random.default_rng(0), device="cpu"
+    )
+    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling", "Dense"]
+    assert phases[0].info["projection_head"] == f"Dense({pooled_model.get_sentence_embedding_dimension()} -> 256, tanh)"
+    model.eval()
+    with torch.no_grad():
+        out = embed(model, texts[:3], "cpu")
+        pooled = embed(pooled_model, texts[:3], "cpu")
+    dense = model[2].linear
+    assert out.shape == (3, 256) and float(out.abs().max()) <= 1.0
+    torch.testing.assert_close(out, torch.tanh(pooled @ dense.weight.T + dense.bias), rtol=1e-5, atol=1e-6)
+    assert any(p is dense.weight for p in model.parameters())  # trained with the encoder
+    bare = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    method_module(method).phases(
+        model=bare, data=data, settings={**settings, "projection_dim": 0}, rng=np.random.default_rng(0), device="cpu"
+    )
+    assert [type(m).__name__ for m in bare] == ["Transformer", "Pooling"]
 
 
 # --- argue ---------------------------------------------------------------------------------------

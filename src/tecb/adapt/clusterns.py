@@ -17,7 +17,9 @@ from tecb.adapt.training import Phase
 # 256 = total batch 512, lr 5e-5, K 128, similarity threshold 0.4, L_bml weight 1e-4, alpha 0.2, beta 0.5, max
 # length 32, 1 epoch; its train.py: temperature 0.05, momentum gamma 1e-3, hard-negative weight mu 1 (logit 0)).
 # Clustering starts at the first step >= warmup_steps whose mean in-batch cosine is <= similarity_threshold (the
-# paper's "a few steps after the training starts"; the authors' code uses the threshold alone: warmup_steps 0).
+# paper's "a few steps after the training starts"; the authors' code uses the threshold alone: warmup_steps 0). L_bml
+# is averaged over all N x N entries as the authors' code does (bml_reduction all_pairs; false_negatives: over the
+# false-negative pairs only).
 DEFAULTS = {
     "lr": 5e-5,
     "batch_size": 512,
@@ -35,6 +37,7 @@ DEFAULTS = {
     "bml_beta": 0.5,
     "similarity_threshold": 0.4,
     "warmup_steps": 0,
+    "bml_reduction": "all_pairs",
 }
 
 
@@ -84,13 +87,26 @@ def false_negative_mask(labels):
     return same & ~torch.eye(len(labels), dtype=torch.bool, device=labels.device)
 
 
-def bml_loss(z1, z2, mask, alpha: float, beta: float):
-    """Eq. (4)-(5) averaged over the false-negative pairs (i, j) of ``mask``: ``Delta = cos(x_i, x_j^+) -
-    cos(x_i, x_i^+)``, ``ReLU(Delta + alpha) + ReLU(-Delta - beta)``; 0 without false negatives."""
+BML_REDUCTIONS = ("all_pairs", "false_negatives")
+
+
+def bml_loss(z1, z2, mask, alpha: float, beta: float, reduction: str = "all_pairs"):
+    """Eq. (4)-(5): ``Delta_ij = cos(x_i, x_j^+) - cos(x_i, x_i^+)``, ``ReLU(Delta + alpha) + ReLU(-Delta - beta)``.
+
+    ``all_pairs`` (the authors' code): Delta is multiplied by the false-negative ``mask`` and the term averaged over
+    all N x N entries, so an entry outside the mask adds the constant ``ReLU(alpha) + ReLU(-beta)`` and no gradient;
+    the gradient of each false-negative pair is divided by N^2. ``false_negatives``: the mean over the mask's pairs
+    only (0 without any), N^2 / |mask| times stronger."""
     import torch
 
+    if reduction not in BML_REDUCTIONS:
+        raise ValueError(f"bml_reduction {reduction!r} is not one of {', '.join(BML_REDUCTIONS)}")
     cos = cosine_matrix(z1, z2)
-    delta = (cos - cos.diagonal().unsqueeze(1))[mask]
+    delta = cos - cos.diagonal().unsqueeze(1)
+    if reduction == "all_pairs":
+        delta = delta * mask.to(delta.dtype)
+        return (torch.relu(delta + alpha) + torch.relu(-delta - beta)).mean()
+    delta = delta[mask]
     if delta.numel() == 0:
         return cos.sum() * 0.0
     return (torch.relu(delta + alpha) + torch.relu(-delta - beta)).mean()
@@ -125,7 +141,9 @@ def clusterns_loss(z1, z2, clusters, settings: dict):
         return infonce_loss(z1, z2, settings["temperature"])
     labels, hard = clusters
     contrastive = infonce_loss(z1, z2, settings["temperature"], hard=hard, hard_weight=settings["hard_negative_weight"])
-    bml = bml_loss(z1, z2, false_negative_mask(labels), settings["bml_alpha"], settings["bml_beta"])
+    bml = bml_loss(
+        z1, z2, false_negative_mask(labels), settings["bml_alpha"], settings["bml_beta"], settings["bml_reduction"]
+    )
     return contrastive + settings["bml_weight"] * bml
 
 

@@ -119,6 +119,29 @@ def load_base(encoder: dict | str, *, device: str, max_seq_length: int | None = 
     return model
 
 
+def add_projection_head(model, out_features: int | None, device: str) -> dict:
+    """The COB authors' bounded projection head: a ``Dense(out_features, tanh)`` module right after the model's
+    pooling (before a ``Normalize`` module, if it has one), trained with the encoder and saved with the adapted
+    model; ``out_features`` 0 or None: no head. Its weights come from torch's generator (seeded by :func:`train`).
+    Returns what the phase reports."""
+    from collections import OrderedDict
+
+    import torch
+    from sentence_transformers.sentence_transformer import modules as st_modules
+
+    if not out_features:
+        return {"projection_head": None}
+    current = list(model)
+    at = max((i for i, m in enumerate(current) if type(m).__name__ == "Pooling"), default=None)
+    if at is None:
+        raise ValueError(f"no Pooling module to put the projection head after: {[type(m).__name__ for m in current]}")
+    width = model.get_sentence_embedding_dimension()
+    head = st_modules.Dense(width, int(out_features), activation_function=torch.nn.Tanh()).to(device)
+    ordered = current[: at + 1] + [head] + current[at + 1 :]
+    model._modules = OrderedDict((str(i), m) for i, m in enumerate(ordered))
+    return {"projection_head": f"Dense({width} -> {int(out_features)}, tanh)"}
+
+
 def embed(model, texts: list[str], device: str):
     """Sentence embeddings of ``texts`` with gradients (the model's own pooling; dropout if in train mode)."""
     return model(encode_features(model, texts, device))["sentence_embedding"]

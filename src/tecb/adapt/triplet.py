@@ -14,11 +14,12 @@ from itertools import combinations
 import numpy as np
 
 from tecb.adapt.cob import check_instances
-from tecb.adapt.training import Phase, chunked, encode_features
+from tecb.adapt.training import Phase, add_projection_head, chunked, encode_features
 
 # COB's released baseline (run_triplets_model with the script defaults): batch 1, 1 epoch, 10 % warm-up,
 # sentence-transformers' fit defaults (AdamW lr 2e-5, weight decay 0.01, gradient norm 1), TripletLoss defaults
-# (Euclidean, margin 5), 1/25 of the triplets (triple_fraction 25); instances of 50 texts (20NG, COB §4).
+# (Euclidean, margin 5), 1/25 of the triplets (triple_fraction 25); instances of 50 texts (20NG, COB §4); the same
+# Dense(256, tanh) head as COB's model (projection_dim; 0: none).
 DEFAULTS = {
     "lr": 2e-5,
     "batch_size": 1,
@@ -30,6 +31,7 @@ DEFAULTS = {
     "margin": 5.0,
     "triplet_fraction": 25,
     "instance_size": 50,
+    "projection_dim": 256,
 }
 
 
@@ -81,6 +83,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     triplets = mine_triplets(data.instances, settings["triplet_fraction"], rng)
     if not triplets:
         raise ValueError("triplet: no instance has a triplet (two texts of one label and one of another)")
+    head = add_projection_head(model, settings["projection_dim"], device)
     loss_fn = TripletLoss(model, triplet_margin=float(settings["margin"]))
 
     def loss(batch):
@@ -89,7 +92,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
 
     return [
         Phase(
-            info={"triplets": len(triplets)},
+            info={"triplets": len(triplets), **head},
             name="triplet",
             batches=lambda rng: chunked(rng.permutation(len(triplets)), int(settings["batch_size"])),
             loss=loss,
