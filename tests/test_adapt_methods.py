@@ -519,6 +519,24 @@ def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, t
     )
 
 
+def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_model, tmp_path):
+    """SimCSE's 32 tokens are sentences'; a P2P dataset is trained at p2p_max_length (None: the benchmark's
+    length) and every adapted model is saved with the length the benchmark embeds with."""
+    from tecb.adapt.jobs import is_p2p
+    from tecb.embed.encode import load_sentence_transformer
+
+    assert is_p2p("BlurbsClusteringP2P", None) and not is_p2p("BlurbsClusteringS2S", None)
+    assert is_p2p("mine", "p2p") and not is_p2p("MineP2P", "s2s")  # the config's `text` decides where it is set
+    assert simcse.DEFAULTS["p2p_max_length"] is None and clusterns.DEFAULTS["p2p_max_length"] is None
+    texts, _ = topic_corpus(4, 0)
+    train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 8}, seed=0, device="cpu", output_dir=tmp_path / "m",
+        eval_every=None, evaluate=None, save_max_length=96,
+    )  # fmt: skip
+    assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
+
+
 def v_measure_of(texts, labels):
     from sklearn.cluster import KMeans
 
@@ -550,7 +568,12 @@ def test_training_raises_v_measure(method, base_model, tmp_path):
     assert scores[-1] > scores[0] + 0.05, scores
     assert (tmp_path / "adapted" / "modules.json").exists()
     if method == "clusterns":
-        assert out["phases"]["clusterns"]["clustering_started_at"] is not None
+        info = out["phases"]["clusterns"]
+        assert info["clustering_started_at"] is not None and info["n_clusters"] == 4
+        assert info["batches"] == out["steps"]
+        # every batch after the start step has hard negatives (the start step itself only initialises)
+        assert info["batches_with_hard_negatives"] == info["batches"] - info["clustering_started_at"] - 1
+        assert 0 < info["batches_with_false_negatives"] <= info["batches_with_hard_negatives"]
 
 
 def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):

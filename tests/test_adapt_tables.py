@@ -92,3 +92,40 @@ def test_table6_marks_a_significant_gain(tmp_path):
     )
     assert table["Δ"].iloc[0] == pytest.approx(100 * (sum(adapted) - sum(base)) / 10)
     assert float(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")
+
+
+def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clustered():
+    from tecb.adapt.jobs import what_ran as job_warnings
+
+    clustered = {
+        "phases": {
+            "clusterns": {
+                "clustering_started_at": 3,
+                "n_clusters": 8,
+                "batches": 20,
+                "batches_with_hard_negatives": 16,
+                "batches_with_false_negatives": 5,
+            }
+        }
+    }
+    assert adapt_tables.what_ran("clusterns", clustered) == (
+        "clustering from step 3, k 8, hard negatives in 80 % and false negatives in 25 % of 20 batches"
+    )
+    assert job_warnings("clusterns", clustered) == []
+    never = {"phases": {"clusterns": {"clustering_started_at": None, "n_clusters": 8, "batches": 20}}}
+    warnings = job_warnings("clusterns", never)
+    assert len(warnings) == 1 and "never clustered in 20 batches" in warnings[0]
+    assert adapt_tables.what_ran("clusterns", never, warnings) == "NEVER CLUSTERED (plain SimCSE)"
+    cob = {"phases": {"cob": {"instances": 12, "projection_head": "Dense(8 -> 256, tanh)"}}}
+    assert adapt_tables.what_ran("cob", cob) == "12 instances, head Dense(8 -> 256, tanh)"
+    assert adapt_tables.what_ran("argue", {"phases": {"pairs": {}, "siamese": {}}}) == "phases pairs + siamese"
+
+
+def test_table6_has_a_ran_column(tmp_path):
+    path, key, timing = _job(
+        tmp_path, ("m", "clusterns", "transductive", "TenKGnadClusteringS2S"), [0.1] * 3, [0.2] * 3
+    )
+    long, meta = adapt_tables.collect([path], [key])
+    meta[key]["training"]["phases"] = {"clusterns": {"clustering_started_at": None, "batches": 4}}
+    table, _ = adapt_tables.table6(long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=200, seed=0)
+    assert table["ran"].tolist() == ["NEVER CLUSTERED (plain SimCSE)"]

@@ -81,6 +81,8 @@ rule adapt:
         eval_max_length=lambda wildcards: ADAPT["eval_max_length"]
         or config["models"][wildcards.model].get("max_seq_length"),
         eval_seed=SEED,
+        strict=ADAPT["strict"],
+        text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
     script:
         "../scripts/adapt.py"
 

@@ -26,6 +26,8 @@ run(
     eval_every=p.eval_every,
     eval_batch_size=p.eval_batch_size,
     eval_max_length=p.eval_max_length,
+    strict=p.strict,
+    text_kind=p.text_kind,
     out_path=out.scores,
     model_out=out.model,
     timings_path=out.timings,

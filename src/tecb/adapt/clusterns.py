@@ -25,6 +25,7 @@ DEFAULTS = {
     "batch_size": 512,
     "epochs": 1,
     "max_length": 32,
+    "p2p_max_length": None,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -159,12 +160,24 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
         settings["n_clusters"], settings["momentum"], settings["similarity_threshold"], settings["warmup_steps"]
     )
     counter = {"t": 0}
-    info = {"clustering_started_at": None}
+    # what ran: the first clustering step, k, and how many batches had hard negatives (every clustered one) and
+    # false negatives (two samples of one cluster); without clustering ClusterNS is plain SimCSE
+    info = {
+        "clustering_started_at": None,
+        "n_clusters": int(settings["n_clusters"]),
+        "batches": 0,
+        "batches_with_hard_negatives": 0,
+        "batches_with_false_negatives": 0,
+    }
 
     def loss(idx):
         z1, z2 = two_views(model, [texts[i] for i in idx], device)
         clusters = kmeans.step(z1, z2, counter["t"], rng)
         info["clustering_started_at"] = kmeans.started_at
+        info["batches"] += 1
+        if clusters is not None:
+            info["batches_with_hard_negatives"] += 1
+            info["batches_with_false_negatives"] += int(bool(false_negative_mask(clusters[0]).any()))
         counter["t"] += 1
         return clusterns_loss(z1, z2, clusters, settings)
 

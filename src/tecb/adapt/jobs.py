@@ -139,6 +139,27 @@ def check_base_vectors(vectors, texts, benchmark_path, *, all_texts, float32: bo
     return {"benchmark_embeddings": str(benchmark_path), "max_abs_diff": round(diff, 8), "tolerance": tolerance}
 
 
+def is_p2p(dataset: str, text_kind: str | None) -> bool:
+    """Whether a dataset's texts are paragraphs (title and text): its config's ``text``, else its name."""
+    if text_kind:
+        return str(text_kind).lower() == "p2p"
+    return dataset.upper().endswith("P2P")
+
+
+def what_ran(method: str, result: dict) -> list[str]:
+    """Warnings about what a training run really did (empty: it ran as its method says): a ClusterNS run whose
+    in-batch clustering never started trained plain SimCSE."""
+    warnings = []
+    if method == "clusterns":
+        info = result.get("phases", {}).get("clusterns", {})
+        if info.get("clustering_started_at") is None:
+            warnings.append(
+                f"clusterns never clustered in {info.get('batches', 0)} batches (the mean in-batch cosine never fell "
+                "to similarity_threshold, or the batch was smaller than n_clusters): it trained plain SimCSE"
+            )
+    return warnings
+
+
 def _no_durations(obj):
     """``obj`` without keys naming durations (seconds): what is compared across reruns records none."""
     if isinstance(obj, dict):
@@ -184,6 +205,8 @@ def run(
     eval_batch_size: int,
     eval_max_length: int | None,
     out_path,
+    strict: bool = False,
+    text_kind: str | None = None,
     model_out,
     timings_path,
     log=print,
@@ -195,7 +218,9 @@ def run(
     ``model_dir``), so the base model is loaded and encoded as the embed stage does; ``benchmark_embeddings``: the
     embed stage's file of ``dataset``, against which the step-0 vectors are asserted. Writes the per-(step, split)
     scores (``out_path``, the protocol record in its metadata), the adapted model with ``protocol.json``
-    (``model_out``) and the durations (``timings_path``)."""
+    (``model_out``) and the durations (``timings_path``). ``strict``: a run that did not do what its method says
+    (:func:`what_ran`) fails instead of being flagged in its outputs. ``text_kind``: the dataset's ``text`` (``p2p``:
+    methods with a ``p2p_max_length`` train at that length, None meaning the benchmark's)."""
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
     from tecb.adapt.training import load_base
     from tecb.data.sources.gnad import read_posts
@@ -246,6 +271,10 @@ def run(
         eval_max_length = bench_length
     meta["eval_max_length"] = eval_max_length
     meta["encoder"] = {k: v for k, v in encoder.items() if k != "path"}
+    settings = dict(settings)
+    if "p2p_max_length" in settings and is_p2p(dataset, text_kind):  # P2P: training sees the text, not the title
+        settings["max_length"] = settings["p2p_max_length"] or bench_length
+    meta["train_max_length"] = int(settings["max_length"])
 
     def step0_check(vectors) -> dict:
         if benchmark_embeddings is None:
@@ -297,6 +326,7 @@ def run(
             eval_every=eval_every,
             evaluate=during_training,
             log=log,
+            save_max_length=eval_max_length,
         )
     rows = []
     pending = iter(calls)
@@ -309,6 +339,11 @@ def run(
                 break
         else:
             raise RuntimeError(f"no evaluation gave the score {h['score']} of step {h['step']}")
+    meta["warnings"] = what_ran(method, result)
+    for warning in meta["warnings"]:
+        log(f"WARNING: {warning}")
+    if strict and meta["warnings"]:
+        raise RuntimeError(f"adapt.strict: {'; '.join(meta['warnings'])}")
     steps = sorted({r["step"] for r in rows})
     if not steps or steps[0] != 0 or steps[-1] != int(result["steps"]):
         raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")

@@ -8,12 +8,15 @@ import numpy as np
 from tecb.adapt.training import Phase, chunked, embed
 
 # SimCSE §3 / Appendix A (unsupervised BERT-base): batch 64, lr 3e-5, max length 32, 1 epoch, temperature 0.05,
-# dropout 0.1 (the model's own); no warm-up, AdamW with the linear decay of HF's Trainer, no weight decay.
+# dropout 0.1 (the model's own); no warm-up, AdamW with the linear decay of HF's Trainer, no weight decay. The 32
+# tokens are the paper's sentences'; on a P2P dataset (title and text) training reads p2p_max_length tokens
+# (None: the length the benchmark embeds with), so it sees the text it is evaluated on.
 DEFAULTS = {
     "lr": 3e-5,
     "batch_size": 64,
     "epochs": 1,
     "max_length": 32,
+    "p2p_max_length": None,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,

@@ -164,6 +164,7 @@ def train(
     evaluate: Callable | None,
     log: Callable[[str], None] | None = None,
     progress_seconds: float = 30.0,
+    save_max_length: int | None = None,
 ) -> dict:
     """Train ``method`` from the base model (``base_model_dir``: a folder, or the model's resolved embed settings,
     loaded by :func:`load_base` as the embed stage loads it), save the adapted model to
@@ -172,7 +173,8 @@ def train(
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
     after the last step; its value is stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
     steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
-    ``progress_seconds`` in between."""
+    ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
+    benchmark's; None: the training length)."""
     module = method_module(method)
     check_settings(method, settings)
     if eval_every is not None and int(eval_every) < 1:
@@ -191,6 +193,7 @@ def train(
             eval_every,
             evaluate,
             Progress(log, progress_seconds),
+            save_max_length,
         )
 
 
@@ -233,7 +236,18 @@ class Progress:
 
 
 def _train(
-    module, method, base_model_dir, data, settings, seed, device, output_dir, eval_every, evaluate, progress
+    module,
+    method,
+    base_model_dir,
+    data,
+    settings,
+    seed,
+    device,
+    output_dir,
+    eval_every,
+    evaluate,
+    progress,
+    save_length,
 ) -> dict:
     import torch
     from transformers import get_linear_schedule_with_warmup
@@ -309,6 +323,8 @@ def _train(
             score(last_loss, phase.name)
     seconds = time.perf_counter() - started - evaluating
     model.eval()
+    if save_length:
+        model.max_seq_length = int(save_length)
     with io.atomic_dir(output_dir) as tmp:
         model.save(str(tmp))
     return {

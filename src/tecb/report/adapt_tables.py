@@ -58,6 +58,43 @@ def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int) -> 
     return float(min(1.0, 2 * min(up, down)))
 
 
+def _share(part, whole) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "n/a"
+
+
+def what_ran(method: str, training: dict, warnings=()) -> str:
+    """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
+    batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
+    the triplets mined, the projection head, argue's phases."""
+    phases = training.get("phases", {}) or {}
+    parts = []
+    if method == "clusterns":
+        info = phases.get("clusterns", {})
+        if info.get("clustering_started_at") is None:
+            parts.append("NEVER CLUSTERED (plain SimCSE)")
+        else:
+            n = info.get("batches", 0)
+            parts.append(
+                f"clustering from step {info['clustering_started_at']}, k {info.get('n_clusters')}, hard negatives in "
+                f"{_share(info.get('batches_with_hard_negatives', 0), n)} and false negatives in "
+                f"{_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
+            )
+    elif method == "cob":
+        info = phases.get("cob", {})
+        parts.append(f"{info.get('instances', '?')} instances")
+    elif method == "triplet":
+        info = phases.get("triplet", {})
+        parts.append(f"{info.get('triplets', '?')} triplets")
+    elif method == "argue":
+        parts.append("phases " + " + ".join(phases) if phases else "no phase")
+    head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
+    if head:
+        parts.append(f"head {head}")
+    if warnings and not any("NEVER" in p for p in parts):
+        parts.append("WARNING: " + "; ".join(warnings))
+    return ", ".join(parts)
+
+
 def table6(
     long: pd.DataFrame,
     meta: dict,
@@ -116,6 +153,11 @@ def table6(
                 "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
                 "device": training[0].get("device", ""),
                 "precision": training[0].get("precision", ""),
+                "ran": " / ".join(
+                    dict.fromkeys(
+                        what_ran(key[1], t, meta[(*key, s)].get("warnings", ())) for t, s in zip(training, seeds)
+                    )
+                ),
             }
         )
         marks.append(
@@ -129,7 +171,7 @@ def table6(
     done = [i for i, p in enumerate(pvals) if not np.isnan(p)]
     if done:
         adjusted[done] = stats.holm([pvals[i] for i in done])
-    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision"]
+    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
     table["p"] = table["p"].astype(object)
     suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
@@ -142,8 +184,8 @@ def table6(
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
-    table = table.astype({c: object for c in ("steps", "device", "precision")}).fillna(
-        {"steps": "", "device": "", "precision": ""}
+    table = table.astype({c: object for c in ("steps", "device", "precision", "ran")}).fillna(
+        {"steps": "", "device": "", "precision": "", "ran": ""}
     )
     return table, suffix
 
@@ -269,9 +311,11 @@ def render(
         f"{test} test over splits is significant after Holm's adjustment over the table's rows (α = {alpha:g}); "
         "p: that adjusted p-value.",
         "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
-        "instances of the other datasets (its own source left out), no evaluated text or label; disjoint = "
+        "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
         "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
-        "steps: optimizer steps of training (seconds: timings/adapt/costs.csv).",
+        "steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
+        "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
+        "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
     write_formats(
         table,
