@@ -308,7 +308,7 @@ def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_
         model=model, data=data, settings=settings, rng=np.random.default_rng(0), device="cpu"
     )
     assert [type(m).__name__ for m in model] == ["Transformer", "Pooling", "Dense"]
-    assert phases[0].info["projection_head"] == f"Dense({pooled_model.get_sentence_embedding_dimension()} -> 256, tanh)"
+    assert phases[0].info["projection_head"] == f"Dense({pooled_model.get_embedding_dimension()} -> 256, tanh)"
     model.eval()
     with torch.no_grad():
         out = embed(model, texts[:3], "cpu")
@@ -417,7 +417,7 @@ def training_data(texts, labels):
 
 # few steps at a high learning rate: a tiny random model must move visibly
 SMALL = {
-    "simcse": {"lr": 1e-3, "batch_size": 32, "epochs": 3},
+    "simcse": {"lr": 1e-3, "batch_size": 32, "epochs": 3, "min_steps": 0},
     "clusterns": {
         "lr": 1e-3,
         "batch_size": 16,
@@ -425,6 +425,7 @@ SMALL = {
         "n_clusters": 4,
         "similarity_threshold": 0.99,
         "bml_weight": 0.1,
+        "min_steps": 0,
     },
     "cob": {"lr": 1e-3, "epochs": 2, "lambda_": 1.0, "regularization": 0.1},
     "triplet": {"lr": 1e-3, "batch_size": 8, "epochs": 1, "triplet_fraction": 5, "margin": 1.0},
@@ -535,6 +536,29 @@ def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_
         eval_every=None, evaluate=None, save_max_length=96,
     )  # fmt: skip
     assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
+
+
+def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
+    """The rule that scales training to the data: 10 texts in batches of 4 are 3 batches an epoch (4 + 4 + 2);
+    min_steps 7 needs 3 epochs (9 steps); 0, or a length already reached, keeps the configured epochs."""
+    from tecb.adapt.training import Phase, epochs_for
+
+    def phase(min_steps, epochs=1):
+        return Phase("p", simcse.text_batches(10, 4), None, 1e-3, epochs, 0.0, 0.0, 1.0, min_steps=min_steps)
+
+    rng = np.random.default_rng(0)
+    assert [len(e) for e in epochs_for(phase(7), rng)] == [3, 3, 3]
+    assert [len(e) for e in epochs_for(phase(0, epochs=2), rng)] == [3, 3]
+    assert [len(e) for e in epochs_for(phase(5, epochs=2), rng)] == [3, 3]  # already reached
+    texts, _ = topic_corpus(4, 0)
+    out = train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 8, "epochs": 1, "min_steps": 5}, seed=0, device="cpu",
+        output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+    )  # fmt: skip
+    per_epoch = -(-len(texts) // 8)
+    assert out["steps"] == per_epoch * -(-5 // per_epoch) and out["steps"] >= 5
+    assert out["phases"]["simcse"]["epochs_run"] == -(-5 // per_epoch)
 
 
 def v_measure_of(texts, labels):

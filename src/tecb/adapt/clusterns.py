@@ -20,12 +20,14 @@ from tecb.adapt.training import Phase
 # paper's "a few steps after the training starts"; the authors' code uses the threshold alone: warmup_steps 0). L_bml
 # is averaged over all N x N entries as the authors' code does (bml_reduction all_pairs; false_negatives: over the
 # false-negative pairs only).
+# min_steps as SimCSE's (the two are compared at one budget): ClusterNS needs steps to reach its threshold and cluster.
 DEFAULTS = {
     "lr": 5e-5,
     "batch_size": 512,
     "epochs": 1,
     "max_length": 32,
     "p2p_max_length": None,
+    "min_steps": 500,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -192,5 +194,6 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             warmup_ratio=settings["warmup_ratio"],
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
+            min_steps=int(settings["min_steps"]),
         )
     ]

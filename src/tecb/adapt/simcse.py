@@ -11,12 +11,15 @@ from tecb.adapt.training import Phase, chunked, embed
 # dropout 0.1 (the model's own); no warm-up, AdamW with the linear decay of HF's Trainer, no weight decay. The 32
 # tokens are the paper's sentences'; on a P2P dataset (title and text) training reads p2p_max_length tokens
 # (None: the length the benchmark embeds with), so it sees the text it is evaluated on.
+# min_steps: at least this many steps (epochs added; tecb.adapt.training.epochs_for): the paper's one epoch over
+# 10^6 Wikipedia sentences is ~15,000 steps, one epoch over a German S2S dataset a few dozen.
 DEFAULTS = {
     "lr": 3e-5,
     "batch_size": 64,
     "epochs": 1,
     "max_length": 32,
     "p2p_max_length": None,
+    "min_steps": 500,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -87,5 +90,6 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             warmup_ratio=settings["warmup_ratio"],
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
+            min_steps=int(settings["min_steps"]),
         )
     ]

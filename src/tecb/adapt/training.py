@@ -58,6 +58,7 @@ class Phase:
     modules: list = field(default_factory=list)
     train_encoder: bool = True
     info: dict = field(default_factory=dict)  # what the method reports (triplets mined, clustering start, ...)
+    min_steps: int = 0  # the training length in the data's terms: epochs added until this many steps (epochs_for)
 
 
 def method_module(method: str):
@@ -135,7 +136,7 @@ def add_projection_head(model, out_features: int | None, device: str) -> dict:
     at = max((i for i, m in enumerate(current) if type(m).__name__ == "Pooling"), default=None)
     if at is None:
         raise ValueError(f"no Pooling module to put the projection head after: {[type(m).__name__ for m in current]}")
-    width = model.get_sentence_embedding_dimension()
+    width = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
     head = st_modules.Dense(width, int(out_features), activation_function=torch.nn.Tanh()).to(device)
     ordered = current[: at + 1] + [head] + current[at + 1 :]
     model._modules = OrderedDict((str(i), m) for i, m in enumerate(ordered))
@@ -235,6 +236,19 @@ class Progress:
             self.log(self.line(self.done, loss, now))
 
 
+def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -> list[list]:
+    """The phase's epochs of batches: its ``epochs``, then more until it makes at least ``min_steps`` optimizer steps
+    (the rule that scales training to the dataset: a paper's single epoch over 10^6 sentences is thousands of steps,
+    one epoch over a few thousand German titles a few dozen). At most ``max_epochs``; an epoch without a batch
+    stops the loop."""
+    epochs = [phase.batches(rng) for _ in range(int(phase.epochs))]
+    while phase.min_steps and sum(len(b) for b in epochs) < int(phase.min_steps) and len(epochs) < max_epochs:
+        epochs.append(phase.batches(rng))
+        if not epochs[-1]:
+            break
+    return epochs
+
+
 def _train(
     module,
     method,
@@ -283,8 +297,9 @@ def _train(
             [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=phase.lr,
         )
-        epochs = [phase.batches(rng) for _ in range(int(phase.epochs))]
+        epochs = epochs_for(phase, rng)
         total = sum(len(b) for b in epochs)
+        phase.info.update(epochs_run=len(epochs), steps_run=total)
         scheduler = get_linear_schedule_with_warmup(
             optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1)
         )
