@@ -561,6 +561,30 @@ def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
     assert out["phases"]["simcse"]["epochs_run"] == -(-5 // per_epoch)
 
 
+def test_cropping_views_are_contiguous_spans_and_dropout_is_the_default(base_model, tmp_path):
+    rng = np.random.default_rng(0)
+    text = "a b c d e f g h i j"
+    for _ in range(20):
+        view = simcse.crop(text, 0.8, rng)
+        assert len(view.split()) == 8 and view in text  # ceil(0.8 * 10) words, contiguous
+    assert simcse.crop("a b", 0.8, rng) == "a b" and simcse.crop("eins", 0.5, rng) == "eins"
+    assert simcse.DEFAULTS["augmentation"] == clusterns.DEFAULTS["augmentation"] == "dropout"
+    assert simcse.view_maker(simcse.DEFAULTS, rng) == (None, None)
+    with pytest.raises(ValueError, match="augmentation"):
+        simcse.view_maker({**simcse.DEFAULTS, "augmentation": "mask"}, rng)
+    texts, _ = topic_corpus(4, 0)
+    runs = []
+    for name, augmentation in (("a", "cropping"), ("b", "cropping"), ("c", "dropout")):
+        out = train(
+            method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+            settings={**settings_for("simcse"), "batch_size": 8, "augmentation": augmentation}, seed=0,
+            device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None,
+        )  # fmt: skip
+        assert out["phases"]["simcse"]["augmentation"] == augmentation
+        runs.append(tree_digest(tmp_path / name))
+    assert runs[0] == runs[1] != runs[2]  # seeded crops: the same bytes again; another model than dropout's
+
+
 def v_measure_of(texts, labels):
     from sklearn.cluster import KMeans
 

@@ -10,7 +10,7 @@ margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient
 
 from __future__ import annotations
 
-from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views
+from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views, view_maker
 from tecb.adapt.training import Phase
 
 # ClusterNS Appendix A (grid) with the values of the authors' released run script (run_non_prompt.sh: 2 GPUs x
@@ -28,6 +28,8 @@ DEFAULTS = {
     "max_length": 32,
     "p2p_max_length": None,
     "min_steps": 500,
+    "augmentation": "dropout",
+    "crop_ratio": 0.8,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -172,8 +174,11 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
         "batches_with_false_negatives": 0,
     }
 
+    ratio, crop_rng = view_maker(settings, rng)
+    info["augmentation"] = settings["augmentation"]
+
     def loss(idx):
-        z1, z2 = two_views(model, [texts[i] for i in idx], device)
+        z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng)
         clusters = kmeans.step(z1, z2, counter["t"], rng)
         info["clustering_started_at"] = kmeans.started_at
         info["batches"] += 1
