@@ -322,6 +322,14 @@ def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_
         model=bare, data=data, settings={**settings, "projection_dim": 0}, rng=np.random.default_rng(0), device="cpu"
     )
     assert [type(m).__name__ for m in bare] == ["Transformer", "Pooling"]
+    # step 0 scores the base model, before the phase adds the head; the adapted model is scored with it
+    dims = []
+    train(
+        method=method, base_model_dir=base_model, data=data, settings={**settings, "epochs": 1}, seed=0,
+        device="cpu", output_dir=tmp_path / "m", eval_every=None,
+        evaluate=lambda m: dims.append(m.get_embedding_dimension()) or 0.0,
+    )  # fmt: skip
+    assert dims == [pooled_model.get_embedding_dimension(), 256]
 
 
 # --- argue ---------------------------------------------------------------------------------------

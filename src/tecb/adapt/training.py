@@ -268,7 +268,6 @@ def _train(
 
     model = load_base(base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
     rng = np.random.default_rng(seed)
-    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
     autocast, scaler, precision = _autocast(device)
     history: list[dict] = []
     started, evaluating, step = time.perf_counter(), 0.0, 0
@@ -285,7 +284,9 @@ def _train(
             evaluating += time.perf_counter() - t0
         history.append(row)
 
-    score(None, phases[0].name if phases else method)
+    score(None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
+    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
+    history[0]["phase"] = phases[0].name if phases else method
     for phase in phases:
         params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []
         for extra in phase.modules:
