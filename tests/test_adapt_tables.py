@@ -129,3 +129,27 @@ def test_table6_has_a_ran_column(tmp_path):
     meta[key]["training"]["phases"] = {"clusterns": {"clustering_started_at": None, "batches": 4}}
     table, _ = adapt_tables.table6(long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=200, seed=0)
     assert table["ran"].tolist() == ["NEVER CLUSTERED (plain SimCSE)"]
+
+
+def test_table6_statistics_are_table2s_stratified_by_split_design(tmp_path):
+    """Blurbs mixes three split designs; Table 2 resamples splits within their design and stratifies its paired
+    test by design. Table 6 does the same where split_kinds has the dataset: its interval and p-value are the
+    stratified ones of tecb.report.stats, not those of one pooled set of splits."""
+    import numpy as np
+
+    from tecb.report import stats
+
+    base = [0.10, 0.12, 0.11, 0.50, 0.52, 0.51, 0.30, 0.33]
+    adapted = [0.13, 0.12, 0.15, 0.49, 0.55, 0.56, 0.30, 0.36]
+    path, key, _ = _job(tmp_path, ("m", "cob", "lodo", "BlurbsClusteringS2S"), base, adapted)
+    long, meta = adapt_tables.collect([path], [key])
+    kinds = {"BlurbsClusteringS2S": {i: k for i, k in enumerate("cccfffww")}}
+    common = {"test": "bootstrap", "alpha": 0.05, "confidence": 0.95, "n_resamples": 2000, "seed": 3}
+    _, pooled = adapt_tables.table6(long, meta, **common)
+    _, strat = adapt_tables.table6(long, meta, split_kinds=kinds, **common)
+    strata = list("cccfffww")
+    lo, hi = stats.bootstrap_interval(np.array(base), strata=strata, confidence=0.95, n_resamples=2000, seed=3)
+    assert strat["base"].iloc[0] == f" [{lo * 100:.2f}, {hi * 100:.2f}]"
+    lo, hi = stats.bootstrap_interval(np.array(base), confidence=0.95, n_resamples=2000, seed=3)
+    assert pooled["base"].iloc[0] == f" [{lo * 100:.2f}, {hi * 100:.2f}]"
+    assert strat["base"].iloc[0] != pooled["base"].iloc[0]  # the designs' spread is not resampled noise

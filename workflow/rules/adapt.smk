@@ -92,6 +92,7 @@ rule adapt_report:
     input:
         scores=[adapt_score_path(*key) for key in AD_RUNS],
         timings=[adapt_timing_path(*key) for key in AD_RUNS],
+        splits=[splits_path(d) for d in AD_DATASETS],
     output:
         scores=adapt_path("scores.parquet"),
         figure=report(
@@ -118,5 +119,6 @@ rule adapt_report:
         statistics=config["tables"]["statistics"],
         seed=SEED,
         model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
+        datasets=AD_DATASETS,
     script:
         "../scripts/adapt_report.py"

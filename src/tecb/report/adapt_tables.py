@@ -52,9 +52,9 @@ def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int) -> float:
-    up = stats.paired_pvalue(diffs, test=test, n_resamples=n_resamples, seed=seed)
-    down = stats.paired_pvalue(-diffs, test=test, n_resamples=n_resamples, seed=seed)
+def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int, strata=None) -> float:
+    up = stats.paired_pvalue(diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
+    down = stats.paired_pvalue(-diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
     return float(min(1.0, 2 * min(up, down)))
 
 
@@ -105,9 +105,12 @@ def table6(
     n_resamples: int,
     seed: int,
     model_names: dict | None = None,
+    split_kinds: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
-    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`)."""
+    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``split_kinds``
+    (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
+    resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs)."""
     model_names = model_names or {}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
@@ -133,13 +136,15 @@ def table6(
         adapted = pd.concat(finals).groupby("split").v_measure.mean()
         joined = pd.concat([base.rename("b"), adapted.rename("a")], axis=1, join="inner").dropna()
         b, a = joined.b.to_numpy(float), joined.a.to_numpy(float)
+        kinds_of = (split_kinds or {}).get(key[3])
+        strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
         training = [meta[(*key, s)].get("training", {}) for s in seeds]
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
-        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
         lo_a, hi_a = stats.bootstrap_interval(a, **interval)
         lo_d, hi_d = stats.bootstrap_interval(a - b, **interval)
-        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed)
+        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -284,6 +289,7 @@ def render(
     statistics: dict,
     seed: int,
     model_names: dict | None = None,
+    split_kinds: dict | None = None,
     log=print,
 ) -> None:
     """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
@@ -302,6 +308,7 @@ def render(
         n_resamples=statistics["n_resamples"],
         seed=seed,
         model_names=model_names,
+        split_kinds=split_kinds,
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
     notes = [
@@ -309,7 +316,13 @@ def render(
         "(k-means on raw embeddings); Δ = adapted - base.",
         f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits. *: the two-sided paired "
         f"{test} test over splits is significant after Holm's adjustment over the table's rows (α = {alpha:g}); "
-        "p: that adjusted p-value.",
+        "p: that adjusted p-value."
+        + (
+            f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
+            "stratified by design."
+            if split_kinds
+            else ""
+        ),
         "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
         "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
         "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
