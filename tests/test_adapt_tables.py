@@ -119,6 +119,7 @@ def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clus
     cob = {"phases": {"cob": {"instances": 12, "projection_head": "Dense(8 -> 256, tanh)"}}}
     assert adapt_tables.what_ran("cob", cob) == "12 instances, head Dense(8 -> 256, tanh)"
     assert adapt_tables.what_ran("argue", {"phases": {"pairs": {}, "siamese": {}}}) == "phases pairs + siamese"
+    assert adapt_tables.what_ran("simcse", {"phases": {"simcse": {"augmentation": "cropping"}}}) == "cropping views"
 
 
 def test_table6_has_a_ran_column(tmp_path):
@@ -153,3 +154,23 @@ def test_table6_statistics_are_table2s_stratified_by_split_design(tmp_path):
     lo, hi = stats.bootstrap_interval(np.array(base), confidence=0.95, n_resamples=2000, seed=3)
     assert pooled["base"].iloc[0] == f" [{lo * 100:.2f}, {hi * 100:.2f}]"
     assert strat["base"].iloc[0] != pooled["base"].iloc[0]  # the designs' spread is not resampled noise
+
+
+def test_table6_has_the_chance_row_of_table2(tmp_path):
+    """The random-partition floor under Table 6, as under Table 2: per dataset the mean over draws of the mean over
+    splits (hand-computed) with the percentile interval over the draws."""
+    path, key, _ = _job(tmp_path, ("m", "simcse", "transductive", "TenKGnadClusteringS2S"), [0.3] * 2, [0.4] * 2)
+    long, meta = adapt_tables.collect([path], [key])
+    chance = pd.DataFrame(
+        {"split": [0, 1, 0, 1, 0, 1], "draw": [0, 0, 1, 1, 2, 2], "v_measure": [0.02, 0.04, 0.01, 0.03, 0.05, 0.07]}
+    )
+    table, suffix = adapt_tables.table6(
+        long, meta, test="wilcoxon", alpha=0.05, confidence=0.5, n_resamples=200, seed=0,
+        chance={"TenKGnadClusteringS2S": chance},
+    )  # fmt: skip
+    row = [i for i in table.index if i.startswith("Random partition (chance)")]
+    assert len(row) == 1 and len(table) == 2
+    # draws' means over splits: 0.03, 0.02, 0.06 -> mean 0.0367; 25th/75th percentiles 0.025, 0.045
+    assert table.loc[row[0], "base"] == pytest.approx(11 / 3)
+    assert suffix.loc[row[0], "base"] == " [2.50, 4.50]"
+    assert pd.isna(table.loc[row[0], "adapted"]) and table.loc[row[0], "p"] == ""

@@ -93,6 +93,11 @@ rule adapt_report:
         scores=[adapt_score_path(*key) for key in AD_RUNS],
         timings=[adapt_timing_path(*key) for key in AD_RUNS],
         splits=[splits_path(d) for d in AD_DATASETS],
+        chance=(
+            [chance_path(d) for d in AD_DATASETS]
+            if config["tables"]["chance"]["enabled"]
+            else []
+        ),
     output:
         scores=adapt_path("scores.parquet"),
         figure=report(

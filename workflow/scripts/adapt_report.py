@@ -21,5 +21,6 @@ render(
     seed=p.seed,
     model_names=p.model_names,
     split_kinds=split_kinds(p.datasets, snakemake.input.splits),  # Blurbs' designs, as Table 2 stratifies them
+    chance_paths=dict(zip(p.datasets, snakemake.input.chance)),  # empty when tables.chance is off
     log=log,
 )

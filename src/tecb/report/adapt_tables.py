@@ -62,6 +62,13 @@ def _share(part, whole) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "n/a"
 
 
+CHANCE_NOTE = (
+    "Random partition (chance): the expected V-measure of a uniformly random partition of each split into as many "
+    "clusters as it has labels, over all of the dataset's splits, with its interval over the draws (the floor of "
+    "the transductive and lodo rows; disjoint rows evaluate restricted splits with their own floor). "
+)
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
     """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
     batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
@@ -79,6 +86,8 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
                 f"{_share(info.get('batches_with_hard_negatives', 0), n)} and false negatives in "
                 f"{_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
             )
+    elif method == "simcse":
+        parts.append(f"{phases.get('simcse', {}).get('augmentation', 'dropout')} views")
     elif method == "cob":
         info = phases.get("cob", {})
         parts.append(f"{info.get('instances', '?')} instances")
@@ -106,11 +115,15 @@ def table6(
     seed: int,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
+    chance: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
     significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``split_kinds``
     (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
-    resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs)."""
+    resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
+    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.report.chance.chance_scores`): one row per dataset,
+    a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
+    floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
@@ -172,6 +185,17 @@ def table6(
                 "Δ": f" [{lo_d * 100:+.2f}, {hi_d * 100:+.2f}]",
             }
         )
+    if chance:
+        from tecb.report.chance import chance_summary
+        from tecb.report.tables import CHANCE_ROW
+
+        floor = chance_summary(chance, metric="v_measure", confidence=confidence).set_index("column")
+        for dataset in dataset_order([d for d in chance if d in floor.index]):
+            cell = floor.loc[dataset]
+            index.append(f"{CHANCE_ROW} · all splits · {header_label(dataset)}")
+            rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
+            marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
+            pvals.append(np.nan)
     adjusted = np.full(len(pvals), np.nan)
     done = [i for i, p in enumerate(pvals) if not np.isnan(p)]
     if done:
@@ -290,6 +314,7 @@ def render(
     seed: int,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
+    chance_paths: dict | None = None,
     log=print,
 ) -> None:
     """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
@@ -309,6 +334,7 @@ def render(
         seed=seed,
         model_names=model_names,
         split_kinds=split_kinds,
+        chance={d: pd.read_parquet(p) for d, p in (chance_paths or {}).items()},
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
     notes = [
@@ -326,7 +352,7 @@ def render(
         "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
         "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
         "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
-        "steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
+        f"{CHANCE_NOTE}steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
         "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
         "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
