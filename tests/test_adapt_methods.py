@@ -273,6 +273,12 @@ def test_mine_triplets_fraction():
     mined = triplet.mine_triplets(instances, 2, np.random.default_rng(0))
     assert len(mined) == 2  # 4 triplets in the first instance // 2, none in the second
     assert all({a, p} in ({"a", "b"}, {"c", "d"}) for a, p, _ in mined)
+    # the bound: 50 texts of 10 labels (5 each) give 10 * C(5,2) * 45 = 4,500 triplets, 180 at 1/25; 17 kept
+    labels = [i % 10 for i in range(50)]
+    big = [(tuple(f"t{i}" for i in range(50)), tuple(labels))]
+    assert len(triplet.instance_triplets(labels)) == 4500
+    assert len(triplet.mine_triplets(big, 25, np.random.default_rng(0))) == 180
+    assert len(triplet.mine_triplets(big, 25, np.random.default_rng(0), max_per_instance=17)) == 17
 
 
 def test_triplet_loss_is_euclidean_margin(tiny_model):
