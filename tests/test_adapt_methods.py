@@ -43,15 +43,21 @@ def np_infonce(z1, z2, tau, hard=None, mu=1.0):
     return float(np.mean(losses))
 
 
-def np_bml(z1, z2, labels, alpha, beta):
-    """ClusterNS Eq. (4)-(5) over every pair (i, j != i) of one cluster."""
+def np_bml(z1, z2, labels, alpha, beta, reduction="false_negatives"):
+    """ClusterNS Eq. (4)-(5) over every pair (i, j != i) of one cluster (``false_negatives``), or as the authors'
+    code reduces it (``all_pairs``): Delta masked to 0 outside the pairs, the mean over all N x N entries."""
     s = np_cos(z1, z2)
-    values = []
+    values, entries = [], []
     for i in range(len(z1)):
         for j in range(len(z1)):
-            if i != j and labels[i] == labels[j]:
-                delta = s[i, j] - s[i, i]
-                values.append(max(delta + alpha, 0) + max(-delta - beta, 0))
+            false_negative = i != j and labels[i] == labels[j]
+            delta = s[i, j] - s[i, i] if false_negative else 0.0
+            value = max(delta + alpha, 0) + max(-delta - beta, 0)
+            entries.append(value)
+            if false_negative:
+                values.append(value)
+    if reduction == "all_pairs":
+        return float(np.mean(entries))
     return float(np.mean(values)) if values else 0.0
 
 
@@ -86,19 +92,42 @@ def test_bml_equals_eq5():
     labels = [0, 1, 0, 0]
     mask = clusterns.false_negative_mask(torch.tensor(labels))
     for alpha, beta in [(0.2, 0.5), (0.0, 0.3), (0.25, 0.6)]:
-        got = float(clusterns.bml_loss(t(Z1), t(Z2), mask, alpha, beta))
-        assert got == pytest.approx(np_bml(Z1, Z2, labels, alpha, beta), rel=1e-5)
+        for reduction in clusterns.BML_REDUCTIONS:
+            got = float(clusterns.bml_loss(t(Z1), t(Z2), mask, alpha, beta, reduction))
+            assert got == pytest.approx(np_bml(Z1, Z2, labels, alpha, beta, reduction), rel=1e-5)
     empty = clusterns.false_negative_mask(torch.tensor([0, 1, 2, 3]))
-    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5)) == 0.0
+    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5, "false_negatives")) == 0.0
+    assert float(clusterns.bml_loss(t(Z1), t(Z2), empty, 0.2, 0.5, "all_pairs")) == pytest.approx(0.2)  # ReLU(alpha)
+    with pytest.raises(ValueError, match="bml_reduction"):
+        clusterns.bml_loss(t(Z1), t(Z2), mask, 0.2, 0.5, "sum")
+
+
+def test_bml_reduction_by_hand():
+    """Two orthogonal samples of one cluster, each view equal to its anchor: cos(x_i, x_i^+) = 1, cos(x_i, x_j^+) =
+    0, so Delta = -1 for both false-negative pairs, ReLU(-1 + 0.2) + ReLU(1 - 0.5) = 0.5 each. The authors' code:
+    the two diagonal entries are masked to Delta = 0 and add ReLU(0.2) = 0.2 each: (0.5 + 0.5 + 0.2 + 0.2) / 4 =
+    0.35. Over the false negatives only: 0.5. The gradient of the all-pairs mean is 2/4 of the other's."""
+    z = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    mask = clusterns.false_negative_mask(torch.tensor([0, 0]))
+    assert float(clusterns.bml_loss(z, z, mask, 0.2, 0.5, "all_pairs")) == pytest.approx(0.35)
+    assert float(clusterns.bml_loss(z, z, mask, 0.2, 0.5, "false_negatives")) == pytest.approx(0.5)
+    grads = []
+    for reduction in ("all_pairs", "false_negatives"):
+        z1 = z.clone().requires_grad_(True)
+        clusterns.bml_loss(z1, z, mask, 0.2, 0.5, reduction).backward()
+        grads.append(z1.grad)
+    assert torch.allclose(grads[0], grads[1] * 2 / 4) and grads[1].abs().sum() > 0
 
 
 def test_clusterns_objective_equals_eq6():
     labels = torch.tensor([0, 1, 0, 1])
     hard = [[0.3, 0.3], [1.0, -0.2], [0.2, 0.9], [-1.0, 0.1]]
     settings = {"temperature": 0.05, "hard_negative_weight": 1.0, "bml_alpha": 0.2, "bml_beta": 0.5, "bml_weight": 0.1}
-    got = float(clusterns.clusterns_loss(t(Z1), t(Z2), (labels, t(hard)), settings))
-    expected = np_infonce(Z1, Z2, 0.05, hard=hard, mu=1.0) + 0.1 * np_bml(Z1, Z2, [0, 1, 0, 1], 0.2, 0.5)
-    assert got == pytest.approx(expected, rel=1e-5)
+    for reduction in clusterns.BML_REDUCTIONS:
+        settings["bml_reduction"] = reduction
+        got = float(clusterns.clusterns_loss(t(Z1), t(Z2), (labels, t(hard)), settings))
+        bml = np_bml(Z1, Z2, [0, 1, 0, 1], 0.2, 0.5, reduction)
+        assert got == pytest.approx(np_infonce(Z1, Z2, 0.05, hard=hard, mu=1.0) + 0.1 * bml, rel=1e-5)
     assert float(clusterns.clusterns_loss(t(Z1), t(Z2), None, settings)) == pytest.approx(np_infonce(Z1, Z2, 0.05))
 
 
@@ -244,6 +273,12 @@ def test_mine_triplets_fraction():
     mined = triplet.mine_triplets(instances, 2, np.random.default_rng(0))
     assert len(mined) == 2  # 4 triplets in the first instance // 2, none in the second
     assert all({a, p} in ({"a", "b"}, {"c", "d"}) for a, p, _ in mined)
+    # the bound: 50 texts of 10 labels (5 each) give 10 * C(5,2) * 45 = 4,500 triplets, 180 at 1/25; 17 kept
+    labels = [i % 10 for i in range(50)]
+    big = [(tuple(f"t{i}" for i in range(50)), tuple(labels))]
+    assert len(triplet.instance_triplets(labels)) == 4500
+    assert len(triplet.mine_triplets(big, 25, np.random.default_rng(0))) == 180
+    assert len(triplet.mine_triplets(big, 25, np.random.default_rng(0), max_per_instance=17)) == 17
 
 
 def test_triplet_loss_is_euclidean_margin(tiny_model):
@@ -260,6 +295,47 @@ def test_triplet_loss_is_euclidean_margin(tiny_model):
     expected = max(np.linalg.norm(a - p) - np.linalg.norm(a - n) + 5.0, 0.0)
     assert got == pytest.approx(expected, rel=1e-4)
     assert triplet.DEFAULTS["margin"] == 5.0  # sentence-transformers' default, which COB's baseline used
+
+
+@pytest.mark.parametrize("method", ["cob", "triplet"])
+def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_model, tmp_path):
+    """COB's model (and its triplet baseline's) is Transformer -> Pooling -> Dense(256, tanh): the phase puts the
+    head after the pooling, its output is tanh(W p + b) of the pooled vector p (checked by hand), bounded in
+    [-1, 1]; projection_dim 0 leaves the model as it is."""
+    from tecb.adapt.training import embed
+    from tecb.embed.encode import load_sentence_transformer
+
+    texts, labels = topic_corpus(16, 0)
+    data = training_data(texts, labels)
+    model = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    pooled_model = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    settings = settings_for(method)
+    phases = method_module(method).phases(
+        model=model, data=data, settings=settings, rng=np.random.default_rng(0), device="cpu"
+    )
+    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling", "Dense"]
+    assert phases[0].info["projection_head"] == f"Dense({pooled_model.get_embedding_dimension()} -> 256, tanh)"
+    model.eval()
+    with torch.no_grad():
+        out = embed(model, texts[:3], "cpu")
+        pooled = embed(pooled_model, texts[:3], "cpu")
+    dense = model[2].linear
+    assert out.shape == (3, 256) and float(out.abs().max()) <= 1.0
+    torch.testing.assert_close(out, torch.tanh(pooled @ dense.weight.T + dense.bias), rtol=1e-5, atol=1e-6)
+    assert any(p is dense.weight for p in model.parameters())  # trained with the encoder
+    bare = load_sentence_transformer(str(base_model), device="cpu", max_seq_length=32)
+    method_module(method).phases(
+        model=bare, data=data, settings={**settings, "projection_dim": 0}, rng=np.random.default_rng(0), device="cpu"
+    )
+    assert [type(m).__name__ for m in bare] == ["Transformer", "Pooling"]
+    # step 0 scores the base model, before the phase adds the head; the adapted model is scored with it
+    dims = []
+    train(
+        method=method, base_model_dir=base_model, data=data, settings={**settings, "epochs": 1}, seed=0,
+        device="cpu", output_dir=tmp_path / "m", eval_every=None,
+        evaluate=lambda m: dims.append(m.get_embedding_dimension()) or 0.0,
+    )  # fmt: skip
+    assert dims == [pooled_model.get_embedding_dimension(), 256]
 
 
 # --- argue ---------------------------------------------------------------------------------------
@@ -284,8 +360,12 @@ def test_argue_phases(tiny_model):
     settings = dict(argue.DEFAULTS, siamese_epochs=1)
     rng = np.random.default_rng(0)
     only_order = TrainingData(pairs=(("a", "b", 1, "order"), ("b", "a", 0, "order")))
+    # no reply pair (no forum): the siamese phase cannot run, and it does not vanish silently
+    with pytest.raises(ValueError, match="siamese_epochs: 0"):
+        argue.phases(model=tiny_model, data=only_order, settings=settings, rng=rng, device="cpu")
+    pair_phase_only = dict(settings, siamese_epochs=0)  # the explicit choice
     assert [
-        p.name for p in argue.phases(model=tiny_model, data=only_order, settings=settings, rng=rng, device="cpu")
+        p.name for p in argue.phases(model=tiny_model, data=only_order, settings=pair_phase_only, rng=rng, device="cpu")
     ] == ["pairs"]
     mixed = TrainingData(pairs=(("a", "b", 1, "order"), ("c", "d", 1, "reply"), ("e", "f", 0, "reply")))
     phases = argue.phases(model=tiny_model, data=mixed, settings=settings, rng=rng, device="cpu")
@@ -351,7 +431,7 @@ def training_data(texts, labels):
 
 # few steps at a high learning rate: a tiny random model must move visibly
 SMALL = {
-    "simcse": {"lr": 1e-3, "batch_size": 32, "epochs": 3},
+    "simcse": {"lr": 1e-3, "batch_size": 32, "epochs": 3, "min_steps": 0},
     "clusterns": {
         "lr": 1e-3,
         "batch_size": 16,
@@ -359,6 +439,7 @@ SMALL = {
         "n_clusters": 4,
         "similarity_threshold": 0.99,
         "bml_weight": 0.1,
+        "min_steps": 0,
     },
     "cob": {"lr": 1e-3, "epochs": 2, "lambda_": 1.0, "regularization": 0.1},
     "triplet": {"lr": 1e-3, "batch_size": 8, "epochs": 1, "triplet_fraction": 5, "margin": 1.0},
@@ -385,6 +466,137 @@ def test_defaults_cover_the_loop_and_missing_settings_raise(base_model, tmp_path
     with pytest.raises(ValueError, match="unknown training method"):
         method_module("nsp")
     assert not (tmp_path / "m").exists()
+
+
+def test_training_logs_progress_lines(base_model, tmp_path):
+    """Every phase says its length and logs step / total, loss, elapsed time and ETA (first and last step at least)."""
+    from tecb.adapt.training import Progress
+
+    texts, _ = topic_corpus(4, 0)
+    lines = []
+    out = train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 4, "epochs": 2}, seed=0, device="cpu",
+        output_dir=tmp_path / "m", eval_every=None, evaluate=None, log=lines.append, progress_seconds=3600,
+    )  # fmt: skip
+    total = out["steps"]
+    assert total == 2 * len(set(texts)) // 4
+    assert lines[0] == f"phase simcse: {total} optimizer steps (2 epochs of {total // 2} batches)"
+    steps = [line for line in lines if " step " in line]
+    assert len(steps) == 2  # progress_seconds not reached: the first and the last step only
+    assert steps[0].startswith(f"phase simcse: step 1/{total} (")
+    assert steps[-1].startswith(f"phase simcse: step {total}/{total} (100 %), loss ")
+    assert "elapsed 0:00:" in steps[-1] and steps[-1].endswith("ETA 0:00:00")
+    # the ETA is the elapsed time per step times the steps left (hand-computed)
+    progress = Progress(None, 30)
+    progress.name, progress.total, progress.started = "cob", 10, 100.0
+    assert (
+        progress.line(4, 0.5, now=100.0 + 80)
+        == "phase cob: step 4/10 (40 %), loss 0.5000, elapsed 0:01:20, ETA 0:02:00"
+    )
+    assert progress.line(0, None, now=100.0).endswith("loss n/a, elapsed 0:00:00, ETA ?")
+
+
+def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, tmp_path):
+    """One code path: a model whose spec sets a prompt, a pooling override and normalisation gives, loaded and
+    encoded by the adapt stage, the embed stage's vectors (the job asserts it at step 0); loaded as a bare folder
+    it does not, and the check says so. The training forward pass sees the same prompt."""
+    from tecb import io
+    from tecb.adapt.jobs import check_base_vectors, encode
+    from tecb.adapt.training import embed, load_base
+    from tecb.embed.encode import embed_dataset, encode_options
+    from tecb.embed.spec import encoder_settings
+
+    texts, labels = topic_corpus(3, 0)
+    texts = list(dict.fromkeys(texts))
+    io.write_dataset(texts, [(list(range(len(texts))), labels[: len(texts)])], tmp_path / "t.parquet",
+                     tmp_path / "s.parquet", "D")  # fmt: skip
+    spec = {"kind": "local", "path": str(base_model), "prompt": "Thema: ", "pooling": "cls", "normalize": True}
+    options = {"batch_size": 4, "device": "cpu", "dtype": "float32"}
+    embed_dataset(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None, log=lambda *_: None)
+    encoder = encoder_settings(spec, options, "D")
+    model = load_base(encoder, device="cpu")
+    assert model.tecb_prompt == "Thema: "
+    vectors = encode(model, texts, batch_size=8, encode_kwargs=encode_options(encoder))
+    record = check_base_vectors(vectors, texts, tmp_path / "e.parquet", all_texts=texts, float32=True)
+    assert record["max_abs_diff"] < 1e-5
+    subset = texts[::2]  # the label-disjoint variant evaluates a subset of the texts
+    check_base_vectors(vectors[::2], subset, tmp_path / "e.parquet", all_texts=texts, float32=True)
+    bare = load_base(str(base_model), device="cpu")  # no prompt, mean pooling, not normalised: not the benchmark
+    with pytest.raises(AssertionError, match="not the benchmark's base model"):
+        check_base_vectors(encode(bare, texts, batch_size=8), texts, tmp_path / "e.parquet", all_texts=texts,
+                           float32=True)  # fmt: skip
+    model.eval()
+    with torch.no_grad():
+        trained_view = embed(model, texts, "cpu").numpy()
+    np.testing.assert_allclose(
+        trained_view, model.encode(texts, prompt="Thema: ", normalize_embeddings=False), rtol=1e-4, atol=1e-5
+    )
+
+
+def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_model, tmp_path):
+    """SimCSE's 32 tokens are sentences'; a P2P dataset is trained at p2p_max_length (None: the benchmark's
+    length) and every adapted model is saved with the length the benchmark embeds with."""
+    from tecb.adapt.jobs import is_p2p
+    from tecb.embed.encode import load_sentence_transformer
+
+    assert is_p2p("BlurbsClusteringP2P", None) and not is_p2p("BlurbsClusteringS2S", None)
+    assert is_p2p("mine", "p2p") and not is_p2p("MineP2P", "s2s")  # the config's `text` decides where it is set
+    assert simcse.DEFAULTS["p2p_max_length"] is None and clusterns.DEFAULTS["p2p_max_length"] is None
+    texts, _ = topic_corpus(4, 0)
+    train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 8}, seed=0, device="cpu", output_dir=tmp_path / "m",
+        eval_every=None, evaluate=None, save_max_length=96,
+    )  # fmt: skip
+    assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
+
+
+def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
+    """The rule that scales training to the data: 10 texts in batches of 4 are 3 batches an epoch (4 + 4 + 2);
+    min_steps 7 needs 3 epochs (9 steps); 0, or a length already reached, keeps the configured epochs."""
+    from tecb.adapt.training import Phase, epochs_for
+
+    def phase(min_steps, epochs=1):
+        return Phase("p", simcse.text_batches(10, 4), None, 1e-3, epochs, 0.0, 0.0, 1.0, min_steps=min_steps)
+
+    rng = np.random.default_rng(0)
+    assert [len(e) for e in epochs_for(phase(7), rng)] == [3, 3, 3]
+    assert [len(e) for e in epochs_for(phase(0, epochs=2), rng)] == [3, 3]
+    assert [len(e) for e in epochs_for(phase(5, epochs=2), rng)] == [3, 3]  # already reached
+    texts, _ = topic_corpus(4, 0)
+    out = train(
+        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+        settings={**settings_for("simcse"), "batch_size": 8, "epochs": 1, "min_steps": 5}, seed=0, device="cpu",
+        output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+    )  # fmt: skip
+    per_epoch = -(-len(texts) // 8)
+    assert out["steps"] == per_epoch * -(-5 // per_epoch) and out["steps"] >= 5
+    assert out["phases"]["simcse"]["epochs_run"] == -(-5 // per_epoch)
+
+
+def test_cropping_views_are_contiguous_spans_and_dropout_is_the_default(base_model, tmp_path):
+    rng = np.random.default_rng(0)
+    text = "a b c d e f g h i j"
+    for _ in range(20):
+        view = simcse.crop(text, 0.8, rng)
+        assert len(view.split()) == 8 and view in text  # ceil(0.8 * 10) words, contiguous
+    assert simcse.crop("a b", 0.8, rng) == "a b" and simcse.crop("eins", 0.5, rng) == "eins"
+    assert simcse.DEFAULTS["augmentation"] == clusterns.DEFAULTS["augmentation"] == "dropout"
+    assert simcse.view_maker(simcse.DEFAULTS, rng) == (None, None)
+    with pytest.raises(ValueError, match="augmentation"):
+        simcse.view_maker({**simcse.DEFAULTS, "augmentation": "mask"}, rng)
+    texts, _ = topic_corpus(4, 0)
+    runs = []
+    for name, augmentation in (("a", "cropping"), ("b", "cropping"), ("c", "dropout")):
+        out = train(
+            method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+            settings={**settings_for("simcse"), "batch_size": 8, "augmentation": augmentation}, seed=0,
+            device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None,
+        )  # fmt: skip
+        assert out["phases"]["simcse"]["augmentation"] == augmentation
+        runs.append(tree_digest(tmp_path / name))
+    assert runs[0] == runs[1] != runs[2]  # seeded crops: the same bytes again; another model than dropout's
 
 
 def v_measure_of(texts, labels):
@@ -418,7 +630,12 @@ def test_training_raises_v_measure(method, base_model, tmp_path):
     assert scores[-1] > scores[0] + 0.05, scores
     assert (tmp_path / "adapted" / "modules.json").exists()
     if method == "clusterns":
-        assert out["phases"]["clusterns"]["clustering_started_at"] is not None
+        info = out["phases"]["clusterns"]
+        assert info["clustering_started_at"] is not None and info["n_clusters"] == 4
+        assert info["batches"] == out["steps"]
+        # every batch after the start step has hard negatives (the start step itself only initialises)
+        assert info["batches_with_hard_negatives"] == info["batches"] - info["clustering_started_at"] - 1
+        assert 0 < info["batches_with_false_negatives"] <= info["batches_with_hard_negatives"]
 
 
 def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):

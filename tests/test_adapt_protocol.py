@@ -25,7 +25,34 @@ PROTOCOL = {
 
 def labelled(name, source, built) -> proto.LabelledData:
     splits = tuple((i, tuple(int(t) for t in ids), tuple(labels)) for i, (ids, labels) in enumerate(built.splits))
-    return proto.LabelledData(name, source, tuple(built.texts), splits)
+    schemes = tuple(built.label_schemes) if built.label_schemes is not None else None
+    return proto.LabelledData(name, source, tuple(built.texts), splits, schemes)
+
+
+def test_label_schemes_are_the_declared_ones_read_from_the_files(tmp_path):
+    """A coarse and a fine split sharing a label string: declared, they stay two schemes (instances never mix
+    them); only without a declaration are they inferred as one. The files carry the declaration."""
+    from tecb import io
+
+    texts = [f"buch {i}" for i in range(8)]
+    splits = [(list(range(8)), ["Krimi", "Krimi", "Roman", "Roman"] * 2), (list(range(8)), ["Krimi", "Thriller"] * 4)]
+    io.write_dataset(texts, splits, tmp_path / "t.parquet", tmp_path / "s.parquet", "B",
+                     provenance={"split_label_schemes": ["coarse", "fine"]})  # fmt: skip
+    declared = proto.read_labelled("B", "src", tmp_path / "t.parquet", tmp_path / "s.parquet")
+    assert declared.schemes == ("coarse", "fine") and declared.label_schemes() == ["coarse", "fine"]
+    assert sorted(proto.scheme_items(declared)) == ["coarse", "fine"]
+    assert len(proto.scheme_items(declared)["fine"]) == 8  # "buch 0" is Krimi in both schemes: not ambiguous
+    io.write_dataset(texts, splits, tmp_path / "t2.parquet", tmp_path / "s2.parquet", "B", provenance={})
+    inferred = proto.read_labelled("B", "src", tmp_path / "t2.parquet", tmp_path / "s2.parquet")
+    assert inferred.schemes is None and list(proto.scheme_items(inferred)) == ["labels of split 0"]
+    # inferred as one scheme, a text with two labels is ambiguous and left out: only books 0 and 4 (Krimi twice)
+    assert proto.scheme_items(inferred)["labels of split 0"] == [("buch 0", "Krimi"), ("buch 4", "Krimi")]
+
+
+def test_builders_declare_label_schemes_in_the_provenance(demo_datasets):
+    data, _ = demo_datasets
+    assert set(data["BlurbsClusteringS2S"].schemes) == {"d=0 genre", "d=1 genre"}
+    assert set(data["TenKGnadClusteringS2S"].schemes) == {"category"}
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +95,7 @@ def test_supervised_training_never_sees_an_evaluated_text_or_label(demo_datasets
             settings=PROTOCOL,
             instance_size=PROTOCOL["instance_size"],
             seed=42,
+            split_seed=42,
         )
         assert not isinstance(plan, str), plan
         built += 1
@@ -98,12 +126,46 @@ def test_lodo_drops_items_sharing_a_text_or_label_with_the_evaluated_dataset():
         ("t1", "u1", "u2", "u3", "u4", "u5"),
         ((0, (0, 1, 2, 3, 4, 5), ("p", "X", "p", "q", "q", "p")),),
     )
-    sibling = proto.LabelledData("A2", "src-a", ("s1", "s2", "s3", "s4"), ((0, (0, 1, 2, 3), ("m", "n", "m", "n")),))
+    # the same corpus under another source key (as published datasets name S2S and P2P apart): the evaluated texts
+    # are inside its texts (title inside title + body), its labels spelt differently
+    sibling = proto.LabelledData(
+        "A2",
+        "src-a-p2p",
+        ("t1 body one", "t2 body two", "t3 body three", "s4"),
+        ((0, (0, 1, 2, 3), ("m", "n", "m", "n")),),
+    )
     plan = proto.lodo_plan(evaluated, [other, sibling], instance_size=2, rounds=1, seed=0)
-    assert plan.record["train_datasets"] == ["B"] and plan.record["left_out_same_source"] == ["A2"]
+    assert plan.record["train_datasets"] == ["B"] and plan.record["left_out_same_corpus"] == ["A2"]
     assert plan.record["dropped_items"] == {"same_text": 1, "same_label": 1}
     seen = {t for texts, _ in plan.training.instances for t in texts}
     assert seen <= {"u2", "u3", "u4", "u5"} and seen
+
+
+def test_lodo_leaves_out_the_sibling_under_published_style_source_keys(demo_datasets):
+    """Published datasets give S2S and P2P their own source keys (mteb/blurbs-clustering-s2s, -p2p); the sibling is
+    still left out (its texts contain the evaluated titles), even with its labels spelt apart so that no label
+    equality stops the leak; datasets of other corpora are used."""
+    data, _ = demo_datasets
+    published = {
+        name: proto.LabelledData(
+            name,
+            f"mteb/{name.lower()}",  # every dataset its own source key
+            d.texts,
+            tuple((s, ids, tuple(f"{name[:3]}:{x}" for x in ls)) for s, ids, ls in d.splits),
+        )
+        for name, d in data.items()
+    }
+    for evaluated, sibling in (
+        ("BlurbsClusteringS2S", "BlurbsClusteringP2P"),
+        ("TenKGnadClusteringP2P", "TenKGnadClusteringS2S"),
+    ):
+        others = [d for n, d in published.items() if n != evaluated]
+        plan = proto.lodo_plan(published[evaluated], others, instance_size=10, rounds=1, seed=0)
+        assert plan.record["left_out_same_corpus"] == [sibling]
+        assert sibling not in plan.record["train_datasets"] and len(plan.record["train_datasets"]) == 3
+        assert proto.same_corpus(published[evaluated], published[sibling])
+        assert not proto.same_corpus(published[evaluated], published["RedditClusteringP2P"])
+    assert proto.contained_share(["ab  c", "zz"], ["xx ab c yy"]) == 0.5  # whitespace normalised, hand-counted
 
 
 def test_disjoint_halves_the_categories_and_reports_too_few():
@@ -112,12 +174,23 @@ def test_disjoint_halves_the_categories_and_reports_too_few():
     data = proto.LabelledData(
         "D", "s", texts, ((0, tuple(range(40)), labels), (1, tuple(range(0, 40, 2)), labels[::2]))
     )
-    plan = proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=4, seed=3)
+    plan = proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=4, seed=3, split_seed=42)
     assert len(plan.record["train_labels"]) == 4 and len(plan.record["eval_labels"]) == 4
+    # the halves come from the config's seed: another training seed, the same evaluated categories (other instances)
+    again = proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=4, seed=4, split_seed=42)
+    assert again.record["eval_labels"] == plan.record["eval_labels"] and again.eval_splits == plan.eval_splits
+    assert again.training.instances != plan.training.instances
+    other_split = [
+        proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=4, seed=3, split_seed=s).record[
+            "eval_labels"
+        ]
+        for s in range(5)
+    ]
+    assert len({tuple(x) for x in other_split}) > 1  # the split seed does decide the halves
     train = {label for _, ls in plan.training.instances for label in ls}
     assert train <= set(plan.record["train_labels"])
     assert {label for _, _, ls in plan.eval_splits for label in ls} <= set(plan.record["eval_labels"])
-    assert "fewer than" in proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=9, seed=3)
+    assert "fewer than" in proto.disjoint_plan(data, instance_size=5, rounds=1, min_categories=9, seed=3, split_seed=0)
 
 
 def test_clustering_instances_cut_shuffled_groups_and_drop_the_remainder():
@@ -145,6 +218,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
             settings=PROTOCOL,
             instance_size=PROTOCOL["instance_size"],
             seed=42,
+            split_seed=42,
         )
         assert plan.record["labels_seen"] == "none" and not plan.training.instances
         assert plan.eval_splits == evaluated.splits
@@ -171,6 +245,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
         settings=PROTOCOL,
         instance_size=None,
         seed=42,
+        split_seed=42,
     )
     b = build_plan(
         method="argue",
@@ -181,6 +256,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
         settings=PROTOCOL,
         instance_size=None,
         seed=42,
+        split_seed=42,
     )
     assert a.training == b.training
 

@@ -92,3 +92,85 @@ def test_table6_marks_a_significant_gain(tmp_path):
     )
     assert table["Δ"].iloc[0] == pytest.approx(100 * (sum(adapted) - sum(base)) / 10)
     assert float(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")
+
+
+def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clustered():
+    from tecb.adapt.jobs import what_ran as job_warnings
+
+    clustered = {
+        "phases": {
+            "clusterns": {
+                "clustering_started_at": 3,
+                "n_clusters": 8,
+                "batches": 20,
+                "batches_with_hard_negatives": 16,
+                "batches_with_false_negatives": 5,
+            }
+        }
+    }
+    assert adapt_tables.what_ran("clusterns", clustered) == (
+        "clustering from step 3, k 8, hard negatives in 80 % and false negatives in 25 % of 20 batches"
+    )
+    assert job_warnings("clusterns", clustered) == []
+    never = {"phases": {"clusterns": {"clustering_started_at": None, "n_clusters": 8, "batches": 20}}}
+    warnings = job_warnings("clusterns", never)
+    assert len(warnings) == 1 and "never clustered in 20 batches" in warnings[0]
+    assert adapt_tables.what_ran("clusterns", never, warnings) == "NEVER CLUSTERED (plain SimCSE)"
+    cob = {"phases": {"cob": {"instances": 12, "projection_head": "Dense(8 -> 256, tanh)"}}}
+    assert adapt_tables.what_ran("cob", cob) == "12 instances, head Dense(8 -> 256, tanh)"
+    assert adapt_tables.what_ran("argue", {"phases": {"pairs": {}, "siamese": {}}}) == "phases pairs + siamese"
+    assert adapt_tables.what_ran("simcse", {"phases": {"simcse": {"augmentation": "cropping"}}}) == "cropping views"
+
+
+def test_table6_has_a_ran_column(tmp_path):
+    path, key, timing = _job(
+        tmp_path, ("m", "clusterns", "transductive", "TenKGnadClusteringS2S"), [0.1] * 3, [0.2] * 3
+    )
+    long, meta = adapt_tables.collect([path], [key])
+    meta[key]["training"]["phases"] = {"clusterns": {"clustering_started_at": None, "batches": 4}}
+    table, _ = adapt_tables.table6(long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=200, seed=0)
+    assert table["ran"].tolist() == ["NEVER CLUSTERED (plain SimCSE)"]
+
+
+def test_table6_statistics_are_table2s_stratified_by_split_design(tmp_path):
+    """Blurbs mixes three split designs; Table 2 resamples splits within their design and stratifies its paired
+    test by design. Table 6 does the same where split_kinds has the dataset: its interval and p-value are the
+    stratified ones of tecb.report.stats, not those of one pooled set of splits."""
+    import numpy as np
+
+    from tecb.report import stats
+
+    base = [0.10, 0.12, 0.11, 0.50, 0.52, 0.51, 0.30, 0.33]
+    adapted = [0.13, 0.12, 0.15, 0.49, 0.55, 0.56, 0.30, 0.36]
+    path, key, _ = _job(tmp_path, ("m", "cob", "lodo", "BlurbsClusteringS2S"), base, adapted)
+    long, meta = adapt_tables.collect([path], [key])
+    kinds = {"BlurbsClusteringS2S": {i: k for i, k in enumerate("cccfffww")}}
+    common = {"test": "bootstrap", "alpha": 0.05, "confidence": 0.95, "n_resamples": 2000, "seed": 3}
+    _, pooled = adapt_tables.table6(long, meta, **common)
+    _, strat = adapt_tables.table6(long, meta, split_kinds=kinds, **common)
+    strata = list("cccfffww")
+    lo, hi = stats.bootstrap_interval(np.array(base), strata=strata, confidence=0.95, n_resamples=2000, seed=3)
+    assert strat["base"].iloc[0] == f" [{lo * 100:.2f}, {hi * 100:.2f}]"
+    lo, hi = stats.bootstrap_interval(np.array(base), confidence=0.95, n_resamples=2000, seed=3)
+    assert pooled["base"].iloc[0] == f" [{lo * 100:.2f}, {hi * 100:.2f}]"
+    assert strat["base"].iloc[0] != pooled["base"].iloc[0]  # the designs' spread is not resampled noise
+
+
+def test_table6_has_the_chance_row_of_table2(tmp_path):
+    """The random-partition floor under Table 6, as under Table 2: per dataset the mean over draws of the mean over
+    splits (hand-computed) with the percentile interval over the draws."""
+    path, key, _ = _job(tmp_path, ("m", "simcse", "transductive", "TenKGnadClusteringS2S"), [0.3] * 2, [0.4] * 2)
+    long, meta = adapt_tables.collect([path], [key])
+    chance = pd.DataFrame(
+        {"split": [0, 1, 0, 1, 0, 1], "draw": [0, 0, 1, 1, 2, 2], "v_measure": [0.02, 0.04, 0.01, 0.03, 0.05, 0.07]}
+    )
+    table, suffix = adapt_tables.table6(
+        long, meta, test="wilcoxon", alpha=0.05, confidence=0.5, n_resamples=200, seed=0,
+        chance={"TenKGnadClusteringS2S": chance},
+    )  # fmt: skip
+    row = [i for i in table.index if i.startswith("Random partition (chance)")]
+    assert len(row) == 1 and len(table) == 2
+    # draws' means over splits: 0.03, 0.02, 0.06 -> mean 0.0367; 25th/75th percentiles 0.025, 0.045
+    assert table.loc[row[0], "base"] == pytest.approx(11 / 3)
+    assert suffix.loc[row[0], "base"] == " [2.50, 4.50]"
+    assert pd.isna(table.loc[row[0], "adapted"]) and table.loc[row[0], "p"] == ""

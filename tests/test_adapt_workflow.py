@@ -45,6 +45,9 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
 
     run_snakemake(work, *targets, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1")
     table = pd.read_csv(first / "adapt" / "table6.csv", index_col=0)
+    chance = [r for r in table.index if r.startswith("Random partition (chance)")]
+    assert len(chance) == 1 and table.loc[chance[0], "base"] > 0  # the chance row of Table 2, TenKGnad S2S
+    table = table.drop(index=chance)
     rows = list(table.index)
     for method in ("SimCSE", "ClusterNS", "COB", "Triplet", "argue"):
         assert any(f"· {method} ·" in r for r in rows), (method, rows)
@@ -53,6 +56,8 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     assert sum("· lodo ·" in r for r in rows) == 2 and sum("· disjoint ·" in r for r in rows) == 2
     assert table["adapted"].notna().all() and table["base"].notna().all()
     assert (table["device"] == "cpu").all()
+    # what each row ran, and step 0 asserted against the benchmark's embeddings in every job
+    assert table["ran"].str.contains("head Dense").sum() == 4 and table["ran"].notna().all()
     md = (first / "adapt" / "table6.md").read_text()
     assert md.startswith("Table 6") and "[" in md  # intervals in the cells
     assert (first / "adapt" / "figure_training.png").stat().st_size > 0
@@ -67,6 +72,7 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
         assert (meta["protocol"]["labels_seen"] == "none") == (variant == "transductive")
         rows = pq.read_table(path).to_pandas()
         assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"]
+        assert meta["step0_check"]["max_abs_diff"] <= meta["step0_check"]["tolerance"]
         folder = first / "checkpoints" / "tiny-bert" / f"{path.parts[-4]}-{variant}" / path.parts[-2] / "seed42"
         assert json.loads((folder / "protocol.json").read_text())["protocol"] == meta["protocol"]
     # step 0 is the base model scored exactly as the benchmark scores it (same splits, same k-means)

@@ -69,6 +69,10 @@ rule adapt:
             adapt_source_of(d) for d in adapt_train_datasets(wildcards)
         ],
         settings=lambda wildcards: ADAPT["methods"][wildcards.method],
+        # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
+        encoder=lambda wildcards: encoder_settings(
+            model_spec(wildcards.model), config["embed"], wildcards.dataset
+        ),
         protocol=AD_PROTOCOL,
         algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
         device=ADAPT["device"],
@@ -77,6 +81,8 @@ rule adapt:
         eval_max_length=lambda wildcards: ADAPT["eval_max_length"]
         or config["models"][wildcards.model].get("max_seq_length"),
         eval_seed=SEED,
+        strict=ADAPT["strict"],
+        text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
     script:
         "../scripts/adapt.py"
 
@@ -86,6 +92,12 @@ rule adapt_report:
     input:
         scores=[adapt_score_path(*key) for key in AD_RUNS],
         timings=[adapt_timing_path(*key) for key in AD_RUNS],
+        splits=[splits_path(d) for d in AD_DATASETS],
+        chance=(
+            [chance_path(d) for d in AD_DATASETS]
+            if config["tables"]["chance"]["enabled"]
+            else []
+        ),
     output:
         scores=adapt_path("scores.parquet"),
         figure=report(
@@ -112,5 +124,6 @@ rule adapt_report:
         statistics=config["tables"]["statistics"],
         seed=SEED,
         model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
+        datasets=AD_DATASETS,
     script:
         "../scripts/adapt_report.py"

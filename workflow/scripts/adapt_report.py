@@ -1,6 +1,7 @@
 """Table 6, the training curves and the training costs from the training jobs' scores."""
 
 from tecb.report.adapt_tables import render
+from tecb.report.tables import split_kinds
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -19,5 +20,7 @@ render(
     statistics=p.statistics,
     seed=p.seed,
     model_names=p.model_names,
+    split_kinds=split_kinds(p.datasets, snakemake.input.splits),  # Blurbs' designs, as Table 2 stratifies them
+    chance_paths=dict(zip(p.datasets, snakemake.input.chance)),  # empty when tables.chance is off
     log=log,
 )

@@ -123,7 +123,14 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
         )
     ]
     siamese = [p for p in pairs if p[3] in set(settings["siamese_objectives"])]
-    if siamese and int(settings["siamese_epochs"]) > 0:
+    if int(settings["siamese_epochs"]) > 0 and not siamese:  # never drop a phase silently
+        raise ValueError(
+            f"argue: the siamese phase trains on the pairs of siamese_objectives {list(settings['siamese_objectives'])}"
+            f", but the training data has pairs of {', '.join(objectives)} only (the reply pairs need a forum: "
+            "adapt.protocol.reply_source); set siamese_objectives to objectives that have pairs, or siamese_epochs: 0 "
+            "to train the pair phase alone"
+        )
+    if int(settings["siamese_epochs"]) > 0:
         cosine_loss = CosineSimilarityLoss(model)
 
         def siamese_loss(batch):

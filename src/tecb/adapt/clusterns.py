@@ -10,19 +10,26 @@ margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient
 
 from __future__ import annotations
 
-from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views
+from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views, view_maker
 from tecb.adapt.training import Phase
 
 # ClusterNS Appendix A (grid) with the values of the authors' released run script (run_non_prompt.sh: 2 GPUs x
 # 256 = total batch 512, lr 5e-5, K 128, similarity threshold 0.4, L_bml weight 1e-4, alpha 0.2, beta 0.5, max
 # length 32, 1 epoch; its train.py: temperature 0.05, momentum gamma 1e-3, hard-negative weight mu 1 (logit 0)).
 # Clustering starts at the first step >= warmup_steps whose mean in-batch cosine is <= similarity_threshold (the
-# paper's "a few steps after the training starts"; the authors' code uses the threshold alone: warmup_steps 0).
+# paper's "a few steps after the training starts"; the authors' code uses the threshold alone: warmup_steps 0). L_bml
+# is averaged over all N x N entries as the authors' code does (bml_reduction all_pairs; false_negatives: over the
+# false-negative pairs only).
+# min_steps as SimCSE's (the two are compared at one budget): ClusterNS needs steps to reach its threshold and cluster.
 DEFAULTS = {
     "lr": 5e-5,
     "batch_size": 512,
     "epochs": 1,
     "max_length": 32,
+    "p2p_max_length": None,
+    "min_steps": 500,
+    "augmentation": "dropout",
+    "crop_ratio": 0.8,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -35,6 +42,7 @@ DEFAULTS = {
     "bml_beta": 0.5,
     "similarity_threshold": 0.4,
     "warmup_steps": 0,
+    "bml_reduction": "all_pairs",
 }
 
 
@@ -84,13 +92,26 @@ def false_negative_mask(labels):
     return same & ~torch.eye(len(labels), dtype=torch.bool, device=labels.device)
 
 
-def bml_loss(z1, z2, mask, alpha: float, beta: float):
-    """Eq. (4)-(5) averaged over the false-negative pairs (i, j) of ``mask``: ``Delta = cos(x_i, x_j^+) -
-    cos(x_i, x_i^+)``, ``ReLU(Delta + alpha) + ReLU(-Delta - beta)``; 0 without false negatives."""
+BML_REDUCTIONS = ("all_pairs", "false_negatives")
+
+
+def bml_loss(z1, z2, mask, alpha: float, beta: float, reduction: str = "all_pairs"):
+    """Eq. (4)-(5): ``Delta_ij = cos(x_i, x_j^+) - cos(x_i, x_i^+)``, ``ReLU(Delta + alpha) + ReLU(-Delta - beta)``.
+
+    ``all_pairs`` (the authors' code): Delta is multiplied by the false-negative ``mask`` and the term averaged over
+    all N x N entries, so an entry outside the mask adds the constant ``ReLU(alpha) + ReLU(-beta)`` and no gradient;
+    the gradient of each false-negative pair is divided by N^2. ``false_negatives``: the mean over the mask's pairs
+    only (0 without any), N^2 / |mask| times stronger."""
     import torch
 
+    if reduction not in BML_REDUCTIONS:
+        raise ValueError(f"bml_reduction {reduction!r} is not one of {', '.join(BML_REDUCTIONS)}")
     cos = cosine_matrix(z1, z2)
-    delta = (cos - cos.diagonal().unsqueeze(1))[mask]
+    delta = cos - cos.diagonal().unsqueeze(1)
+    if reduction == "all_pairs":
+        delta = delta * mask.to(delta.dtype)
+        return (torch.relu(delta + alpha) + torch.relu(-delta - beta)).mean()
+    delta = delta[mask]
     if delta.numel() == 0:
         return cos.sum() * 0.0
     return (torch.relu(delta + alpha) + torch.relu(-delta - beta)).mean()
@@ -125,7 +146,9 @@ def clusterns_loss(z1, z2, clusters, settings: dict):
         return infonce_loss(z1, z2, settings["temperature"])
     labels, hard = clusters
     contrastive = infonce_loss(z1, z2, settings["temperature"], hard=hard, hard_weight=settings["hard_negative_weight"])
-    bml = bml_loss(z1, z2, false_negative_mask(labels), settings["bml_alpha"], settings["bml_beta"])
+    bml = bml_loss(
+        z1, z2, false_negative_mask(labels), settings["bml_alpha"], settings["bml_beta"], settings["bml_reduction"]
+    )
     return contrastive + settings["bml_weight"] * bml
 
 
@@ -141,12 +164,27 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
         settings["n_clusters"], settings["momentum"], settings["similarity_threshold"], settings["warmup_steps"]
     )
     counter = {"t": 0}
-    info = {"clustering_started_at": None}
+    # what ran: the first clustering step, k, and how many batches had hard negatives (every clustered one) and
+    # false negatives (two samples of one cluster); without clustering ClusterNS is plain SimCSE
+    info = {
+        "clustering_started_at": None,
+        "n_clusters": int(settings["n_clusters"]),
+        "batches": 0,
+        "batches_with_hard_negatives": 0,
+        "batches_with_false_negatives": 0,
+    }
+
+    ratio, crop_rng = view_maker(settings, rng)
+    info["augmentation"] = settings["augmentation"]
 
     def loss(idx):
-        z1, z2 = two_views(model, [texts[i] for i in idx], device)
+        z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng)
         clusters = kmeans.step(z1, z2, counter["t"], rng)
         info["clustering_started_at"] = kmeans.started_at
+        info["batches"] += 1
+        if clusters is not None:
+            info["batches_with_hard_negatives"] += 1
+            info["batches_with_false_negatives"] += int(bool(false_negative_mask(clusters[0]).any()))
         counter["t"] += 1
         return clusterns_loss(z1, z2, clusters, settings)
 
@@ -161,5 +199,6 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             warmup_ratio=settings["warmup_ratio"],
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
+            min_steps=int(settings["min_steps"]),
         )
     ]

@@ -4,7 +4,9 @@ clustering instances through a discrete clustering solver.
 Per instance: pairwise Euclidean distances ``D`` of the embeddings go into HAC (average linkage, the true number
 of clusters) which returns the adjacency matrix ``A`` (``A_ij = 1``: same cluster, diagonal 1); the loss is
 ``L = sum_ij |A_ij - T_ij|`` (``T``: the gold adjacency; it decides the RAND index, RI = 1 - L / (2 * C(n, 2)))
-plus ``r * (mean intra-cluster distance - mean inter-cluster distance)`` over ``D`` (§3.4). The gradient of the
+plus ``r * (mean intra-cluster distance - mean inter-cluster distance)`` over ``D`` (§3.4). The embeddings are those of
+the authors' model: the encoder's pooled output through a ``Dense(256, tanh)`` head (bounded, so that the
+regulariser and lambda = 90 keep the scale they were tuned for; ``projection_dim``). The gradient of the
 solver is the blackbox one of Vlastelica et al. (2020): with ``dL/dA`` from the loss, the solver runs again on
 ``D' = max(D + lambda * dL/dA, 0)`` and ``dL/dD = -(A - A') / lambda``.
 """
@@ -13,11 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tecb.adapt.training import Phase, chunked, embed
+from tecb.adapt.training import Phase, add_projection_head, chunked, embed
 
 # COB §4 / Table 3 (20NG: lambda 90, r 1.0; instances of 50 documents) and the authors' released training code
 # (batch of 1 instance, 1 epoch, 10 % linear warm-up, sentence-transformers' fit defaults: AdamW lr 2e-5, weight
-# decay 0.01, gradient norm 1; max length: the SBERT default 128). instance_size is read by the protocol code.
+# decay 0.01, gradient norm 1; max length: the SBERT default 128); the authors' model ends in Dense(256, tanh) after
+# the pooling (projection_dim; 0: none). instance_size is read by the protocol code.
 DEFAULTS = {
     "lr": 2e-5,
     "batch_size": 1,
@@ -29,6 +32,7 @@ DEFAULTS = {
     "lambda_": 90.0,
     "regularization": 1.0,
     "instance_size": 50,
+    "projection_dim": 256,
 }
 
 
@@ -108,6 +112,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     usable = [i for i, (t, y) in enumerate(instances) if len(t) > 2 and 1 < len(set(y)) < len(t)]
     if not usable:
         raise ValueError("cob: no instance has between 2 and n-1 clusters")
+    head = add_projection_head(model, settings["projection_dim"], device)
 
     def batches(rng):
         return chunked([usable[i] for i in rng.permutation(len(usable))], int(settings["batch_size"]))
@@ -123,7 +128,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
 
     return [
         Phase(
-            info={"instances": len(usable), "skipped_instances": len(instances) - len(usable)},
+            info={"instances": len(usable), "skipped_instances": len(instances) - len(usable), **head},
             name="cob",
             batches=batches,
             loss=loss,

@@ -33,10 +33,12 @@ def build_plan(
     settings: dict,
     instance_size: int | None,
     seed: int,
+    split_seed: int,
 ) -> proto.Plan | str:
     """The variant's :class:`tecb.adapt.protocol.Plan` for ``method`` (or why it cannot be built: ``disjoint`` on a
     dataset with too few categories). ``settings``: the ``adapt.protocol`` section; ``instance_size``: the
-    supervised method's own (documents per clustering instance)."""
+    supervised method's own (documents per clustering instance); ``split_seed``: the config's seed (``disjoint``'s
+    category halves), ``seed``: the training seed."""
     if variant not in proto.variants_of(method, proto.VARIANTS[1:]):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if variant == "lodo":
@@ -48,6 +50,7 @@ def build_plan(
             rounds=settings["rounds"],
             min_categories=settings["min_categories"],
             seed=seed,
+            split_seed=split_seed,
         )
     splits = evaluated.splits
     if method == "argue":
@@ -75,21 +78,86 @@ def build_plan(
     return proto.Plan(data, evaluated.texts, splits, record)
 
 
-def evaluate(model, texts, splits, *, algorithm: dict, batch_size: int, seed: int, log=print) -> list[dict]:
-    """Per-split score rows of ``model`` (a SentenceTransformer) on ``splits`` over ``texts``."""
+def encode(model, texts, *, batch_size: int, encode_kwargs: dict | None = None) -> np.ndarray:
+    """``texts`` encoded as the embed stage encodes them (:func:`tecb.embed.encode.encode_transformer` with the
+    model's encode options: prompt, normalisation, extra keyword arguments)."""
     import torch
 
-    from tecb.cluster.algorithms import score_splits
     from tecb.embed.encode import encode_transformer
 
     was_training = model.training
     with torch.no_grad():
-        vectors = np.concatenate([v for _, v in encode_transformer(model, list(texts), batch_size)])
+        vectors = np.concatenate(
+            [v for _, v in encode_transformer(model, list(texts), batch_size, encode_kwargs=encode_kwargs)]
+        )
     model.train(was_training)
+    return vectors
+
+
+def score_vectors(vectors, splits, *, algorithm: dict, seed: int, log=print) -> list[dict]:
+    """Per-split score rows of ``vectors`` (rows: the texts the splits' ids point to)."""
+    from tecb.cluster.algorithms import score_splits
+
     points = (
         (s, vectors[np.asarray(ids, dtype=np.int64)], np.asarray(labels, dtype=object)) for s, ids, labels in splits
     )
     return score_splits(points, algorithm, seed=seed, log=log)
+
+
+def evaluate(
+    model, texts, splits, *, algorithm: dict, batch_size: int, seed: int, encode_kwargs: dict | None = None, log=print
+) -> list[dict]:
+    """Per-split score rows of ``model`` (a SentenceTransformer) on ``splits`` over ``texts``."""
+    vectors = encode(model, texts, batch_size=batch_size, encode_kwargs=encode_kwargs)
+    return score_vectors(vectors, splits, algorithm=algorithm, seed=seed, log=log)
+
+
+def check_base_vectors(vectors, texts, benchmark_path, *, all_texts, float32: bool) -> dict:
+    """Assert that the base model's vectors (step 0) are the embed stage's: ``benchmark_path`` is the benchmark's
+    embeddings file of the evaluated dataset (rows in ``all_texts`` order), ``texts`` the encoded ones (all of them
+    or a subset). Compared row by row after L2 normalisation (k-means and the metrics see the same geometry);
+    tolerance 1e-4 in float32 (padding and batch order), 2e-2 where the benchmark embedded in half precision.
+    Returns the record; raises ``AssertionError`` naming the largest difference."""
+    matrix, _ = io.read_embeddings(benchmark_path)
+    bench = np.asarray(matrix, dtype=np.float64)
+    if len(bench) != len(all_texts):
+        raise AssertionError(f"{benchmark_path}: {len(bench)} vectors for {len(all_texts)} texts")
+    row = {t: i for i, t in enumerate(all_texts)}
+    bench = bench[np.asarray([row[t] for t in texts], dtype=np.int64)]
+    ours = np.asarray(vectors, dtype=np.float64)
+
+    def unit(x):
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    diff = float(np.max(np.abs(unit(ours) - unit(bench)))) if len(ours) else 0.0
+    tolerance = 1e-4 if float32 else 2e-2
+    if not diff <= tolerance:
+        raise AssertionError(
+            f"step 0 is not the benchmark's base model: its vectors differ from {benchmark_path} by up to {diff:.2e} "
+            f"(tolerance {tolerance:g}); the adapt stage must load and encode the model as the embed stage does"
+        )
+    return {"benchmark_embeddings": str(benchmark_path), "max_abs_diff": round(diff, 8), "tolerance": tolerance}
+
+
+def is_p2p(dataset: str, text_kind: str | None) -> bool:
+    """Whether a dataset's texts are paragraphs (title and text): its config's ``text``, else its name."""
+    if text_kind:
+        return str(text_kind).lower() == "p2p"
+    return dataset.upper().endswith("P2P")
+
+
+def what_ran(method: str, result: dict) -> list[str]:
+    """Warnings about what a training run really did (empty: it ran as its method says): a ClusterNS run whose
+    in-batch clustering never started trained plain SimCSE."""
+    warnings = []
+    if method == "clusterns":
+        info = result.get("phases", {}).get("clusterns", {})
+        if info.get("clustering_started_at") is None:
+            warnings.append(
+                f"clusterns never clustered in {info.get('batches', 0)} batches (the mean in-batch cosine never fell "
+                "to similarity_threshold, or the batch was smaller than n_clusters): it trained plain SimCSE"
+            )
+    return warnings
 
 
 def _no_durations(obj):
@@ -123,6 +191,8 @@ def run(
     variant: str,
     model_dir,
     dataset: str,
+    encoder: dict | None = None,
+    benchmark_embeddings=None,
     datasets: dict,
     posts_path,
     settings: dict,
@@ -135,17 +205,26 @@ def run(
     eval_batch_size: int,
     eval_max_length: int | None,
     out_path,
+    strict: bool = False,
+    text_kind: str | None = None,
     model_out,
     timings_path,
     log=print,
 ) -> None:
     """Workflow entry point. ``datasets``: name -> ``(source, texts_path, splits_path)`` of ``dataset`` and of
     every other dataset the variant may train on; ``posts_path``: the forum's ``corpus.sqlite3`` (argue's reply
-    pairs) or None. Writes the per-(step, split) scores (``out_path``, the protocol record in its metadata), the
-    adapted model with ``protocol.json`` (``model_out``) and the durations (``timings_path``)."""
+    pairs) or None. ``encoder``: the model's resolved embed settings (:func:`tecb.embed.spec.encoder_settings`:
+    prompt, pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder
+    ``model_dir``), so the base model is loaded and encoded as the embed stage does; ``benchmark_embeddings``: the
+    embed stage's file of ``dataset``, against which the step-0 vectors are asserted. Writes the per-(step, split)
+    scores (``out_path``, the protocol record in its metadata), the adapted model with ``protocol.json``
+    (``model_out``) and the durations (``timings_path``). ``strict``: a run that did not do what its method says
+    (:func:`what_ran`) fails instead of being flagged in its outputs. ``text_kind``: the dataset's ``text`` (``p2p``:
+    methods with a ``p2p_max_length`` train at that length, None meaning the benchmark's)."""
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
+    from tecb.adapt.training import load_base
     from tecb.data.sources.gnad import read_posts
-    from tecb.embed.encode import load_sentence_transformer
+    from tecb.embed.encode import encode_options
 
     started = time.perf_counter()
     device = resolve_device(device)
@@ -162,6 +241,7 @@ def run(
         settings=protocol,
         instance_size=settings.get("instance_size"),
         seed=seed,
+        split_seed=eval_seed,
     )
     meta = {
         "method": method,
@@ -183,9 +263,34 @@ def run(
         return
     meta["protocol"] = plan.record
     log(f"{method}/{variant} on {dataset}: {json.dumps(plan.record, sort_keys=True)}")
-    if eval_max_length is None:  # the length the benchmark embeds with: the model's own
-        eval_max_length = load_sentence_transformer(str(model_dir), device="cpu").max_seq_length
+    encoder = dict(encoder) if encoder else {"path": str(model_dir)}
+    encoder.setdefault("path", str(model_dir))
+    encode_kwargs = encode_options(encoder)
+    bench_length = load_base(encoder, device="cpu").max_seq_length  # the length the embed stage embeds with
+    if eval_max_length is None:
+        eval_max_length = bench_length
     meta["eval_max_length"] = eval_max_length
+    meta["encoder"] = {k: v for k, v in encoder.items() if k != "path"}
+    settings = dict(settings)
+    if "p2p_max_length" in settings and is_p2p(dataset, text_kind):  # P2P: training sees the text, not the title
+        settings["max_length"] = settings["p2p_max_length"] or bench_length
+    meta["train_max_length"] = int(settings["max_length"])
+
+    def step0_check(vectors) -> dict:
+        if benchmark_embeddings is None:
+            return {"skipped": "no benchmark embeddings given"}
+        if eval_max_length != bench_length:
+            return {"skipped": f"adapt.eval_max_length {eval_max_length} is not the benchmark's {bench_length}"}
+        record = check_base_vectors(
+            vectors,
+            plan.eval_texts,
+            benchmark_embeddings,
+            all_texts=evaluated.texts,
+            float32=not (device.startswith("cuda") and encoder.get("dtype", "float32") != "float32"),
+        )
+        log(f"step 0 is the benchmark's base model: vectors within {record['max_abs_diff']:.1e} of its embeddings")
+        return record
+
     calls: list[tuple[float, list[dict]]] = []
     eval_seconds = 0.0
 
@@ -195,17 +300,12 @@ def run(
         t0 = time.perf_counter()
         trained_length, model.max_seq_length = model.max_seq_length, eval_max_length
         try:
-            scored = evaluate(
-                model,
-                plan.eval_texts,
-                plan.eval_splits,
-                algorithm=algorithm,
-                batch_size=eval_batch_size,
-                seed=eval_seed,
-                log=log,
-            )
+            vectors = encode(model, plan.eval_texts, batch_size=eval_batch_size, encode_kwargs=encode_kwargs)
         finally:
             model.max_seq_length = trained_length
+        if not calls:  # step 0: the base model, which must be the benchmark's
+            meta["step0_check"] = step0_check(vectors)
+        scored = score_vectors(vectors, plan.eval_splits, algorithm=algorithm, seed=eval_seed, log=log)
         eval_seconds += time.perf_counter() - t0
         mean = float(np.mean([r["v_measure"] for r in scored]))
         log(f"evaluation {len(calls)}: mean V-measure {mean:.4f}")
@@ -217,7 +317,7 @@ def run(
     with seeded_global_rngs(seed):
         result = train(
             method=method,
-            base_model_dir=str(model_dir),
+            base_model_dir=encoder,
             data=plan.training,
             settings=settings,
             seed=seed,
@@ -225,6 +325,8 @@ def run(
             output_dir=str(model_out),
             eval_every=eval_every,
             evaluate=during_training,
+            log=log,
+            save_max_length=eval_max_length,
         )
     rows = []
     pending = iter(calls)
@@ -237,6 +339,11 @@ def run(
                 break
         else:
             raise RuntimeError(f"no evaluation gave the score {h['score']} of step {h['step']}")
+    meta["warnings"] = what_ran(method, result)
+    for warning in meta["warnings"]:
+        log(f"WARNING: {warning}")
+    if strict and meta["warnings"]:
+        raise RuntimeError(f"adapt.strict: {'; '.join(meta['warnings'])}")
     steps = sorted({r["step"] for r in rows})
     if not steps or steps[0] != 0 or steps[-1] != int(result["steps"]):
         raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")

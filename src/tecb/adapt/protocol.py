@@ -8,18 +8,21 @@ Four variants; every output records which one it ran under (:class:`Plan.record`
   (:func:`order_pairs`) and *reply* pairs from the One Million Posts forum (:func:`reply_pairs`: unlabelled posts,
   none of them a text of any dataset).
 - ``lodo`` (``cob``, ``triplet``): leave one dataset out. Clustering instances (:func:`clustering_instances`) from the
-  labelled splits of the *other* configured datasets; every dataset built from the evaluated dataset's source is
-  left out too (``TenKGnadClusteringP2P`` holds the same articles, with the same labels, as
-  ``TenKGnadClusteringS2S``). Any training item whose text is one of the evaluated texts, or whose label is one of
+  labelled splits of the *other* configured datasets; every dataset of the evaluated dataset's corpus is left out
+  too, decided by text containment (:func:`same_corpus`; ``TenKGnadClusteringP2P`` holds the titles of
+  ``TenKGnadClusteringS2S`` inside its texts, whatever the two source keys are called). Any training item whose text is one of the evaluated texts, or whose label is one of
   the evaluated labels (compared case-folded), is dropped and counted. Evaluation: all splits of the dataset.
 - ``disjoint`` (``cob``, ``triplet``): label-disjoint inside the evaluated dataset. Its categories (of the label
   scheme with the most categories) are shuffled and halved; training instances come from the items of the first
   half, evaluation from its splits restricted to the second half (a split keeping fewer than two labels is
-  dropped), and no text of the evaluation reaches training. Needs ``min_categories`` categories.
+  dropped), and no text of the evaluation reaches training. The halving uses the config's ``seed``, so every
+  training seed is evaluated on the same categories. Needs ``min_categories`` categories.
 
 Clustering instances follow COB's paper (Kashyapi & Dietz 2021, 20NG): the labelled items, shuffled, cut into
 groups of ``instance_size`` (50) documents, the remainder dropped; one instance never mixes datasets or label
-schemes (Blurbs labels its books once by coarse and once by fine genre). Everything is drawn from
+schemes (Blurbs labels its books once by coarse and once by fine genre). The schemes are the ones the dataset's
+builder declared (provenance ``split_label_schemes``); only a dataset without them (published splits, a custom
+``split_column``) has them inferred from shared label strings. Everything is drawn from
 ``numpy.random.default_rng(seed)``: the same inputs and seed give the same data.
 """
 
@@ -62,6 +65,15 @@ class LabelledData:
     source: str
     texts: tuple[str, ...]
     splits: tuple[tuple[int, tuple[int, ...], tuple[str, ...]], ...]
+    # each split's label scheme as its builder declared it (provenance ``split_label_schemes``); None: inferred
+    schemes: tuple[str, ...] | None = None
+
+    def label_schemes(self) -> list[str]:
+        """Each split's label scheme: the declared ones, else inferred (:func:`tecb.data.datasets.label_schemes`)."""
+        from tecb.data.datasets import label_schemes
+
+        declared = list(self.schemes) if self.schemes is not None else None
+        return label_schemes([(list(ids), list(labels)) for _, ids, labels in self.splits], declared)
 
 
 @dataclass(frozen=True)
@@ -88,18 +100,21 @@ def read_labelled(name: str, source: str, texts_path, splits_path) -> LabelledDa
         (int(s), tuple(int(i) for i in tid), tuple(str(x) for x in labels))
         for s, tid, labels in io.iter_splits(pq.read_table(splits_path))
     )
-    return LabelledData(name, source, tuple(texts.column("text").to_pylist()), splits)
+    declared = io.dataset_provenance(splits_path).get("split_label_schemes")
+    if declared is not None and len(declared) != len(splits):
+        raise ValueError(f"{splits_path}: {len(declared)} declared label schemes for {len(splits)} splits")
+    schemes = tuple(str(x) for x in declared) if declared is not None else None
+    return LabelledData(name, source, tuple(texts.column("text").to_pylist()), splits, schemes)
 
 
 # --- clustering instances (cob, triplet) ----------------------------------------------------------------
 
 
 def scheme_items(data: LabelledData) -> dict[str, list[tuple[str, str]]]:
-    """Per label scheme (:func:`tecb.data.datasets.label_schemes`, inferred), its unique ``(text, label)`` items in
-    first-seen order; a text with two labels inside one scheme is left out (its label is ambiguous)."""
-    from tecb.data.datasets import label_schemes
-
-    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in data.splits])
+    """Per label scheme (declared by the dataset's builder, else inferred: :meth:`LabelledData.label_schemes`), its
+    unique ``(text, label)`` items in first-seen order; a text with two labels inside one scheme is left out (its
+    label is ambiguous)."""
+    schemes = data.label_schemes()
     seen: dict[str, dict[int, set[str]]] = {}
     for scheme, (_, ids, labels) in zip(schemes, data.splits):
         bucket = seen.setdefault(scheme, {})
@@ -136,17 +151,40 @@ def _eval_all(data: LabelledData):
     return data.texts, data.splits
 
 
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def contained_share(texts: Sequence[str], corpus: Sequence[str], *, sample: int = 200) -> float:
+    """The share of ``texts`` (an evenly spaced sample of at most ``sample``, whitespace normalised) that occur
+    inside some text of ``corpus``: a title inside its title + body, a text inside itself."""
+    texts = [t for t in (_norm(t) for t in texts) if t]
+    if not texts or not corpus:
+        return 0.0
+    picked = [texts[int(i)] for i in np.unique(np.linspace(0, len(texts) - 1, min(sample, len(texts))).astype(int))]
+    joined = "\x00".join(_norm(t) for t in corpus)
+    return sum(t in joined for t in picked) / len(picked)
+
+
+def same_corpus(a: LabelledData, b: LabelledData, *, threshold: float = 0.5) -> bool:
+    """Whether ``a`` and ``b`` are built from one corpus (siblings such as the S2S and P2P datasets of Blurbs or
+    10kGNAD): at least ``threshold`` of one's texts are contained in the other's texts, in either direction. Decided
+    by the texts, never by the source key (published-style sources name S2S and P2P apart)."""
+    return max(contained_share(a.texts, b.texts), contained_share(b.texts, a.texts)) >= threshold
+
+
 def lodo_plan(
     evaluated: LabelledData, others: Sequence[LabelledData], *, instance_size: int, rounds: int, seed: int
 ) -> Plan:
-    """Leave one dataset out: instances from the other datasets (not those of the evaluated one's source), minus
-    every item sharing a text or a (case-folded) label with the evaluated dataset; evaluation on all its splits."""
+    """Leave one dataset out: instances from the other datasets, minus every dataset of the evaluated one's corpus
+    (:func:`same_corpus`: text containment) and every item sharing a text or a (case-folded) label with the
+    evaluated dataset; evaluation on all its splits."""
     eval_texts = set(evaluated.texts)
     eval_labels = {label.casefold() for _, _, labels in evaluated.splits for label in labels}
     groups, used, left_out = [], [], []
     dropped = {"same_text": 0, "same_label": 0}
     for other in others:
-        if other.name == evaluated.name or other.source == evaluated.source:
+        if other.name == evaluated.name or same_corpus(evaluated, other):
             left_out.append(other.name)
             continue
         used.append(other.name)
@@ -172,7 +210,7 @@ def lodo_plan(
         "variant": "lodo",
         "labels_seen": "labels of other datasets only",
         "train_datasets": used,
-        "left_out_same_source": [n for n in left_out if n != evaluated.name],
+        "left_out_same_corpus": [n for n in left_out if n != evaluated.name],
         "dropped_items": dropped,
         "instances": len(instances),
         "instance_size": instance_size,
@@ -183,13 +221,13 @@ def lodo_plan(
 
 
 def disjoint_plan(
-    evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int
+    evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int, split_seed: int
 ) -> Plan | str:
     """Label-disjoint inside one dataset; returns the :class:`Plan`, or the reason it cannot be built (too few
-    categories, no evaluation split or training instance left)."""
-    from tecb.data.datasets import label_schemes
-
-    schemes = label_schemes([(list(ids), list(labels)) for _, ids, labels in evaluated.splits])
+    categories, no evaluation split or training instance left). The categories are halved with ``split_seed`` (the
+    config's ``seed``: every training seed is evaluated on the same categories), the instances drawn with ``seed``
+    (the training seed)."""
+    schemes = evaluated.label_schemes()
     by_scheme: dict[str, set[str]] = {}
     for scheme, (_, _, labels) in zip(schemes, evaluated.splits):
         by_scheme.setdefault(scheme, set()).update(labels)
@@ -197,8 +235,7 @@ def disjoint_plan(
     categories = sorted(by_scheme[scheme])
     if len(categories) < min_categories:
         return f"{len(categories)} categories, fewer than adapt.protocol.min_categories = {min_categories}"
-    rng = np.random.default_rng(seed)
-    shuffled = [categories[i] for i in rng.permutation(len(categories))]
+    shuffled = [categories[i] for i in np.random.default_rng(split_seed).permutation(len(categories))]
     train_half, eval_half = set(shuffled[: len(shuffled) // 2]), set(shuffled[len(shuffled) // 2 :])
     used_ids, eval_splits = set(), []
     for s, (split, ids, labels) in zip(schemes, evaluated.splits):
@@ -234,6 +271,8 @@ def disjoint_plan(
         "labels_seen": "training half of the categories only",
         "train_datasets": [evaluated.name],
         "label_scheme": scheme,
+        "label_schemes_declared": evaluated.schemes is not None,
+        "split_seed": split_seed,
         "train_labels": sorted(train_half),
         "eval_labels": sorted(eval_half),
         "dropped_items": {"same_text": len(unique) - len(kept)},

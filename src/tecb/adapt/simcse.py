@@ -8,12 +8,22 @@ import numpy as np
 from tecb.adapt.training import Phase, chunked, embed
 
 # SimCSE §3 / Appendix A (unsupervised BERT-base): batch 64, lr 3e-5, max length 32, 1 epoch, temperature 0.05,
-# dropout 0.1 (the model's own); no warm-up, AdamW with the linear decay of HF's Trainer, no weight decay.
+# dropout 0.1 (the model's own); no warm-up, AdamW with the linear decay of HF's Trainer, no weight decay. The 32
+# tokens are the paper's sentences'; on a P2P dataset (title and text) training reads p2p_max_length tokens
+# (None: the length the benchmark embeds with), so it sees the text it is evaluated on.
+# min_steps: at least this many steps (epochs added; tecb.adapt.training.epochs_for): the paper's one epoch over
+# 10^6 Wikipedia sentences is ~15,000 steps, one epoch over a German S2S dataset a few dozen. augmentation: the two
+# views differ by dropout alone (the paper) or, ``cropping``, each is also a random contiguous span of crop_ratio of
+# the text's words (a later study found cropping better than dropout for unsupervised SimCSE; the ratio is ours).
 DEFAULTS = {
     "lr": 3e-5,
     "batch_size": 64,
     "epochs": 1,
     "max_length": 32,
+    "p2p_max_length": None,
+    "min_steps": 500,
+    "augmentation": "dropout",
+    "crop_ratio": 0.8,
     "temperature": 0.05,
     "warmup_ratio": 0.0,
     "weight_decay": 0.0,
@@ -50,10 +60,40 @@ def infonce_loss(z1, z2, temperature: float, hard=None, hard_weight: float = 1.0
     return F.cross_entropy(logits, torch.arange(z1.shape[0], device=z1.device))
 
 
-def two_views(model, texts: list[str], device: str):
-    """The two dropout views of ``texts``: one forward pass over the texts twice (different dropout masks)."""
-    z = embed(model, list(texts) + list(texts), device)
+AUGMENTATIONS = ("dropout", "cropping")
+
+
+def crop(text: str, ratio: float, rng: np.random.Generator) -> str:
+    """A random contiguous span of ``ceil(ratio * n)`` of the text's ``n`` words (the whole text if shorter)."""
+    words = text.split()
+    keep = max(1, int(np.ceil(float(ratio) * len(words))))
+    if keep >= len(words):
+        return text
+    start = int(rng.integers(len(words) - keep + 1))
+    return " ".join(words[start : start + keep])
+
+
+def two_views(model, texts: list[str], device: str, crop_ratio: float | None = None, rng=None):
+    """The two views of ``texts``: one forward pass over the texts twice (different dropout masks); with
+    ``crop_ratio`` each view is also an independent random crop (:func:`crop`, drawn from ``rng``)."""
+    first, second = list(texts), list(texts)
+    if crop_ratio is not None:
+        first = [crop(t, crop_ratio, rng) for t in texts]
+        second = [crop(t, crop_ratio, rng) for t in texts]
+    z = embed(model, first + second, device)
     return z[: len(texts)], z[len(texts) :]
+
+
+def view_maker(settings: dict, rng: np.random.Generator):
+    """``(crop_ratio, generator)`` for :func:`two_views` under the setting ``augmentation`` (dropout: no crop)."""
+    augmentation = settings["augmentation"]
+    if augmentation not in AUGMENTATIONS:
+        raise ValueError(f"augmentation {augmentation!r} is not one of {', '.join(AUGMENTATIONS)}")
+    if augmentation == "dropout":
+        return None, None
+    if not 0 < float(settings["crop_ratio"]) <= 1:
+        raise ValueError(f"crop_ratio must be in (0, 1], got {settings['crop_ratio']}")
+    return float(settings["crop_ratio"]), np.random.default_rng(int(rng.integers(2**32)))
 
 
 def text_batches(n: int, batch_size: int):
@@ -70,8 +110,10 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     if len(texts) < 2:
         raise ValueError(f"simcse needs at least 2 training texts, got {len(texts)}")
 
+    ratio, crop_rng = view_maker(settings, rng)
+
     def loss(idx):
-        z1, z2 = two_views(model, [texts[i] for i in idx], device)
+        z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng)
         return infonce_loss(z1, z2, settings["temperature"])
 
     return [
@@ -84,5 +126,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             warmup_ratio=settings["warmup_ratio"],
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
+            min_steps=int(settings["min_steps"]),
+            info={"augmentation": settings["augmentation"]},
         )
     ]

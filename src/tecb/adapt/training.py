@@ -58,6 +58,7 @@ class Phase:
     modules: list = field(default_factory=list)
     train_encoder: bool = True
     info: dict = field(default_factory=dict)  # what the method reports (triplets mined, clustering start, ...)
+    min_steps: int = 0  # the training length in the data's terms: epochs added until this many steps (epochs_for)
 
 
 def method_module(method: str):
@@ -92,9 +93,54 @@ def deterministic_torch():
 
 
 def encode_features(model, texts: list[str], device: str) -> dict:
-    """Tokenise ``texts`` for ``model`` (its max_seq_length) and move the tensors to ``device``."""
-    prepare = getattr(model, "preprocess", None) or model.tokenize
-    return {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(list(texts)).items()}
+    """Tokenise ``texts`` for ``model`` (its max_seq_length) and move the tensors to ``device``; the benchmark's
+    prompt (:func:`load_base`) is prepended as ``model.encode`` prepends it (sentence-transformers' ``preprocess``,
+    which also marks the prompt's tokens for a pooling that leaves them out)."""
+    prompt = getattr(model, "tecb_prompt", None)
+    if prompt:
+        features = model.preprocess(list(texts), prompt=prompt)
+    else:
+        prepare = getattr(model, "preprocess", None) or model.tokenize
+        features = prepare(list(texts))
+    return {k: v.to(device) if hasattr(v, "to") else v for k, v in features.items()}
+
+
+def load_base(encoder: dict | str, *, device: str, max_seq_length: int | None = None, dtype: str = "float32"):
+    """The base model as the embed stage loads it: ``encoder`` is the model's resolved settings
+    (:func:`tecb.embed.spec.encoder_settings`: path, pooling, normalize, trust_remote_code, model/tokenizer
+    kwargs, prompt) or a bare sentence-transformers folder (no settings). ``max_seq_length`` replaces the
+    settings' (training may truncate shorter); ``model.tecb_prompt`` holds the prompt the embed stage prepends."""
+    from tecb.embed.encode import effective_prompt, load_encoder
+
+    settings = {"path": str(encoder)} if isinstance(encoder, (str, Path)) else dict(encoder)
+    if max_seq_length:
+        settings["max_seq_length"] = int(max_seq_length)
+    model = load_encoder(settings, device, dtype)
+    model.tecb_prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
+    return model
+
+
+def add_projection_head(model, out_features: int | None, device: str) -> dict:
+    """The COB authors' bounded projection head: a ``Dense(out_features, tanh)`` module right after the model's
+    pooling (before a ``Normalize`` module, if it has one), trained with the encoder and saved with the adapted
+    model; ``out_features`` 0 or None: no head. Its weights come from torch's generator (seeded by :func:`train`).
+    Returns what the phase reports."""
+    from collections import OrderedDict
+
+    import torch
+    from sentence_transformers.sentence_transformer import modules as st_modules
+
+    if not out_features:
+        return {"projection_head": None}
+    current = list(model)
+    at = max((i for i, m in enumerate(current) if type(m).__name__ == "Pooling"), default=None)
+    if at is None:
+        raise ValueError(f"no Pooling module to put the projection head after: {[type(m).__name__ for m in current]}")
+    width = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+    head = st_modules.Dense(width, int(out_features), activation_function=torch.nn.Tanh()).to(device)
+    ordered = current[: at + 1] + [head] + current[at + 1 :]
+    model._modules = OrderedDict((str(i), m) for i, m in enumerate(ordered))
+    return {"projection_head": f"Dense({width} -> {int(out_features)}, tanh)"}
 
 
 def embed(model, texts: list[str], device: str):
@@ -109,7 +155,7 @@ def chunked(order, size: int) -> list:
 def train(
     *,
     method: str,
-    base_model_dir: str | Path,
+    base_model_dir: str | Path | dict,
     data: TrainingData,
     settings: dict,
     seed: int,
@@ -117,12 +163,19 @@ def train(
     output_dir: str | Path,
     eval_every: int | None,
     evaluate: Callable | None,
+    log: Callable[[str], None] | None = None,
+    progress_seconds: float = 30.0,
+    save_max_length: int | None = None,
 ) -> dict:
-    """Train ``method`` from the sentence-transformers model in ``base_model_dir``, save the adapted model to
+    """Train ``method`` from the base model (``base_model_dir``: a folder, or the model's resolved embed settings,
+    loaded by :func:`load_base` as the embed stage loads it), save the adapted model to
     ``output_dir`` (a sentence-transformers folder, written atomically) and return the history:
     ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
-    after the last step; its value is stored as ``"score"``."""
+    after the last step; its value is stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
+    steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
+    ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
+    benchmark's; None: the training length)."""
     module = method_module(method)
     check_settings(method, settings)
     if eval_every is not None and int(eval_every) < 1:
@@ -130,19 +183,91 @@ def train(
     device = resolve_device(device)
     with seeded_global_rngs(seed), deterministic_torch():
         return _train(
-            module, method, base_model_dir, data, dict(settings), seed, device, output_dir, eval_every, evaluate
+            module,
+            method,
+            base_model_dir,
+            data,
+            dict(settings),
+            seed,
+            device,
+            output_dir,
+            eval_every,
+            evaluate,
+            Progress(log, progress_seconds),
+            save_max_length,
         )
 
 
-def _train(module, method, base_model_dir, data, settings, seed, device, output_dir, eval_every, evaluate) -> dict:
+def _hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Progress lines of one phase: ``phase NAME: step s/total (p %), loss L, elapsed H:MM:SS, ETA H:MM:SS``."""
+
+    def __init__(self, log, every_seconds: float):
+        self.log, self.every = log, float(every_seconds)
+        self.name, self.total, self.done, self.started, self.last = "", 0, 0, 0.0, 0.0
+
+    def start(self, name: str, total: int, detail: str) -> None:
+        self.name, self.total, self.done = name, int(total), 0
+        self.started = self.last = time.perf_counter()
+        if self.log:
+            self.log(f"phase {name}: {total} optimizer steps ({detail})")
+
+    def line(self, done: int, loss, now: float | None = None) -> str:
+        """The progress line after ``done`` of the phase's steps (``now``: the clock, for tests)."""
+        elapsed = (time.perf_counter() if now is None else now) - self.started
+        eta = elapsed / done * (self.total - done) if done else float("nan")
+        shown = "n/a" if loss is None else f"{loss:.4f}"
+        share = 100.0 * done / self.total if self.total else 100.0
+        eta_text = _hms(eta) if math.isfinite(eta) else "?"
+        return (
+            f"phase {self.name}: step {done}/{self.total} ({share:.0f} %), loss {shown}, "
+            f"elapsed {_hms(elapsed)}, ETA {eta_text}"
+        )
+
+    def step(self, loss) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        if self.log and (self.done in (1, self.total) or now - self.last >= self.every):
+            self.last = now
+            self.log(self.line(self.done, loss, now))
+
+
+def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -> list[list]:
+    """The phase's epochs of batches: its ``epochs``, then more until it makes at least ``min_steps`` optimizer steps
+    (the rule that scales training to the dataset: a paper's single epoch over 10^6 sentences is thousands of steps,
+    one epoch over a few thousand German titles a few dozen). At most ``max_epochs``; an epoch without a batch
+    stops the loop."""
+    epochs = [phase.batches(rng) for _ in range(int(phase.epochs))]
+    while phase.min_steps and sum(len(b) for b in epochs) < int(phase.min_steps) and len(epochs) < max_epochs:
+        epochs.append(phase.batches(rng))
+        if not epochs[-1]:
+            break
+    return epochs
+
+
+def _train(
+    module,
+    method,
+    base_model_dir,
+    data,
+    settings,
+    seed,
+    device,
+    output_dir,
+    eval_every,
+    evaluate,
+    progress,
+    save_length,
+) -> dict:
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    from tecb.embed.encode import load_sentence_transformer
-
-    model = load_sentence_transformer(str(base_model_dir), device=device, max_seq_length=int(settings["max_length"]))
+    model = load_base(base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
     rng = np.random.default_rng(seed)
-    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
     autocast, scaler, precision = _autocast(device)
     history: list[dict] = []
     started, evaluating, step = time.perf_counter(), 0.0, 0
@@ -159,7 +284,9 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
             evaluating += time.perf_counter() - t0
         history.append(row)
 
-    score(None, phases[0].name if phases else method)
+    score(None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
+    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
+    history[0]["phase"] = phases[0].name if phases else method
     for phase in phases:
         params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []
         for extra in phase.modules:
@@ -171,20 +298,23 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
             [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=phase.lr,
         )
-        epochs = [phase.batches(rng) for _ in range(int(phase.epochs))]
+        epochs = epochs_for(phase, rng)
         total = sum(len(b) for b in epochs)
+        phase.info.update(epochs_run=len(epochs), steps_run=total)
         scheduler = get_linear_schedule_with_warmup(
             optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1)
         )
         model.train()
         for extra in phase.modules:
             extra.train()
+        progress.start(phase.name, total, f"{int(phase.epochs)} epochs of {len(epochs[0]) if epochs else 0} batches")
         last_loss = None
         for batches in epochs:
             for batch in batches:
                 with autocast():
                     loss = phase.loss(batch)
                 if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
+                    progress.step(None)
                     continue
                 (scaler.scale(loss) if scaler else loss).backward()
                 if scaler:
@@ -200,6 +330,7 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
                 optimizer.zero_grad(set_to_none=True)
                 step += 1
                 last_loss = float(loss.detach())
+                progress.step(last_loss)
                 if eval_every and step % int(eval_every) == 0:
                     score(last_loss, phase.name)
                 else:
@@ -208,6 +339,8 @@ def _train(module, method, base_model_dir, data, settings, seed, device, output_
             score(last_loss, phase.name)
     seconds = time.perf_counter() - started - evaluating
     model.eval()
+    if save_length:
+        model.max_seq_length = int(save_length)
     with io.atomic_dir(output_dir) as tmp:
         model.save(str(tmp))
     return {

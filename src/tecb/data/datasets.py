@@ -642,6 +642,8 @@ def build_from_config(name: str, dataset: dict, sources: dict, path, *, seed: in
         prov.update(text=dataset.get("text"), rules="paper", seed=seed, recipe=recipe)
     schemes = label_schemes(built.splits, built.label_schemes)
     prov["label_schemes"] = sorted(set(schemes))
+    if built.label_schemes is not None:  # declared by the builder: each split's, for readers (tecb.adapt.protocol)
+        prov["split_label_schemes"] = list(built.label_schemes)
     if built.split_kinds:
         prov["split_kinds"] = list(built.split_kinds)
     prov["texts_with_conflicting_labels"] = len(label_conflicts(built.splits, schemes))

@@ -52,10 +52,56 @@ def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int) -> float:
-    up = stats.paired_pvalue(diffs, test=test, n_resamples=n_resamples, seed=seed)
-    down = stats.paired_pvalue(-diffs, test=test, n_resamples=n_resamples, seed=seed)
+def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int, strata=None) -> float:
+    up = stats.paired_pvalue(diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
+    down = stats.paired_pvalue(-diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
     return float(min(1.0, 2 * min(up, down)))
+
+
+def _share(part, whole) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "n/a"
+
+
+CHANCE_NOTE = (
+    "Random partition (chance): the expected V-measure of a uniformly random partition of each split into as many "
+    "clusters as it has labels, over all of the dataset's splits, with its interval over the draws (the floor of "
+    "the transductive and lodo rows; disjoint rows evaluate restricted splits with their own floor). "
+)
+
+
+def what_ran(method: str, training: dict, warnings=()) -> str:
+    """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
+    batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
+    the triplets mined, the projection head, argue's phases."""
+    phases = training.get("phases", {}) or {}
+    parts = []
+    if method == "clusterns":
+        info = phases.get("clusterns", {})
+        if info.get("clustering_started_at") is None:
+            parts.append("NEVER CLUSTERED (plain SimCSE)")
+        else:
+            n = info.get("batches", 0)
+            parts.append(
+                f"clustering from step {info['clustering_started_at']}, k {info.get('n_clusters')}, hard negatives in "
+                f"{_share(info.get('batches_with_hard_negatives', 0), n)} and false negatives in "
+                f"{_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
+            )
+    elif method == "simcse":
+        parts.append(f"{phases.get('simcse', {}).get('augmentation', 'dropout')} views")
+    elif method == "cob":
+        info = phases.get("cob", {})
+        parts.append(f"{info.get('instances', '?')} instances")
+    elif method == "triplet":
+        info = phases.get("triplet", {})
+        parts.append(f"{info.get('triplets', '?')} triplets")
+    elif method == "argue":
+        parts.append("phases " + " + ".join(phases) if phases else "no phase")
+    head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
+    if head:
+        parts.append(f"head {head}")
+    if warnings and not any("NEVER" in p for p in parts):
+        parts.append("WARNING: " + "; ".join(warnings))
+    return ", ".join(parts)
 
 
 def table6(
@@ -68,9 +114,16 @@ def table6(
     n_resamples: int,
     seed: int,
     model_names: dict | None = None,
+    split_kinds: dict | None = None,
+    chance: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
-    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`)."""
+    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``split_kinds``
+    (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
+    resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
+    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.report.chance.chance_scores`): one row per dataset,
+    a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
+    floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
@@ -96,13 +149,15 @@ def table6(
         adapted = pd.concat(finals).groupby("split").v_measure.mean()
         joined = pd.concat([base.rename("b"), adapted.rename("a")], axis=1, join="inner").dropna()
         b, a = joined.b.to_numpy(float), joined.a.to_numpy(float)
+        kinds_of = (split_kinds or {}).get(key[3])
+        strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
         training = [meta[(*key, s)].get("training", {}) for s in seeds]
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
-        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
         lo_a, hi_a = stats.bootstrap_interval(a, **interval)
         lo_d, hi_d = stats.bootstrap_interval(a - b, **interval)
-        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed)
+        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -116,6 +171,11 @@ def table6(
                 "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
                 "device": training[0].get("device", ""),
                 "precision": training[0].get("precision", ""),
+                "ran": " / ".join(
+                    dict.fromkeys(
+                        what_ran(key[1], t, meta[(*key, s)].get("warnings", ())) for t, s in zip(training, seeds)
+                    )
+                ),
             }
         )
         marks.append(
@@ -125,11 +185,22 @@ def table6(
                 "Δ": f" [{lo_d * 100:+.2f}, {hi_d * 100:+.2f}]",
             }
         )
+    if chance:
+        from tecb.report.chance import chance_summary
+        from tecb.report.tables import CHANCE_ROW
+
+        floor = chance_summary(chance, metric="v_measure", confidence=confidence).set_index("column")
+        for dataset in dataset_order([d for d in chance if d in floor.index]):
+            cell = floor.loc[dataset]
+            index.append(f"{CHANCE_ROW} · all splits · {header_label(dataset)}")
+            rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
+            marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
+            pvals.append(np.nan)
     adjusted = np.full(len(pvals), np.nan)
     done = [i for i, p in enumerate(pvals) if not np.isnan(p)]
     if done:
         adjusted[done] = stats.holm([pvals[i] for i in done])
-    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision"]
+    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
     table["p"] = table["p"].astype(object)
     suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
@@ -142,8 +213,8 @@ def table6(
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
-    table = table.astype({c: object for c in ("steps", "device", "precision")}).fillna(
-        {"steps": "", "device": "", "precision": ""}
+    table = table.astype({c: object for c in ("steps", "device", "precision", "ran")}).fillna(
+        {"steps": "", "device": "", "precision": "", "ran": ""}
     )
     return table, suffix
 
@@ -242,6 +313,8 @@ def render(
     statistics: dict,
     seed: int,
     model_names: dict | None = None,
+    split_kinds: dict | None = None,
+    chance_paths: dict | None = None,
     log=print,
 ) -> None:
     """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
@@ -260,6 +333,8 @@ def render(
         n_resamples=statistics["n_resamples"],
         seed=seed,
         model_names=model_names,
+        split_kinds=split_kinds,
+        chance={d: pd.read_parquet(p) for d, p in (chance_paths or {}).items()},
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
     notes = [
@@ -267,11 +342,19 @@ def render(
         "(k-means on raw embeddings); Δ = adapted - base.",
         f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits. *: the two-sided paired "
         f"{test} test over splits is significant after Holm's adjustment over the table's rows (α = {alpha:g}); "
-        "p: that adjusted p-value.",
+        "p: that adjusted p-value."
+        + (
+            f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
+            "stratified by design."
+            if split_kinds
+            else ""
+        ),
         "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
-        "instances of the other datasets (its own source left out), no evaluated text or label; disjoint = "
+        "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
         "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
-        "steps: optimizer steps of training (seconds: timings/adapt/costs.csv).",
+        f"{CHANCE_NOTE}steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
+        "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
+        "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
     write_formats(
         table,

@@ -30,15 +30,12 @@ def adapt_source_of(dataset):
 
 
 def adapt_train_datasets(wildcards):
-    """The datasets a job reads: the evaluated one first, then (lodo) every other configured dataset of another
-    source; the protocol drops what shares a text or a label with the evaluated one."""
+    """The datasets a job reads: the evaluated one first, then (lodo) every other configured dataset; the protocol
+    leaves out those of the evaluated dataset's corpus (text containment) and drops what shares a text or a label
+    with the evaluated one."""
     names = [wildcards.dataset]
     if wildcards.variant == "lodo":
-        names += [
-            d
-            for d in DATASETS
-            if adapt_source_of(d) != adapt_source_of(wildcards.dataset)
-        ]
+        names += [d for d in DATASETS if d != wildcards.dataset]
     return names
 
 
@@ -58,6 +55,8 @@ def adapt_inputs(wildcards):
         "texts": [texts_path(d) for d in names],
         "splits": [splits_path(d) for d in names],
         "model": model_spec(wildcards.model)["path"],
+        # the benchmark's embeddings of the evaluated dataset: step 0 is asserted to be them
+        "benchmark": embedding_path(wildcards.model, wildcards.dataset),
     }
     posts = adapt_reply_source()
     if wildcards.method == "argue" and posts:
@@ -83,12 +82,10 @@ def check_adapt_config():
             raise ValueError(
                 f"config: adapt.datasets names {dataset!r}, not a key of `datasets`"
             )
-        if "lodo" in AD_VARIANTS and not [
-            d for d in DATASETS if adapt_source_of(d) != adapt_source_of(dataset)
-        ]:
+        if "lodo" in AD_VARIANTS and not [d for d in DATASETS if d != dataset]:
             raise ValueError(
-                f"config: adapt.protocol.supervised has lodo, but no configured dataset has a source other than "
-                f"{dataset}'s ({adapt_source_of(dataset)}) to train on"
+                f"config: adapt.protocol.supervised has lodo, but no dataset other than {dataset} is configured "
+                "to train on"
             )
     if ADAPT["algorithm"] not in config["algorithms"]:
         raise ValueError(

@@ -1,0 +1,51 @@
+"""The `adapt` section of the config schema: `methods` selects exactly what it lists, and values the training code
+rejects are rejected by the schema check already."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from tecb.configcheck import load_schema, schema_errors
+
+SCHEMA = load_schema(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+BASE = {
+    "datasets": {"D": {"source": "s", "text": "s2s"}},
+    "models": {"m": {"kind": "tiny-bert"}},
+    "algorithms": {"kmeans": {"method": "minibatch_kmeans"}},
+    "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+}
+
+
+def filled(adapt: dict) -> tuple[dict, list[str]]:
+    config, messages = schema_errors({**BASE, "adapt": adapt}, SCHEMA)
+    return config["adapt"], messages
+
+
+def test_methods_selects_exactly_the_listed_ones():
+    adapt, messages = filled({"enabled": True, "methods": {"simcse": {}, "cob": {"lr": 1e-4}}})
+    assert not messages
+    assert sorted(adapt["methods"]) == ["cob", "simcse"]  # no default fills triplet/clusterns/argue back in
+    assert adapt["methods"]["simcse"]["batch_size"] == 64  # a listed method's own defaults are filled
+    assert adapt["methods"]["cob"]["lr"] == 1e-4 and adapt["methods"]["cob"]["instance_size"] == 50
+
+
+def test_methods_left_out_runs_all_five_with_their_defaults():
+    adapt, messages = filled({"enabled": True})
+    assert not messages
+    assert sorted(adapt["methods"]) == ["argue", "clusterns", "cob", "simcse", "triplet"]
+    assert adapt["methods"]["clusterns"]["n_clusters"] == 128
+
+
+@pytest.mark.parametrize(
+    ("method", "key", "value"),
+    [
+        ("clusterns", "hard_negative_weight", 0),  # log(0) in Eq. (2)
+        ("clusterns", "n_clusters", 1),  # no second-nearest centroid
+        ("cob", "instance_size", 1),  # clustering_instances needs >= 2
+        ("triplet", "instance_size", 1),
+    ],
+)
+def test_values_the_code_rejects_are_rejected_by_the_schema(method, key, value):
+    _, messages = filled({"enabled": True, "methods": {method: {key: value}}})
+    assert any(f"adapt.methods.{method}.{key}" in m for m in messages), messages
