@@ -26,7 +26,7 @@ import difflib
 import functools
 from collections.abc import Mapping
 
-from tecb.embed.spec import resolve_prompt
+from tecb.embed.options import CHUNK_SIZE, resolve_prompt
 
 #: Datasets of the benchmark that are not mteb task names -> the mteb task whose metadata their prompts come from:
 #: our German Reddit datasets follow mteb's (English) Reddit clustering classes (tecb.report.mteb_v2.RECIPES).
@@ -169,8 +169,6 @@ def settings(spec: Mapping, dataset: str | None, embed_options: Mapping | None =
     """What decides a ``kind: mteb`` model's vectors for ``dataset`` (the embed job's params; see tecb.embed.spec);
     ``embed_options``: the ``embed`` section (its ``chunk_size``: the texts encoded per wrapper call)."""
     import mteb
-
-    from tecb.embed.spec import CHUNK_SIZE
 
     meta = model_meta(spec["name"])
     chunk_size = int((embed_options or {}).get("chunk_size") or CHUNK_SIZE)

@@ -21,12 +21,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from tecb.embed.options import CHUNK_SIZE, resolve_prompt  # noqa: F401  (re-exported: spec.CHUNK_SIZE)
+
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
 TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
-#: Texts a transformer model sorts by length and encodes together, written as one row group (``embed.chunk_size``).
-#: Another chunk size may change the vectors at float rounding level (other batches): it is then a setting.
-CHUNK_SIZE = 4096
 # kinds run through sentence-transformers (``python``, ``precomputed`` and ``static`` are not: see KIND_KEYS)
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
@@ -51,17 +50,6 @@ KIND_KEYS = {
     "tfidf": ("dim",),
     "tiny-bert": _TRANSFORMER_OPTIONS,
 }
-
-
-def resolve_prompt(prompt, dataset: str | None) -> str | None:
-    """A literal prompt: the string itself, or from a mapping ``{dataset: prompt, default: prompt}``."""
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, Mapping):
-        if dataset is not None and dataset in prompt:
-            return prompt[dataset]
-        return prompt.get("default")
-    raise TypeError(f"prompt must be a string or a mapping of dataset -> string, not {type(prompt).__name__}")
 
 
 def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, dataset: str | None = None) -> dict:
