@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
-# measured: benchmarks/real_run_cpu.md (make real on an idle 2-core machine)
-REAL_MINUTES := ??
-REAL_CPU := ?? CPU-minutes
+# make real, measured once (benchmarks/real_run_cpu.md: 73 min wall on 2 cores shared with other work)
+REAL_MINUTES := 75
+REAL_CPU := 65 CPU-minutes, measured on 2 shared cores: benchmarks/real_run_cpu.md
 
 .PHONY: setup quickstart demo real test test-fast check-envs lint format paper-dry-run clean
 
