@@ -34,8 +34,9 @@ def real_test_config() -> dict:
     protocol only, 10 chance draws per split."""
     config = yaml.safe_load((ROOT / "config" / "real.yaml").read_text())
     config["run"] = "real-ci"
+    minilm_folder = config["models"]["minilm"]["path"]
     config["models"] = {key: config["models"][key] for key in MODELS}
-    config["models"]["minilm-static"]["distill_from"] = config["models"]["minilm"]["path"]  # the folder, not a key
+    config["models"]["minilm-static"]["distill_from"] = minilm_folder  # the folder, not the (unused) model key
     config["configurations"] = [{"algorithm": "kmeans", "reduction": "none"}]
     config["scoring"] = {"protocols": ["paper"]}
     config["tables"] = {"metrics": ["v_measure"], "per_kind": False, "chance": {"n_draws": 10}}

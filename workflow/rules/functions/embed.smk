@@ -116,7 +116,7 @@ def mteb_revision(model):
 
 
 def mteb_hub_entry(spec):
-    """What the prefetch rule downloads for a `kind: mteb` model without `path`: mteb's name at the pinned revision."""
+    """What prefetch_model downloads for a model of kind mteb without `path`, i.e. mteb's name at the pinned revision."""
     from tecb.embed.mteb_model import resolved_revision
 
     return {
