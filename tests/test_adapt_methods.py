@@ -373,6 +373,11 @@ def test_argue_phases(tiny_model):
     assert len(phases[1].batches(rng)[0]) == 2  # the two reply pairs, not the order pair
     loss = phases[0].loss([0, 1, 2])
     assert loss.ndim == 0 and float(loss.detach()) > 0
+    # one model per objective: the pair phase trains the data's objective alone, the siamese phase its objectives
+    one = TrainingData(pairs=mixed.pairs, objective="order")
+    phases = argue.phases(model=tiny_model, data=one, settings=settings, rng=rng, device="cpu")
+    assert phases[0].info == {"objective": "order", "pairs": 1} and list(phases[0].modules[0].heads) == ["order"]
+    assert phases[1].info == {"objectives": ["reply"], "pairs": 2}
 
 
 # --- the loop: settings, end-to-end training, determinism -------------------------------------
@@ -694,3 +699,64 @@ def test_same_seed_identical_bytes_across_processes(base_model, tmp_path):
     x, y = tree_digest(tmp_path / "x"), tree_digest(tmp_path / "y")
     assert {k.split("/")[0] for k in x} == set(METHODS)
     assert x == y, sorted(k for k in x if x[k] != y.get(k))
+
+
+# --- model selection (COB, triplet) ----------------------------------------------------------------
+
+
+def test_hold_out_is_a_seeded_share_of_the_instances():
+    from tecb.adapt.training import hold_out
+
+    instances = [((f"t{i}",), ("l",)) for i in range(10)]
+    train_a, held_a = hold_out(instances, 0.2, np.random.default_rng(5))
+    train_b, held_b = hold_out(instances, 0.2, np.random.default_rng(5))
+    assert (train_a, held_a) == (train_b, held_b) and len(held_a) == 2 and len(train_a) == 8
+    assert sorted(train_a + held_a) == sorted(instances)
+    assert hold_out(instances, 0.0, np.random.default_rng(5)) == (instances, [])
+    assert len(hold_out(instances[:3], 0.1, np.random.default_rng(5))[1]) == 1  # at least one
+    with pytest.raises(ValueError, match="validation_fraction"):
+        hold_out(instances, 1.0, np.random.default_rng(5))
+
+
+def test_selection_keeps_the_best_epochs_weights_by_hand():
+    """Scripted validation scores 0.5 (before training), 0.7, 0.6, 0.65 after epochs 1-3: epoch 1 is kept, and the
+    weights put back are those after epoch 1 (the base's 0.5 is reported, never selected)."""
+    from tecb.adapt.training import Phase, _Selection
+
+    layer = torch.nn.Linear(2, 1, bias=False)
+    scores = iter([0.5, 0.7, 0.6, 0.65])
+    phase = Phase("cob", None, None, 1e-3, 3, 0.0, 0.0, 1.0, validate=lambda: next(scores))
+    selection = _Selection(phase, layer)
+    weights = []
+    for epoch in range(3):
+        with torch.no_grad():
+            layer.weight.fill_(float(epoch + 1))
+        weights.append(layer.weight.detach().clone())
+        selection.after_epoch()
+    lines = []
+    selection.finish(log=lines.append)
+    assert phase.info == {"validation": [0.5, 0.7, 0.6, 0.65], "selected_epoch": 1}
+    torch.testing.assert_close(layer.weight, weights[0])
+    assert "-> epoch 1 kept" in lines[0]
+
+
+def test_cob_selects_its_epoch_on_held_out_training_instances(base_model, tmp_path):
+    """COB with 3 epochs and a quarter of its 8 instances held out: 4 validation scores (base + 3 epochs), the saved
+    model scores the kept epoch's value on those held-out instances."""
+    from tecb.adapt.training import hold_out, load_base, validation_score
+
+    texts, labels = topic_corpus(16, 0)
+    data = training_data(texts, labels)
+    settings = {**settings_for("cob"), "epochs": 3, "validation_fraction": 0.25}
+    out = train(
+        method="cob", base_model_dir=base_model, data=data, settings=settings, seed=3, device="cpu",
+        output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+    )  # fmt: skip
+    info = out["phases"]["cob"]
+    assert info["validation_instances"] == 2 and info["instances"] == 6
+    assert len(info["validation"]) == 4
+    kept = info["selected_epoch"]
+    assert kept == 1 + int(np.argmax(info["validation"][1:]))
+    _, held_out = hold_out([(list(t), list(y)) for t, y in data.instances], 0.25, np.random.default_rng(3))
+    saved = load_base(str(tmp_path / "m"), device="cpu")
+    assert validation_score(saved, held_out, "cpu") == pytest.approx(info["validation"][kept], abs=1e-6)

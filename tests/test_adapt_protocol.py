@@ -20,6 +20,7 @@ PROTOCOL = {
     "order_min_words": 4,
     "max_order_pairs": None,
     "max_reply_pairs": None,
+    "max_similarity_pairs": None,
 }
 
 
@@ -208,10 +209,15 @@ def test_clustering_instances_cut_shuffled_groups_and_drop_the_remainder():
 def test_unsupervised_training_data_has_no_labels(demo_datasets):
     data, posts = demo_datasets
     evaluated = data["TenKGnadClusteringP2P"]
-    for method in ("simcse", "clusterns", "argue"):
+    for method, variant in (
+        ("simcse", "transductive"),
+        ("clusterns", "transductive"),
+        ("argue", "order"),
+        ("argue", "reply"),
+    ):
         plan = build_plan(
             method=method,
-            variant="transductive",
+            variant=variant,
             evaluated=evaluated,
             others=[],
             posts=posts,
@@ -221,10 +227,12 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
             split_seed=42,
         )
         assert plan.record["labels_seen"] == "none" and not plan.training.instances
+        assert plan.record["variant"] == "transductive"
         assert plan.eval_splits == evaluated.splits
         if method == "argue":
             assert {p[2] for p in plan.training.pairs} == {0, 1}  # pair labels: order/edge, not categories
-            assert {p[3] for p in plan.training.pairs} == {"order", "reply"}
+            assert {p[3] for p in plan.training.pairs} == {variant}  # one model per objective
+            assert plan.training.objective == variant and plan.record["objective"] == variant
             labels = {label for _, _, ls in evaluated.splits for label in ls}
             assert not {p[0] for p in plan.training.pairs} & labels
         else:
@@ -238,7 +246,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
     )
     a = build_plan(
         method="argue",
-        variant="transductive",
+        variant="order",
         evaluated=evaluated,
         others=[],
         posts=posts,
@@ -249,7 +257,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
     )
     b = build_plan(
         method="argue",
-        variant="transductive",
+        variant="order",
         evaluated=relabelled,
         others=[],
         posts=posts,
@@ -352,3 +360,45 @@ def test_read_posts_names_the_missing_table(tmp_path):
     con.close()
     with pytest.raises(GnadFormatError, match=r"articles_only.sqlite3: cannot read table Posts"):
         read_posts(path)
+
+
+def test_similarity_pairs_by_hand():
+    """argueBERT's similarity prediction, German analogue: a title above its blurb (two lines) gives (title, blurb);
+    a news text of several sentences gives (first sentence, the rest); a lone title takes its rest from a companion
+    text that begins with it (its sibling P2P dataset); each positive gets a negative with another text's rest."""
+    texts = [
+        "Der Titel\nDer Klappentext des Buches.",
+        "Erster Satz der Meldung. Zweiter Satz. Dritter Satz.",
+        "Nur ein Titel",
+        "Ein Titel ohne Geschwister",
+    ]
+    companions = ["Nur ein Titel\nSein eigener Text steht hier."]
+    pairs = proto.similarity_pairs(texts, companions, max_pairs=None, seed=0)
+    positives = [(a, b) for a, b, label, _ in pairs if label == 1]
+    assert positives == [
+        ("Der Titel", "Der Klappentext des Buches."),
+        ("Erster Satz der Meldung.", "Zweiter Satz. Dritter Satz."),
+        ("Nur ein Titel", "Sein eigener Text steht hier."),
+    ]
+    rests = {b for _, b in positives}
+    for (a, b, label, objective), (lead, own) in zip(pairs[1::2], positives):
+        assert label == 0 and objective == "similarity" and a == lead and b in rests - {own}
+    assert len(proto.similarity_pairs(texts, companions, max_pairs=2, seed=0)) == 4
+    assert proto.similarity_pairs(["Nur ein Titel"], [], max_pairs=None, seed=0) == []
+
+
+def test_argue_plan_builds_one_objective_and_the_siamese_ones_and_names_a_missing_one():
+    texts = ["Der Titel\nDer Klappentext des Buches hat Sätze.", "Noch ein Titel\nNoch ein Text mit Worten hier."]
+    plan = proto.argue_plan(texts, None, objective="order", siamese_objectives=["similarity", "reply"],
+                            min_words=4, max_order_pairs=None, max_reply_pairs=None, seed=0)  # fmt: skip
+    assert plan.objective == "order" and {p[3] for p in plan.pairs} == {"order", "similarity"}
+    with pytest.raises(ValueError, match="no forum is configured"):
+        proto.argue_plan(
+            texts, None, objective="reply", min_words=4, max_order_pairs=None, max_reply_pairs=None, seed=0
+        )
+    with pytest.raises(ValueError, match="no text has a lead"):
+        proto.argue_plan(["eins", "zwei"], None, objective="similarity", min_words=4, max_order_pairs=None,
+                         max_reply_pairs=None, seed=0)  # fmt: skip
+    assert proto.variants_of("argue", ("lodo",), ["similarity", "order"]) == ["similarity", "order"]
+    with pytest.raises(ValueError, match="unknown argue objectives"):
+        proto.variants_of("argue", ("lodo",), ["nsp"])

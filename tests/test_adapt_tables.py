@@ -174,3 +174,61 @@ def test_table6_has_the_chance_row_of_table2(tmp_path):
     assert table.loc[row[0], "base"] == pytest.approx(11 / 3)
     assert suffix.loc[row[0], "base"] == " [2.50, 4.50]"
     assert pd.isna(table.loc[row[0], "adapted"]) and table.loc[row[0], "p"] == ""
+
+
+def test_two_seeds_enter_the_interval_and_the_test_by_hand(tmp_path):
+    """Seed A improves all four splits, seed B three of four: the intersection-union test takes the weaker seed.
+    Exact sign flips of 4 splits: A's one-sided p is 1/16, B's (differences 1, 2, 3, -0.5, in V x 100) 2/16 (only
+    +,+,+,+ and +,+,+,- reach B's sum 5.5), so p = 2 * max(1/16, 2/16) = 0.25; one seed alone gives 2/16."""
+    base = [0.10, 0.20, 0.30, 0.40]
+    seed_a = [b + d / 100 for b, d in zip(base, [1, 2, 3, 4])]
+    seed_b = [b + d / 100 for b, d in zip(base, [1, 2, 3, -0.5])]
+    name = ("m", "simcse", "transductive", "TenKGnadClusteringS2S")
+    jobs = [_job(tmp_path, name, base, seed_a, seed=1), _job(tmp_path, name, base, seed_b, seed=2)]
+    long, meta = adapt_tables.collect([j[0] for j in jobs], [j[1] for j in jobs])
+    table, suffix = adapt_tables.table6(
+        long, meta, test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+    )
+    assert float(table["p"].iloc[0]) == pytest.approx(0.25)
+    assert table["seeds"].iloc[0] == "2"
+    assert table["Δ"].iloc[0] == pytest.approx((10 + 5.5) / 2 / 4)
+    long_a, meta_a = adapt_tables.collect([jobs[0][0]], [jobs[0][1]])
+    alone, _ = adapt_tables.table6(
+        long_a, meta_a, test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+    )
+    assert float(alone["p"].iloc[0]) == pytest.approx(0.125)
+
+
+def test_seeds_bootstrap_interval_by_hand():
+    """Seeds that differ by a constant on every split: the split bootstrap of the seed mean has zero width, the
+    two-level one draws 0, 1 or 2 copies of the better seed (probabilities 1/4, 1/2, 1/4), so its 95 % interval
+    is [0, 1]. One seed: exactly bootstrap_interval."""
+    from tecb.report import stats
+
+    matrix = [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    assert stats.bootstrap_interval([0.5, 0.5, 0.5], seed=1) == (0.5, 0.5)
+    assert stats.seeds_bootstrap_interval(matrix, seed=1) == (0.0, 1.0)
+    row = [0.1, 0.4, 0.2, 0.9]
+    kinds = ["a", "a", "b", "b"]
+    assert stats.seeds_bootstrap_interval([row], strata=kinds, seed=3) == stats.bootstrap_interval(
+        row, strata=kinds, seed=3
+    )
+    with pytest.raises(ValueError, match="NaN"):
+        stats.seeds_bootstrap_interval([[0.1, float("nan")]], seed=1)
+
+
+def test_what_ran_shows_the_epoch_model_selection_kept():
+    training = {
+        "phases": {
+            "cob": {
+                "instances": 16,
+                "validation_instances": 4,
+                "validation": [0.2, 0.25, 0.24],
+                "selected_epoch": 1,
+                "projection_head": "Dense(384 -> 256, tanh)",
+            }
+        }
+    }
+    text = adapt_tables.what_ran("cob", training)
+    assert "16 instances" in text and "epoch 1 of 2 kept on 4 validation instances" in text
+    assert "20.0/25.0/24.0" in text

@@ -51,8 +51,10 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     rows = list(table.index)
     for method in ("SimCSE", "ClusterNS", "COB", "Triplet", "argue"):
         assert any(f"· {method} ·" in r for r in rows), (method, rows)
-    # cob and triplet under both supervised protocols, the others transductive: 7 rows, none skipped
-    assert len(rows) == 7
+    # cob and triplet under both supervised protocols, simcse and clusterns transductive, one argue model per
+    # objective (order, reply): 8 rows, none skipped
+    assert len(rows) == 8
+    assert sum("· argue · order ·" in r for r in rows) == 1 and sum("· argue · reply ·" in r for r in rows) == 1
     assert sum("· lodo ·" in r for r in rows) == 2 and sum("· disjoint ·" in r for r in rows) == 2
     assert table["adapted"].notna().all() and table["base"].notna().all()
     assert (table["device"] == "cpu").all()
@@ -62,14 +64,15 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     assert md.startswith("Table 6") and "[" in md  # intervals in the cells
     assert (first / "adapt" / "figure_training.png").stat().st_size > 0
     costs = pd.read_csv(first / "timings" / "adapt" / "costs.csv", index_col=0)
-    assert len(costs) == 7 and (costs["train_seconds"] > 0).all()
+    assert len(costs) == 8 and (costs["train_seconds"] > 0).all()
     assert "second" not in (first / "adapt" / "table6.csv").read_text()
     # the protocol is recorded in every job's outputs
     for path in sorted((first / "adapt" / "tiny-bert").rglob("seed42.parquet")):
         meta = json.loads(pq.read_schema(path).metadata[b"tecb"])
         variant = path.parts[-3]
-        assert meta["protocol"]["variant"] == variant
-        assert (meta["protocol"]["labels_seen"] == "none") == (variant == "transductive")
+        protocol = "transductive" if path.parts[-4] == "argue" else variant  # argue's variant is its objective
+        assert meta["protocol"]["variant"] == protocol
+        assert (meta["protocol"]["labels_seen"] == "none") == (protocol == "transductive")
         rows = pq.read_table(path).to_pandas()
         assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"]
         assert meta["step0_check"]["max_abs_diff"] <= meta["step0_check"]["tolerance"]
@@ -87,7 +90,7 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     # every method's training repeating across processes is tests/test_adapt_methods.py's, the datasets and base
     # embeddings across clean runs tests/test_reproducible.py's
     a = _outputs(work)
-    repeat = [str(score_file(m, v).relative_to(work)) for m, v in (("cob", "lodo"), ("argue", "transductive"))]
+    repeat = [str(score_file(m, v).relative_to(work)) for m, v in (("cob", "lodo"), ("argue", "reply"))]
     again = run_snakemake(
         work, *targets, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1",
         "--forcerun", *repeat, env={"PYTHONHASHSEED": "77"},

@@ -93,11 +93,15 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     unknown = sorted(set(settings["siamese_objectives"]) - set(OBJECTIVES))
     if unknown:
         raise ValueError(f"argue: siamese_objectives {unknown} unknown; known: {', '.join(OBJECTIVES)}")
-    objectives = sorted({p[3] for p in pairs})
+    # the pair phase trains one objective (the paper's one model per objective); "" = every objective given
+    trained = [p for p in pairs if not data.objective or p[3] == data.objective]
+    if not trained:
+        raise ValueError(f"argue: no pair of objective {data.objective!r} to train on")
+    objectives = sorted({p[3] for p in trained})
     heads = PairHeads(model[0].auto_model.config.hidden_size, objectives)
 
     def pair_loss(batch):
-        rows = [pairs[i] for i in batch]
+        rows = [trained[i] for i in batch]
         logits = pair_logits(
             model,
             heads,
@@ -112,7 +116,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     out = [
         Phase(
             name="pairs",
-            batches=lambda rng: chunked(rng.permutation(len(pairs)), int(settings["batch_size"])),
+            batches=lambda rng: chunked(rng.permutation(len(trained)), int(settings["batch_size"])),
             loss=pair_loss,
             lr=settings["lr"],
             epochs=settings["epochs"],
@@ -120,13 +124,14 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
             modules=[heads],
+            info={"objective": data.objective or "+".join(objectives), "pairs": len(trained)},
         )
     ]
     siamese = [p for p in pairs if p[3] in set(settings["siamese_objectives"])]
     if int(settings["siamese_epochs"]) > 0 and not siamese:  # never drop a phase silently
         raise ValueError(
             f"argue: the siamese phase trains on the pairs of siamese_objectives {list(settings['siamese_objectives'])}"
-            f", but the training data has pairs of {', '.join(objectives)} only (the reply pairs need a forum: "
+            f", but the training data has pairs of {', '.join(sorted({p[3] for p in pairs}))} only (the reply pairs need a forum: "
             "adapt.protocol.reply_source); set siamese_objectives to objectives that have pairs, or siamese_epochs: 0 "
             "to train the pair phase alone"
         )
@@ -148,6 +153,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
                 warmup_ratio=settings["siamese_warmup_ratio"],
                 weight_decay=settings["weight_decay"],
                 max_grad_norm=settings["max_grad_norm"],
+                info={"objectives": sorted({p[3] for p in siamese}), "pairs": len(siamese)},
             )
         )
     return out

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tecb.adapt.training import Phase, add_projection_head, chunked, embed
+from tecb.adapt.training import Phase, add_projection_head, chunked, embed, hold_out, validation_score
 
 # COB §4 / Table 3 (20NG: lambda 90, r 1.0; instances of 50 documents) and the authors' released training code
 # (batch of 1 instance, 1 epoch, 10 % linear warm-up, sentence-transformers' fit defaults: AdamW lr 2e-5, weight
 # decay 0.01, gradient norm 1; max length: the SBERT default 128); the authors' model ends in Dense(256, tanh) after
-# the pooling (projection_dim; 0: none). instance_size is read by the protocol code.
+# the pooling (projection_dim; 0: none). instance_size is read by the protocol code. The authors keep the epoch with
+# the best validation score: validation_fraction of the training instances (training side only, never the evaluated
+# data) are held out for it (0: no selection, the last epoch).
 DEFAULTS = {
     "lr": 2e-5,
     "batch_size": 1,
@@ -33,6 +35,7 @@ DEFAULTS = {
     "regularization": 1.0,
     "instance_size": 50,
     "projection_dim": 256,
+    "validation_fraction": 0.2,
 }
 
 
@@ -106,8 +109,10 @@ def check_instances(instances, method: str) -> None:
 
 
 def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
-    instances = [(list(t), list(y)) for t, y in data.instances]
-    check_instances(instances, "cob")
+    check_instances(data.instances, "cob")
+    instances, held_out = hold_out(
+        [(list(t), list(y)) for t, y in data.instances], settings["validation_fraction"], rng
+    )
     # an instance with one cluster (or one text) gives the solver nothing to decide: no gradient, skipped
     usable = [i for i, (t, y) in enumerate(instances) if len(t) > 2 and 1 < len(set(y)) < len(t)]
     if not usable:
@@ -128,7 +133,12 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
 
     return [
         Phase(
-            info={"instances": len(usable), "skipped_instances": len(instances) - len(usable), **head},
+            info={
+                "instances": len(usable),
+                "skipped_instances": len(instances) - len(usable),
+                "validation_instances": len(held_out),
+                **head,
+            },
             name="cob",
             batches=batches,
             loss=loss,
@@ -137,5 +147,6 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             warmup_ratio=settings["warmup_ratio"],
             weight_decay=settings["weight_decay"],
             max_grad_norm=settings["max_grad_norm"],
+            validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )
     ]

@@ -34,12 +34,14 @@ def build_plan(
     instance_size: int | None,
     seed: int,
     split_seed: int,
+    siamese_objectives=(),
 ) -> proto.Plan | str:
     """The variant's :class:`tecb.adapt.protocol.Plan` for ``method`` (or why it cannot be built: ``disjoint`` on a
     dataset with too few categories). ``settings``: the ``adapt.protocol`` section; ``instance_size``: the
     supervised method's own (documents per clustering instance); ``split_seed``: the config's seed (``disjoint``'s
-    category halves), ``seed``: the training seed."""
-    if variant not in proto.variants_of(method, proto.VARIANTS[1:]):
+    category halves), ``seed``: the training seed; ``siamese_objectives``: argue's (pairs built beside its
+    objective's for the siamese phase)."""
+    if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if variant == "lodo":
         return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=settings["rounds"], seed=seed)
@@ -53,18 +55,27 @@ def build_plan(
             split_seed=split_seed,
         )
     splits = evaluated.splits
-    if method == "argue":
+    if method == "argue":  # the variant is the objective; all of argue's data is transductive (no label)
+        siblings = [o for o in others if proto.same_corpus(evaluated, o)]
         data = proto.argue_plan(
             evaluated.texts,
             posts,
-            objectives=settings["argue_objectives"],
+            objective=variant,
+            siamese_objectives=siamese_objectives,
+            companions=[t for o in siblings for t in o.texts],
             min_words=settings["order_min_words"],
             max_order_pairs=settings["max_order_pairs"],
             max_reply_pairs=settings["max_reply_pairs"],
+            max_similarity_pairs=settings["max_similarity_pairs"],
             seed=seed,
         )
         counts = {o: sum(1 for p in data.pairs if p[3] == o) for o in proto.ARGUE_OBJECTIVES}
-        extra = {"pairs": counts, "reply_source": "forum posts (Posts table)" if posts is not None else None}
+        extra = {
+            "objective": variant,
+            "pairs": counts,
+            "reply_source": "forum posts (Posts table)" if posts is not None else None,
+            "companion_datasets": [o.name for o in siblings],
+        }
     else:
         data = proto.unsupervised_plan(evaluated.texts)
         extra = {"texts": len(data.texts)}
@@ -242,6 +253,7 @@ def run(
         instance_size=settings.get("instance_size"),
         seed=seed,
         split_seed=eval_seed,
+        siamese_objectives=settings.get("siamese_objectives", ()) if int(settings.get("siamese_epochs", 0)) else (),
     )
     meta = {
         "method": method,

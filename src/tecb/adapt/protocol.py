@@ -45,11 +45,20 @@ def _training_data(**parts):
 VARIANTS = ("transductive", "lodo", "disjoint")
 SUPERVISED = ("cob", "triplet")
 UNSUPERVISED = ("simcse", "clusterns", "argue")
-ARGUE_OBJECTIVES = ("order", "reply")
+ARGUE_OBJECTIVES = ("similarity", "order", "reply")
 
 
-def variants_of(method: str, supervised_variants: Sequence[str] = ("lodo", "disjoint")) -> list[str]:
-    """The protocol variants a method runs under: ``transductive`` for the unsupervised ones, else the given."""
+def variants_of(
+    method: str, supervised_variants: Sequence[str] = ("lodo", "disjoint"), argue_objectives: Sequence[str] = ()
+) -> list[str]:
+    """The variants a method runs under, one job each: ``transductive`` for simcse and clusterns, the given
+    supervised variants for cob and triplet, and for argue its pair objectives (one model per objective, as the
+    argueBERT paper trains; all of them transductive)."""
+    if method == "argue":
+        unknown = sorted(set(argue_objectives) - set(ARGUE_OBJECTIVES))
+        if unknown:
+            raise ValueError(f"adapt: unknown argue objectives {unknown}; known: {', '.join(ARGUE_OBJECTIVES)}")
+        return list(argue_objectives)
     if method in UNSUPERVISED:
         return ["transductive"]
     if method in SUPERVISED:
@@ -358,26 +367,85 @@ def reply_pairs(posts, *, exclude_texts=(), max_pairs: int | None, seed: int) ->
     return pairs
 
 
+def lead_and_rest(text: str) -> tuple[str, str] | None:
+    """A text's lead and the rest of it: the first line where it has several (a title above its text: Blurbs P2P),
+    else its first sentence (a news article's teaser or lead: 10kGNAD); None for a text of one part (a title)."""
+    lines = [line.strip() for line in text.strip().split("\n") if line.strip()]
+    if len(lines) >= 2:
+        return lines[0], " ".join(lines[1:])
+    sentences = [x.strip() for x in _SENTENCE_END.split(text.strip()) if x.strip()]
+    if len(sentences) >= 2:
+        return sentences[0], " ".join(sentences[1:])
+    return None
+
+
+def similarity_pairs(texts: Sequence[str], companions: Sequence[str] = (), *, max_pairs: int | None, seed: int) -> list:
+    """argueBERT's similarity prediction, a German analogue built from the sources (no label): (a text's lead, the
+    rest of the same text, 1) and (that lead, the rest of another text, 0) -- a title or lead and its own article
+    or blurb against another one's. A text of one part (a Blurbs S2S title) takes its rest from a ``companions``
+    text (its sibling dataset's title + text) whose first line it is. At most ``max_pairs`` positive pairs (a seeded
+    sample), each with its negative."""
+    rest_of = {}
+    for text in companions:
+        parts = lead_and_rest(text)
+        if parts:
+            rest_of.setdefault(parts[0], parts[1])
+    items = []
+    for text in dict.fromkeys(t.strip() for t in texts):
+        parts = lead_and_rest(text) or ((text, rest_of[text]) if text in rest_of else None)
+        if parts:
+            items.append(parts)
+    if len(items) < 2:
+        return []
+    rng = np.random.default_rng(seed)
+    if max_pairs is not None and len(items) > max_pairs:
+        items = [items[i] for i in np.sort(rng.choice(len(items), size=max_pairs, replace=False))]
+    pairs = []
+    for i, (lead, rest) in enumerate(items):
+        other = int(rng.integers(len(items) - 1))
+        other += other >= i
+        pairs.append((lead, rest, 1, "similarity"))
+        pairs.append((lead, items[other][1], 0, "similarity"))
+    return pairs
+
+
 def argue_plan(
     texts: Sequence[str],
     posts,
     *,
-    objectives: Sequence[str],
+    objective: str,
+    siamese_objectives: Sequence[str] = (),
+    companions: Sequence[str] = (),
     min_words: int,
     max_order_pairs: int | None,
     max_reply_pairs: int | None,
+    max_similarity_pairs: int | None = None,
     seed: int,
 ) -> object:
-    """argue's pairs: order pairs from the evaluated texts, reply pairs from the forum posts (``None``: no forum
-    configured). No label of any dataset is an argument."""
-    unknown = sorted(set(objectives) - set(ARGUE_OBJECTIVES))
-    if unknown:
-        raise ValueError(f"adapt: unknown argue objectives {unknown}; known: {', '.join(ARGUE_OBJECTIVES)}")
+    """One argue model's pairs: those of its ``objective`` (the pair phase) and of the ``siamese_objectives`` (the
+    siamese phase): similarity pairs from the evaluated texts (and their ``companions``, the sibling datasets'
+    texts), order pairs from the evaluated texts, reply pairs from the forum posts (``None``: no forum). No label
+    of any dataset is an argument. An objective without a pair is an error naming why."""
+    if objective not in ARGUE_OBJECTIVES:
+        raise ValueError(f"adapt: unknown argue objective {objective!r}; known: {', '.join(ARGUE_OBJECTIVES)}")
+    builders = {
+        "similarity": lambda: similarity_pairs(texts, companions, max_pairs=max_similarity_pairs, seed=seed + 2),
+        "order": lambda: order_pairs(texts, min_words=min_words, max_pairs=max_order_pairs, seed=seed),
+        "reply": lambda: (
+            reply_pairs(posts, exclude_texts=texts, max_pairs=max_reply_pairs, seed=seed + 1)
+            if posts is not None
+            else []
+        ),
+    }
     pairs = []
-    if "order" in objectives:
-        pairs += order_pairs(texts, min_words=min_words, max_pairs=max_order_pairs, seed=seed)
-    if "reply" in objectives and posts is not None:
-        pairs += reply_pairs(posts, exclude_texts=texts, max_pairs=max_reply_pairs, seed=seed + 1)
-    if not pairs:
-        raise ValueError("argue: no training pair (no text with two segments, no forum reply)")
-    return _training_data(pairs=tuple(pairs))
+    for name in dict.fromkeys([objective, *siamese_objectives]):
+        pairs += builders[name]() if name in builders else []
+    if not any(p[3] == objective for p in pairs):
+        why = {
+            "similarity": "no text has a lead and a rest (two lines or sentences), and no sibling dataset gives a "
+            "title its text",
+            "order": f"no text has two segments (sentences, or one of {min_words}+ words)",
+            "reply": "no forum is configured (adapt.protocol.reply_source) or it has no reply",
+        }[objective]
+        raise ValueError(f"argue/{objective}: no training pair: {why}")
+    return _training_data(pairs=tuple(pairs), objective=objective)

@@ -37,6 +37,7 @@ class TrainingData:
     texts: tuple[str, ...] = ()  # unlabelled texts (simcse, clusterns)
     instances: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()  # (texts, labels) clustering instances
     pairs: tuple[tuple[str, str, int, str], ...] = ()  # (text_a, text_b, label 0/1, objective name) (argue)
+    objective: str = ""  # argue: the objective of the pair phase (one model per objective); "" = every pair's
 
 
 @dataclass
@@ -59,6 +60,9 @@ class Phase:
     train_encoder: bool = True
     info: dict = field(default_factory=dict)  # what the method reports (triplets mined, clustering start, ...)
     min_steps: int = 0  # the training length in the data's terms: epochs added until this many steps (epochs_for)
+    # model selection: a score of the model on held-out training-side data (higher is better), taken before the
+    # first epoch and after each; the phase ends with the weights of its best epoch (COB's best-validation rule)
+    validate: Callable[[], float] | None = None
 
 
 def method_module(method: str):
@@ -146,6 +150,39 @@ def add_projection_head(model, out_features: int | None, device: str) -> dict:
 def embed(model, texts: list[str], device: str):
     """Sentence embeddings of ``texts`` with gradients (the model's own pooling; dropout if in train mode)."""
     return model(encode_features(model, texts, device))["sentence_embedding"]
+
+
+def hold_out(instances, fraction: float, rng: np.random.Generator) -> tuple[list, list]:
+    """``(training, validation)``: a seeded ``fraction`` of the labelled clustering instances held out for model
+    selection (at least one where ``fraction`` > 0 and there are two or more; 0: none held out)."""
+    instances = list(instances)
+    if not 0 <= float(fraction) < 1:
+        raise ValueError(f"validation_fraction must be in [0, 1), got {fraction}")
+    n = int(round(float(fraction) * len(instances)))
+    if float(fraction) > 0 and len(instances) > 1:
+        n = max(n, 1)
+    held = set(rng.permutation(len(instances))[:n].tolist())
+    return [x for i, x in enumerate(instances) if i not in held], [x for i, x in enumerate(instances) if i in held]
+
+
+def validation_score(model, instances, device: str, seed: int = 0) -> float:
+    """Mean V-measure of k-means (k = the instance's number of labels) on each held-out instance's embeddings:
+    the benchmark's metric on training-side data, for model selection."""
+    import torch
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import v_measure_score
+
+    scores = []
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for texts, labels in instances:
+            x = embed(model, list(texts), device).float().cpu().numpy().astype(np.float64)
+            k = len(set(labels))
+            predicted = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(x)
+            scores.append(v_measure_score(list(labels), predicted))
+    model.train(was_training)
+    return float(np.mean(scores)) if scores else float("nan")
 
 
 def chunked(order, size: int) -> list:
@@ -309,6 +346,7 @@ def _train(
             extra.train()
         progress.start(phase.name, total, f"{int(phase.epochs)} epochs of {len(epochs[0]) if epochs else 0} batches")
         last_loss = None
+        selection = _Selection(phase, model)
         for batches in epochs:
             for batch in batches:
                 with autocast():
@@ -335,6 +373,8 @@ def _train(
                     score(last_loss, phase.name)
                 else:
                     history.append({"step": step, "phase": phase.name, "loss": last_loss})
+            selection.after_epoch()
+        selection.finish(log=progress.log)
         if evaluate is not None and "score" not in history[-1]:  # the end of every phase is scored
             score(last_loss, phase.name)
     seconds = time.perf_counter() - started - evaluating
@@ -353,6 +393,41 @@ def _train(
         "settings": settings,
         "phases": {p.name: p.info for p in phases},
     }
+
+
+class _Selection:
+    """A phase's model selection (:attr:`Phase.validate`): the validation score before the first epoch (reported,
+    never selected: the base model with an untrained head) and after each; at the end the weights of the best
+    epoch are put back. Records ``validation`` (the scores) and ``selected_epoch`` in the phase's info."""
+
+    def __init__(self, phase: Phase, model):
+        self.phase, self.model = phase, model
+        self.scores = [float(phase.validate())] if phase.validate else []
+        self.best: tuple[float, int, dict] | None = None
+
+    def after_epoch(self) -> None:
+        if not self.phase.validate:
+            return
+        score = float(self.phase.validate())
+        self.scores.append(score)
+        if self.best is None or score > self.best[0]:
+            state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            self.best = (score, len(self.scores) - 1, state)
+
+    def finish(self, log=None) -> None:
+        if not self.phase.validate:
+            return
+        self.phase.info.update(validation=[round(v, 6) for v in self.scores])
+        if self.best is None:
+            self.phase.info["selected_epoch"] = None
+            return
+        score, epoch, state = self.best
+        self.phase.info["selected_epoch"] = epoch
+        if epoch != len(self.scores) - 1:
+            self.model.load_state_dict(state)
+        if log:
+            shown = ", ".join(f"{v:.4f}" for v in self.scores)
+            log(f"phase {self.phase.name}: validation V-measure by epoch [{shown}] -> epoch {epoch} kept")
 
 
 def _dedupe(history: list[dict]) -> list[dict]:

@@ -4,10 +4,12 @@ Each training job (:func:`tecb.adapt.jobs.run`) scores the base model (step 0) a
 step) on the same evaluation splits, so every row of Table 6 is a paired comparison split by split:
 
 - ``base``, ``adapted``: mean V-measure x 100 over the splits (the adapted per-split score is the mean over seeds),
-  each with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`);
-- ``Δ``: adapted - base with ``*`` where the two-sided paired test over splits
-  (:func:`tecb.report.stats.paired_pvalue`, the config's test) is significant after Holm's adjustment over all
-  rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value;
+  ``base`` with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`),
+  ``adapted`` and ``Δ`` with a two-level one over training seeds and splits
+  (:func:`tecb.report.stats.seeds_bootstrap_interval`: the seeds' variance is in the interval);
+- ``Δ``: adapted - base with ``*`` where the two-sided paired test over splits holds for every seed
+  (:func:`tecb.report.stats.seeds_paired_pvalue`, an intersection-union test of the config's test) after Holm's
+  adjustment over all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value;
 - the training cost that is the same on every rerun: optimizer steps, device, precision. The seconds are in a
   separate file (:func:`costs`), never in Table 6.
 
@@ -52,12 +54,6 @@ def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _two_sided(diffs: np.ndarray, *, test: str, n_resamples: int, seed: int, strata=None) -> float:
-    up = stats.paired_pvalue(diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
-    down = stats.paired_pvalue(-diffs, strata=strata, test=test, n_resamples=n_resamples, seed=seed)
-    return float(min(1.0, 2 * min(up, down)))
-
-
 def _share(part, whole) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "n/a"
 
@@ -67,6 +63,19 @@ CHANCE_NOTE = (
     "clusters as it has labels, over all of the dataset's splits, with its interval over the draws (the floor of "
     "the transductive and lodo rows; disjoint rows evaluate restricted splits with their own floor). "
 )
+
+
+def _selection(info: dict) -> list[str]:
+    """COB's and triplet's model selection, as recorded by the training loop: the epoch kept of those run, and the
+    validation instances it was chosen on."""
+    if "selected_epoch" not in info:
+        return []
+    scores = info.get("validation") or []
+    shown = "/".join(f"{100 * v:.1f}" for v in scores)
+    return [
+        f"epoch {info['selected_epoch']} of {max(len(scores) - 1, 0)} kept on {info.get('validation_instances', '?')} "
+        f"validation instances (V x 100 by epoch, 0 = base: {shown})"
+    ]
 
 
 def what_ran(method: str, training: dict, warnings=()) -> str:
@@ -91,9 +100,11 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
     elif method == "cob":
         info = phases.get("cob", {})
         parts.append(f"{info.get('instances', '?')} instances")
+        parts += _selection(info)
     elif method == "triplet":
         info = phases.get("triplet", {})
         parts.append(f"{info.get('triplets', '?')} triplets")
+        parts += _selection(info)
     elif method == "argue":
         parts.append("phases " + " + ".join(phases) if phases else "no phase")
     head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
@@ -146,18 +157,20 @@ def table6(
         ]
         base = part[part.step == 0].groupby("split").v_measure.mean()
         finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
-        adapted = pd.concat(finals).groupby("split").v_measure.mean()
-        joined = pd.concat([base.rename("b"), adapted.rename("a")], axis=1, join="inner").dropna()
-        b, a = joined.b.to_numpy(float), joined.a.to_numpy(float)
+        per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+        joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
+        b = joined.b.to_numpy(float)
+        by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
+        a = by_seed.mean(axis=0)
         kinds_of = (split_kinds or {}).get(key[3])
         strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
         training = [meta[(*key, s)].get("training", {}) for s in seeds]
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
         interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
-        lo_a, hi_a = stats.bootstrap_interval(a, **interval)
-        lo_d, hi_d = stats.bootstrap_interval(a - b, **interval)
-        p = _two_sided(a - b, test=test, n_resamples=n_resamples, seed=seed, strata=strata)
+        lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
+        lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
+        p = stats.seeds_paired_pvalue(by_seed - b, test=test, n_resamples=n_resamples, seed=seed, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -340,9 +353,11 @@ def render(
     notes = [
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
-        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits. *: the two-sided paired "
-        f"{test} test over splits is significant after Holm's adjustment over the table's rows (α = {alpha:g}); "
-        "p: that adjusted p-value."
+        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over training "
+        "seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with one seed it is not "
+        f"estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
+        f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment over "
+        f"the table's rows (α = {alpha:g}); p: that adjusted p-value."
         + (
             f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
             "stratified by design."

@@ -115,6 +115,60 @@ def bootstrap_interval(
     return float(lo), float(hi)
 
 
+def seeds_bootstrap_interval(
+    values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> tuple[float, float]:
+    """Percentile interval of the mean of ``values`` (seeds x splits: one row per training seed) by a two-level
+    bootstrap: each replicate draws the seeds with replacement and the splits with replacement (within their kind,
+    ``strata``: one kind per split, as for :func:`bootstrap_interval`), and averages the drawn splits' mean over the
+    drawn seeds. So the interval carries both the splits' and the training seeds' variance. One seed: exactly
+    :func:`bootstrap_interval` of its row."""
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"values must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError("values contain NaN")
+    if matrix.shape[0] == 1:
+        return bootstrap_interval(matrix[0], strata=strata, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    rng = np.random.default_rng(seed)
+    n_seeds, n_splits = matrix.shape
+    drawn = rng.integers(0, n_seeds, size=(n_resamples, n_seeds))
+    weights = np.zeros((n_resamples, n_seeds))
+    np.add.at(weights, (np.arange(n_resamples)[:, None], drawn), 1.0 / n_seeds)
+    per_split = weights @ matrix  # (replicates, splits): each split's mean over the drawn seeds
+    means = np.zeros(n_resamples)
+    for idx, weight in _split_strata(n_splits, strata):
+        picks = idx[rng.integers(0, idx.size, size=(n_resamples, idx.size))]
+        means += weight * np.take_along_axis(per_split, picks, axis=1).mean(axis=1)
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+def _split_strata(n_splits: int, strata) -> list[tuple[np.ndarray, float]]:
+    """(split indices, weight = share of the splits) per kind; no strata: one kind."""
+    if strata is None:
+        return [(np.arange(n_splits), 1.0)]
+    kinds = np.asarray(list(strata), dtype=object)
+    if kinds.size != n_splits:
+        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    return [(np.flatnonzero(kinds == k), float(np.sum(kinds == k)) / n_splits) for k in dict.fromkeys(kinds.tolist())]
+
+
+def seeds_paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
+    """Two-sided p-value for "training changed the score" from per-(seed, split) differences (adapted minus base;
+    one row per training seed). An intersection-union test over the seeds: the change is called significant in a
+    direction only if every seed's paired test over splits (:func:`paired_pvalue`, stratified by ``strata``) is,
+    so ``p = 2 * min(max_s p_s(up), max_s p_s(down))``; one seed gives the usual two-sided ``2 * min(up, down)``.
+    A seed whose training went the other way keeps the row from being marked."""
+    matrix = np.atleast_2d(np.asarray(diffs, dtype=float))
+    up = max(paired_pvalue(row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
+    down = max(paired_pvalue(-row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
+    return float(min(1.0, 2 * min(up, down)))
+
+
 def holm(pvalues) -> np.ndarray:
     """Holm's step-down adjusted p-values (same order as given); controls the family-wise error rate."""
     p = np.asarray(pvalues, dtype=float)

@@ -3,10 +3,12 @@
 
 
 def adapt_variants(method):
-    """The protocol variants of a method (tecb.adapt.protocol.variants_of)."""
+    """The jobs' variants of a method (tecb.adapt.protocol.variants_of): its protocol variants, argue's objectives."""
     from tecb.adapt.protocol import variants_of
 
-    return variants_of(method, AD_PROTOCOL["supervised"])
+    return variants_of(
+        method, AD_PROTOCOL["supervised"], AD_PROTOCOL["argue_objectives"]
+    )
 
 
 def adapt_path(*parts):
@@ -34,7 +36,8 @@ def adapt_train_datasets(wildcards):
     leaves out those of the evaluated dataset's corpus (text containment) and drops what shares a text or a label
     with the evaluated one."""
     names = [wildcards.dataset]
-    if wildcards.variant == "lodo":
+    # lodo trains on the others; argue reads them for its sibling datasets' texts (a title's text: similarity)
+    if wildcards.variant == "lodo" or wildcards.method == "argue":
         names += [d for d in DATASETS if d != wildcards.dataset]
     return names
 
@@ -93,6 +96,16 @@ def check_adapt_config():
         )
     if not AD_METHODS:
         raise ValueError("config: adapt.methods is empty")
+    if (
+        "argue" in AD_METHODS
+        and "reply" in AD_PROTOCOL["argue_objectives"]
+        and adapt_reply_source() is None
+    ):
+        raise ValueError(
+            "config: adapt.protocol.argue_objectives lists reply (one argue model trained on the forum's reply "
+            f"graph), but adapt.protocol.reply_source = {AD_PROTOCOL['reply_source']!r} is not a configured source "
+            "(a One Million Posts corpus.sqlite3); configure it or leave reply out"
+        )
 
 
 def adapt_outputs():
