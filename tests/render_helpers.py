@@ -36,9 +36,9 @@ def render(
     )
     F.render_tables(
         settings,
-        scores_path=scores,
-        texts_paths=texts,
-        splits_paths=splits,
+        scores,
+        texts,
+        splits,
         outputs=outputs,
         reference=reference,
         reference_table1=reference_table1,

@@ -268,14 +268,7 @@ def stem_paths(stem: str | Path, formats=FORMATS) -> dict[str, Path]:
     return {ext: stem.with_name(f"{stem.name}.{ext}") for ext in formats}
 
 
-def write_all_formats(
-    df: pd.DataFrame,
-    stem: str | Path,
-    caption: str = "",
-    decimals: int = 2,
-    mark_best: bool = False,
-    footnotes=(),
-    suffix: pd.DataFrame | None = None,
-) -> list[Path]:
-    """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths."""
-    return write_formats(df, stem_paths(stem), caption, decimals, mark_best, footnotes, suffix)
+def write_all_formats(df: pd.DataFrame, stem: str | Path, *args, **kwargs) -> list[Path]:
+    """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths. The other arguments are
+    :func:`write_formats`'."""
+    return write_formats(df, stem_paths(stem), *args, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -90,6 +91,16 @@ class TableSettings:
     @property
     def statistics_on(self) -> bool:
         return self.statistics is not None and {**STATISTICS_DEFAULTS, **self.statistics}["enabled"]
+
+    @property
+    def statistics_used(self) -> Mapping | None:
+        """``statistics`` when on, else None."""
+        return self.statistics if self.statistics_on else None
+
+    @property
+    def statistics_options(self) -> dict:
+        """The statistics options in use, defaults filled in (all defaults when off)."""
+        return {**STATISTICS_DEFAULTS, **(self.statistics_used or {})}
 
 
 def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> list[str]:
@@ -214,10 +225,10 @@ class _Chance:
 
 def render_tables(
     settings: TableSettings,
-    *,
     scores_path,
     texts_paths,
     splits_paths,
+    *,
     outputs,
     reference=None,
     reference_table1=None,
@@ -261,33 +272,62 @@ def render_tables(
 
 @dataclass(frozen=True)
 class _Run:
-    """What every table of one :func:`render_tables` call reads: its settings and outputs, the scores (``keep``:
-    of the configured models), the split kinds, the chance floor, the statistics options, the comparability with
-    the paper's datasets and Table 2's configuration in words (``cfg``)."""
+    """What every table of one :func:`render_tables` call reads: its settings and outputs, the scores, the split
+    kinds, the chance floor (None: no chance row) and which datasets are not comparable with the paper's."""
 
     settings: TableSettings
     outputs: dict
-    datasets: list
-    model_names: dict
     scores: pd.DataFrame
-    keep: pd.DataFrame
     kinds: dict
     chance: _Chance | None
-    statistics: Mapping | None
-    opts: dict
     not_comparable: dict
-    nc_notes: list
-    nc_plain: list
-    status: str
-    cfg: str
+
+    @cached_property
+    def datasets(self) -> list[str]:
+        return list(self.settings.datasets)
+
+    @cached_property
+    def model_names(self) -> dict[str, str]:
+        return dict(self.settings.model_names)
+
+    @cached_property
+    def keep(self) -> pd.DataFrame:
+        """The scores of the configured models (all of them without ``model_names``)."""
+        return self.scores[self.scores.model.isin(list(self.model_names))] if self.model_names else self.scores
+
+    @property
+    def statistics(self) -> Mapping | None:
+        return self.settings.statistics_used
+
+    @cached_property
+    def opts(self) -> dict:
+        return self.settings.statistics_options
+
+    @cached_property
+    def nc_notes(self) -> list[str]:
+        """The footnotes on datasets not comparable with the paper's."""
+        paper = {d: r for d, r in self.not_comparable.items() if d in PAPER_DATASETS}
+        return comparability_notes(paper, self.datasets)
+
+    @cached_property
+    def nc_plain(self) -> list[str]:
+        """:attr:`nc_notes` for the tables without a delta column."""
+        return [n.replace(", so no Δ", "") for n in self.nc_notes]
+
+    @cached_property
+    def cfg(self) -> str:
+        """Table 2's configuration in words."""
+        red = self.settings.table2["reduction"]
+        return f"{self.settings.table2['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
 
     def status_line(self) -> list[str]:
-        return [self.status] if self.status else []
+        status = comparability_line(self.not_comparable, self.datasets)
+        return [status] if status else []
 
 
 def _prepare(settings, scores_path, texts_paths, splits_paths, outputs, reference, chance_paths) -> _Run:
     """Check ``outputs`` against the tables to write and read what they share (:class:`_Run`)."""
-    datasets, model_names = list(settings.datasets), dict(settings.model_names)
+    datasets = list(settings.datasets)
     keys = table_keys(
         reference is not None,
         settings.metrics,
@@ -298,31 +338,11 @@ def _prepare(settings, scores_path, texts_paths, splits_paths, outputs, referenc
     if isinstance(outputs, (str, Path)):
         outputs = outputs_in(outputs, keys)
     _check_outputs(outputs, keys)
-    statistics = settings.statistics if settings.statistics_on else None
-    opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
     kinds = read_split_kinds(datasets, splits_paths)
-    chance = _Chance(datasets, chance_paths, kinds, opts["confidence"]) if chance_paths is not None else None
-    not_comparable = comparability(datasets, splits_paths)
-    nc_notes = comparability_notes({d: r for d, r in not_comparable.items() if d in PAPER_DATASETS}, datasets)
+    confidence = settings.statistics_options["confidence"]
+    chance = _Chance(datasets, chance_paths, kinds, confidence) if chance_paths is not None else None
     scores = pd.read_parquet(scores_path)
-    red = settings.table2["reduction"]
-    return _Run(
-        settings=settings,
-        outputs=outputs,
-        datasets=datasets,
-        model_names=model_names,
-        scores=scores,
-        keep=scores[scores.model.isin(list(model_names))] if model_names else scores,
-        kinds=kinds,
-        chance=chance,
-        statistics=statistics,
-        opts=opts,
-        not_comparable=not_comparable,
-        nc_notes=nc_notes,
-        nc_plain=[n.replace(", so no Δ", "") for n in nc_notes],
-        status=comparability_line(not_comparable, datasets),
-        cfg=f"{settings.table2['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings",
-    )
+    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, splits_paths))
 
 
 def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:
