@@ -18,6 +18,7 @@ from collections import Counter
 import pytest
 import yaml
 from conftest import DEMO_SOURCES, copy_project, run_snakemake
+from helpers import job_counts
 
 pytestmark = pytest.mark.workflow
 
@@ -96,9 +97,9 @@ def test_the_whole_demo_plans_with_the_cache(tmp_path, shard_size):
     proc = run_snakemake(
         work, "-n", "--configfile", "config/demo.yaml", "config/cached.yaml", "--cores", "2", "--resources", "gpu=1"
     )
-    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, flags=re.M))
-    assert planned.get("embed_cached") == "18" and "embed" not in planned, proc.stdout[-3000:]
-    assert planned.get("report_extras") == "1"
+    planned = job_counts(proc.stdout)
+    assert planned.get("embed_cached") == 18 and "embed" not in planned, proc.stdout[-3000:]
+    assert planned.get("report_extras") == 1
 
 
 def _key(work, run, model="tfidf") -> str:

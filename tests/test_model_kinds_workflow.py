@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
+from helpers import KULTUR, POLITIK, SPORT, job_counts, write_news_tsv
 
 from tecb.embed.encode import distill_static
 from tecb.embed.tiny_bert import create_tiny_bert
@@ -36,18 +36,11 @@ UNRELATED = "Die Mannschaft verlor das Auswärtsspiel deutlich."
 ROWS = [
     (PARAPHRASE[0], "politik"),
     (PARAPHRASE[1], "politik"),
-    ("Die Regierung plant eine Reform der Rente.", "politik"),
-    ("Die Opposition kritisiert den Haushalt des Ministers.", "politik"),
-    ("Die Wahlbeteiligung in Bayern war niedrig.", "politik"),
-    ("Der Stürmer erzielte in der letzten Minute das Siegtor.", "sport"),
+    *POLITIK[:3],
+    SPORT[0],
     (UNRELATED, "sport"),
-    ("Der Trainer wurde nach der Niederlage entlassen.", "sport"),
-    ("Das Finale der Meisterschaft findet in Berlin statt.", "sport"),
-    ("Die Schwimmerin gewann die Goldmedaille.", "sport"),
-    ("Das Museum zeigt Gemälde aus dem Barock.", "kultur"),
-    ("Der Roman der Autorin wurde preisgekrönt.", "kultur"),
-    ("Im Theater läuft eine neue Inszenierung von Faust.", "kultur"),
-    ("Das Orchester spielte Werke von Beethoven.", "kultur"),
+    *SPORT[1:],
+    *KULTUR,
     ("Die Ausstellung über moderne Fotografie beginnt morgen.", "kultur"),
 ] * 2  # duplicate rows: each unique text is embedded once
 
@@ -103,13 +96,7 @@ def planned(work, config, check=True):
     )
     if not check:
         return proc
-    out = proc.stdout
-    if "Nothing to be done" in out:
-        return {}
-    table = out[out.index("Job stats") :]
-    return {
-        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
-    }
+    return job_counts(proc.stdout)
 
 
 def write_vectors(path, texts, dim=6, drop=()):
@@ -122,7 +109,7 @@ def write_vectors(path, texts, dim=6, drop=()):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     work = copy_project(tmp_path_factory.mktemp("kinds") / "proj")
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in ROWS), encoding="utf-8")
+    write_news_tsv(work / "news.tsv", ROWS)
     create_tiny_bert(work / "my-model", [t for t, _ in ROWS], seed=3, vocab_size=300)
     distill_static(str(work / "my-model"), work / "static-folder", 8, log=lambda *_: None)
     (work / "my_encoder.py").write_text(MY_ENCODER)
@@ -301,8 +288,7 @@ def test_prompt_variants_plan_one_model_per_variant_sharing_one_download(tmp_pat
     modern["models"] = {"me5-large-instruct": e5}
     (work / "config" / "variants.yaml").write_text(yaml.safe_dump(modern, allow_unicode=True))
     out = run_snakemake(work, "--configfile", "config/variants.yaml", "-n", "--cores", "1").stdout
-    table = out[out.index("Job stats") :]
-    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    counts = job_counts(out)
     assert counts["prefetch_model"] == 1 and counts["embed"] == 3 * 6  # the paper's six datasets
     for variant in ("none", "generic", "task"):  # each variant is a model of its own, down to the tables
         assert f"results/modern/embeddings/me5-large-instruct@{variant}/BlurbsClusteringS2S.parquet" in out

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, copy_project, run_snakemake
+from helpers import job_counts
 
 from tecb import io
 from tecb.adapt import pretrain
@@ -332,9 +331,9 @@ def test_table5_and_figure(tmp_path):
 def test_paper_config_dry_runs_full_grid(tmp_path):
     workdir = copy_project(tmp_path)
     proc = run_snakemake(workdir, "-n", "--cores", "2", "--resources", "gpu=1")
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", proc.stdout, flags=re.M))
-    assert int(counts.get("pretrain", 0)) == 2 * 2 * 6 * 3
-    assert int(counts.get("pretrain_report", 0)) == 1
+    counts = job_counts(proc.stdout)
+    assert counts.get("pretrain", 0) == 2 * 2 * 6 * 3
+    assert counts.get("pretrain_report", 0) == 1
 
 
 @pytest.mark.workflow
