@@ -299,16 +299,26 @@ def encode_transformer(
     go to every ``model.encode`` call. After each chunk ``log`` gets a progress line (texts done /
     total, rate, ETA).
     """
-    state = state if state is not None else {}
-    state["final_batch_size"] = batch_size = max(1, int(batch_size))
     options = {"normalize_embeddings": False, **(encode_kwargs or {})}
+
+    def encode(chunk, size):
+        return model.encode(chunk, batch_size=size, convert_to_numpy=True, show_progress_bar=False, **options)
+
+    state = state if state is not None else {}
+    for start, vectors in encode_halving(encode, texts, max(1, int(batch_size)), chunk_size, log, state):
+        yield start, np.asarray(vectors, dtype=np.float32)
+
+
+def encode_halving(encode, texts: list[str], batch_size: int, chunk_size: int, log, state: dict):
+    """Yield ``(first_text_id, encode(chunk, batch_size))`` per chunk of ``chunk_size`` texts. On an out-of-memory
+    error the batch size is halved (down to 1) and the chunk retried; the smaller size is kept for the rest and
+    reported in ``state["final_batch_size"]``. After each chunk ``log`` (if any) gets a progress line."""
+    state["final_batch_size"] = batch_size
     progress = Progress(len(texts), log, what="encoded ")
     for start, chunk in chunks(texts, chunk_size):
         while True:
             try:
-                vectors = model.encode(
-                    chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False, **options
-                )
+                vectors = encode(chunk, batch_size)
                 break
             except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
                 if not _is_oom(error) or batch_size == 1:
@@ -318,7 +328,18 @@ def encode_transformer(
                 if log:
                     log(f"out of memory at text {start}: batch size halved to {batch_size}")
         progress.update(start + len(chunk))
-        yield start, np.asarray(vectors, dtype=np.float32)
+        yield start, vectors
+
+
+#: How :func:`token_counts` calls a tokenizer: every token counted (special tokens too), nothing cut or padded.
+UNTRUNCATED = {
+    "add_special_tokens": True,
+    "truncation": False,
+    "padding": False,
+    "verbose": False,
+    "return_attention_mask": False,
+    "return_token_type_ids": False,
+}
 
 
 def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size: int = CHUNK_SIZE) -> np.ndarray | None:
@@ -331,15 +352,7 @@ def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size:
     for _, part in chunks(texts, chunk_size):
         if prompt:
             part = [prompt + text for text in part]
-        encoded = tokenizer(
-            part,
-            add_special_tokens=True,
-            truncation=False,
-            padding=False,
-            verbose=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
+        encoded = tokenizer(part, **UNTRUNCATED)
         counts += [len(ids) for ids in encoded["input_ids"]]
     return np.asarray(counts, dtype=np.int64)
 
@@ -752,24 +765,10 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
         f"prompt {prompt!r})"
     )
 
-    def batches():
-        progress = Progress(len(texts), log, what="encoded ")
-        size = batch_size
-        for start, chunk in chunks(texts, settings.get("chunk_size", CHUNK_SIZE)):
-            while True:
-                try:
-                    vectors = mteb_model.encode_texts(wrapper, chunk, task, size)
-                    break
-                except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
-                    if not _is_oom(error) or size == 1:
-                        raise
-                    _free_cuda_cache()
-                    size = meta["final_batch_size"] = size // 2
-                    log(f"out of memory at text {start}: batch size halved to {size}")
-            progress.update(start + len(chunk))
-            yield start, vectors
+    def encode(chunk, size):
+        return mteb_model.encode_texts(wrapper, chunk, task, size)
 
-    return meta, batches()
+    return meta, encode_halving(encode, texts, batch_size, settings.get("chunk_size", CHUNK_SIZE), log, meta)
 
 
 def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):

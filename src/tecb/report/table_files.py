@@ -29,6 +29,7 @@ from tecb.report.tables import (
     average_groups,
     dataset_stats,
     label_average,
+    read_keyed,
     summarize,
     table1,
     table1_display,
@@ -46,17 +47,7 @@ def collect_scores(score_paths, keys, out_path, log=print) -> pd.DataFrame:
 
     from tecb.io import write_table
 
-    score_paths, keys = list(score_paths), [tuple(k) for k in keys]
-    if len(score_paths) != len(keys):
-        raise ValueError(f"{len(score_paths)} score files but {len(keys)} keys")
-    frames = []
-    for path, (model, dataset, reduction, algorithm) in zip(map(str, score_paths), keys):
-        df = pd.read_parquet(path)
-        df.insert(0, "algorithm", algorithm)
-        df.insert(0, "reduction", reduction)
-        df.insert(0, "dataset", dataset)
-        df.insert(0, "model", model)
-        frames.append(df)
+    frames = read_keyed(score_paths, keys, ("model", "dataset", "reduction", "algorithm"))
     scores = pd.concat(frames, ignore_index=True)
     write_table(pa.Table.from_pandas(scores, preserve_index=False), out_path)
     log(f"{len(frames)} score files, {len(scores)} rows -> {out_path}")
