@@ -240,9 +240,7 @@ def _check_sqlite(path, key: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise PreflightError(f"{key}: {path} is a folder; million_posts needs the corpus.sqlite3 file inside it")
-    with open(p, "rb") as fh:
-        head = fh.read(16)
-    if head != b"SQLite format 3\x00":
+    if not gnad.is_sqlite(p):
         raise PreflightError(
             f"{key}: {path} is not an SQLite database (it does not start with the SQLite header); million_posts "
             "needs corpus.sqlite3 of the One Million Posts corpus: delete it and download it again, or fix the path"

@@ -198,6 +198,19 @@ def build_blurbs(
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)
 
 
+def _raw_provenance(source: str, files: list, records: int, what: str) -> dict:
+    """The provenance of a dataset built from raw files: the ``files`` and the ``records`` read (``what``: their
+    name), whether that is the whole source (:data:`FULL_SOURCE`) and, if not, why."""
+    full = records >= FULL_SOURCE[source][0]
+    return {
+        "origin": "raw",
+        "source_files": files,
+        "records": records,
+        "full_source": full,
+        "partial_because": "" if full else f"{records:,} {what}; {FULL_SOURCE[source][1]}",
+    }
+
+
 def build_tenkgnad(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
@@ -221,14 +234,7 @@ def build_tenkgnad(
     split_items = _random_splits([a.label for a in articles], n_splits, rng, min_fraction, max_fraction)
     texts = [a.s2s() if variant == "s2s" else a.p2p() for a in articles]
     unique, splits = assemble(texts, split_items)
-    full = n_read >= FULL_SOURCE["million_posts"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": [_file_entry(path, n_read)],
-        "records": n_read,
-        "full_source": full,
-        "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}",
-    }
+    prov = _raw_provenance("million_posts", [_file_entry(path, n_read)], n_read, "newsroom articles")
     notes = [f"  {Path(path).name}: {n_read} newsroom articles read (before the selection)"]
     return Dataset(
         unique,
@@ -265,14 +271,7 @@ def build_tenkgnad_csv(
     rng = np.random.default_rng(seed)
     split_items = _random_splits([label for label, _ in rows], n_splits, rng, min_fraction, max_fraction)
     unique, splits = assemble([text for _, text in rows], split_items)
-    full = len(rows) >= FULL_SOURCE["10kgnad_csv"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": entries,
-        "records": len(rows),
-        "full_source": full,
-        "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}",
-    }
+    prov = _raw_provenance("10kgnad_csv", entries, len(rows), "rows")
     return Dataset(
         unique,
         splits,
@@ -303,14 +302,7 @@ def build_reddit(
     ]
     texts = [r["title"] if variant == "s2s" else f"{r['title']} {r['selftext']}".strip() for r in rows]
     unique, splits = assemble(texts, split_items)
-    full = table.num_rows >= FULL_SOURCE["reddit"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": [_file_entry(path, table.num_rows)],
-        "records": table.num_rows,
-        "full_source": full,
-        "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}",
-    }
+    prov = _raw_provenance("reddit", [_file_entry(path, table.num_rows)], table.num_rows, "submissions")
     notes = [f"  {Path(path).name}: {table.num_rows} submissions read (before the selection)"]
     return Dataset(
         unique,
