@@ -4,6 +4,7 @@ Fixtures stay in conftest.py."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -130,6 +131,27 @@ KULTUR = [
 NEWS = POLITIK + SPORT + KULTUR
 
 
+def small_embed_config(dataset: str, **embed) -> dict:
+    """A config of one demo dataset (the demo's raw files: conftest.DEMO_SOURCES), TF-IDF (32 dims) and the tiny
+    BERT, k-means on raw embeddings, one thread; ``embed`` adds to the embed section."""
+    from conftest import DEMO_SOURCES
+
+    return {
+        "seed": 42,
+        "sources": DEMO_SOURCES,
+        "datasets": {dataset: {"source": "million_posts", "text": "s2s"}},
+        "models": {
+            "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
+            "tiny-bert": {"name": "tiny BERT", "kind": "tiny-bert"},
+        },
+        "embed": {"batch_size": 16, "device": "cpu", "threads": 1, **embed},
+        "reductions": {},
+        "algorithms": {"kmeans": copy.deepcopy(ALGORITHMS["kmeans"])},
+        "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
+        "cluster": {"threads": 1},
+    }
+
+
 def write_news_tsv(path: Path, rows) -> Path:
     """``rows`` of (text, label) as the custom builder's TSV (columns ``text``, ``label``)."""
     path.write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in rows), encoding="utf-8")
@@ -168,6 +190,19 @@ def blobs(n=600, dim=2, centers=4, seed=0):
         random_state=seed,
     )
     return x.astype(np.float32), np.array([f"c{v}" for v in y], dtype=object)
+
+
+def mteb_wrapper_vectors(model_dir, texts: list[str], task_name: str, batch_size: int):
+    """The vectors mteb's own SentenceTransformerEncoderWrapper gives ``texts`` on the CPU, called as mteb's
+    clustering evaluator calls it (a dataloader of the texts, the task's metadata, the test split)."""
+    import mteb
+    from mteb._create_dataloaders import _create_dataloader_from_texts
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    task = mteb.get_task(task_name).metadata
+    wrapper = SentenceTransformerEncoderWrapper(str(model_dir), device="cpu")
+    batches = _create_dataloader_from_texts(texts, batch_size=batch_size)
+    return wrapper.encode(batches, task_metadata=task, hf_split="test", hf_subset="default", batch_size=batch_size)
 
 
 class LookupEncoder:

@@ -59,33 +59,10 @@ def _dataset():
             ],
         }
     )
-    splits = pd.DataFrame(
-        {
-            "split": [0] * 4 + [1] * 8,
-            "text_id": [0, 3, 6, 7] + list(range(8)),
-            "label": [
-                "Sport",
-                "Politik",
-                "Essen",
-                "Essen",
-                "Sport",
-                "Sport",
-                "Sport",
-                "Politik",
-                "Politik",
-                "Politik",
-                "Essen",
-                "Essen",
-            ],
-        }
-    )
-    labels = pd.DataFrame(
-        {
-            "split": [0] * 4 + [1] * 8,
-            "text_id": [0, 3, 6, 7] + list(range(8)),
-            "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32),
-        }
-    )
+    rows = {"split": [0] * 4 + [1] * 8, "text_id": [0, 3, 6, 7] + list(range(8))}  # split 0: four texts; 1: all
+    label = ["Sport", "Politik", "Essen", "Essen"] + ["Sport"] * 3 + ["Politik"] * 3 + ["Essen"] * 2
+    splits = pd.DataFrame({**rows, "label": label})
+    labels = pd.DataFrame({**rows, "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32)})
     return texts, splits, labels
 
 

@@ -17,26 +17,13 @@ from collections import Counter
 
 import pytest
 import yaml
-from conftest import DEMO_SOURCES, copy_project, run_snakemake
-from helpers import job_counts
+from conftest import copy_project, run_snakemake
+from helpers import job_counts, small_embed_config
 
 pytestmark = pytest.mark.workflow
 
 DATASET = "TenKGnadClusteringS2S"
-CONFIG = {
-    "seed": 42,
-    "sources": DEMO_SOURCES,
-    "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
-    "models": {
-        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
-        "tiny-bert": {"name": "tiny BERT", "kind": "tiny-bert"},
-    },
-    "embed": {"batch_size": 16, "device": "cpu", "threads": 1, "cache_dir": "resources/embedding-cache"},
-    "reductions": {},
-    "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
-    "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
-    "cluster": {"threads": 1},
-}
+CONFIG = small_embed_config(DATASET, cache_dir="resources/embedding-cache")
 
 
 def _sha(path) -> str:

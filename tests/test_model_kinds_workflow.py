@@ -81,22 +81,17 @@ def pythonpath(work):
     return {"PYTHONPATH": os.pathsep.join(p for p in (str(work), os.environ.get("PYTHONPATH", "")) if p)}
 
 
-def planned(work, config, check=True):
+def kinds_run(work, config, *args, check=True):
+    """snakemake with ``config`` as config/kinds.yaml, one core, the work folder on PYTHONPATH."""
     (work / "config" / "kinds.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
-    proc = run_snakemake(
-        work,
-        "--configfile",
-        "config/kinds.yaml",
-        "-n",
-        "--cores",
-        "1",
-        *TARGETS,
-        check=check,
-        env=pythonpath(work),
-    )
-    if not check:
-        return proc
-    return job_counts(proc.stdout)
+    argv = ["--configfile", "config/kinds.yaml", "--cores", "1", *args]
+    return run_snakemake(work, *argv, check=check, env=pythonpath(work))
+
+
+def planned(work, config, check=True):
+    """The jobs a dry run of :data:`TARGETS` plans (the process itself with ``check=False``)."""
+    proc = kinds_run(work, config, "-n", *TARGETS, check=check)
+    return job_counts(proc.stdout) if check else proc
 
 
 def write_vectors(path, texts, dim=6, drop=()):
@@ -254,17 +249,7 @@ def test_clear_errors_for_bad_objects_keys_and_missing_vectors(project):
     write_vectors(work / "vectors-short.parquet", [t for t, _ in ROWS], drop=(UNRELATED, PARAPHRASE[1]))
     short = json.loads(json.dumps(config))
     short["models"]["pre"]["path"] = "vectors-short.parquet"
-    (work / "config" / "kinds.yaml").write_text(yaml.safe_dump(short, allow_unicode=True))
-    out = run_snakemake(
-        work,
-        "--configfile",
-        "config/kinds.yaml",
-        "--cores",
-        "1",
-        TARGETS[2],
-        check=False,
-        env=pythonpath(work),
-    )
+    out = kinds_run(work, short, TARGETS[2], check=False)
     log = (work / "logs/embed/pre/News.log").read_text()
     assert out.returncode != 0
     n = len(dataset_texts(work))

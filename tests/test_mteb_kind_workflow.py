@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
-from helpers import NEWS, job_counts, write_news_tsv
+from helpers import NEWS, job_counts, mteb_wrapper_vectors, write_news_tsv
 
 from tecb.embed.tiny_bert import all_minilm_zip, extract_all_minilm
 from tecb.io import read_embeddings
@@ -69,20 +69,10 @@ def test_planned_and_run_offline(project):
 
 
 def test_vectors_are_mtebs_wrappers(project):
-    from mteb._create_dataloaders import _create_dataloader_from_texts
-    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
-
     work, minilm, _ = project
     vectors, meta = read_embeddings(work / "results/embeddings/minilm/News.parquet")
     texts = pd.read_parquet(work / "results/datasets/News/texts.parquet").text.tolist()
-    task = mteb.get_task("TenKGnadClusteringS2S").metadata
-    reference = SentenceTransformerEncoderWrapper(str(minilm), device="cpu").encode(
-        _create_dataloader_from_texts(texts, batch_size=8),
-        task_metadata=task,
-        hf_split="test",
-        hf_subset="default",
-        batch_size=8,
-    )
+    reference = mteb_wrapper_vectors(minilm, texts, "TenKGnadClusteringS2S", batch_size=8)
     np.testing.assert_allclose(vectors, reference, atol=1e-6)  # other threads than this process: rounding only
     assert meta["kind"] == "mteb" and meta["model"] == MINILM and meta["task"] == "TenKGnadClusteringS2S"
     assert meta["revision"] == mteb.get_model_meta(MINILM).revision and meta["model_sha256"]

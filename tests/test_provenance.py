@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from render_helpers import render
+from render_helpers import render_vs_paper
 
 from tecb import io
 from tecb.data import datasets
@@ -111,18 +111,21 @@ def test_published_splits_record_repo_and_revision(tmp_path):
     assert other.provenance["not_comparable_because"] == "published splits other than the paper's (me/x@abc)"
 
 
+def _blurbs_published(path, source=None):
+    """BlurbsClusteringS2S from the published file at ``path`` (source ``published_blurbs_s2s``, its settings
+    ``source``: by default the path), seed 42."""
+    sources = {"published_blurbs_s2s": source or {"path": str(path)}}
+    return datasets.build_from_config(
+        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, sources, str(path), seed=42
+    )
+
+
 def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_path):
     """A local test.jsonl cannot be checked against the hub offline: its statistics must equal the paper's Table 1."""
     from tecb.report import mteb_results
 
     path = _published_file(tmp_path / "test.jsonl")  # 2 splits of 6 texts: not the paper's 28 splits
-    ds = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    ds = _blurbs_published(path)
     prov = ds.provenance
     assert prov["origin"] == "published" and prov["revision"] is None and not prov["comparable_to_paper"]
     assert prov["revision_unverified_because"].startswith(
@@ -134,13 +137,7 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
     assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == f"tecb-sha256:{prov['content_sha256']}"
     assert "revision: unverified (the local test.jsonl does not match" in datasets.describe(ds, "BlurbsClusteringS2S")
     # the workflow passes `local: True` (its params leave paths out) instead of the path
-    same = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"local": True}},
-        str(path),
-        seed=42,
-    )
+    same = _blurbs_published(path, {"local": True})
     assert same.provenance == prov
     mine = datasets.build_from_config(
         "Mine",
@@ -169,25 +166,13 @@ def test_local_published_file_matching_the_papers_table1_is_comparable(tmp_path,
         "classes_max": 3,
     }
     monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", stats)
-    ds = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    ds = _blurbs_published(path)
     prov = ds.provenance
     assert prov["comparable_to_paper"] and prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
     assert prov["revision_check"].startswith("local test.jsonl whose statistics equal the paper's Table 1")
     assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == prov["revision"]
     monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", {**stats, "classes_max": 4})
-    off_by_one = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    off_by_one = _blurbs_published(path)
     assert off_by_one.provenance["revision_unverified_because"].endswith(": classes_max 3 (paper 4)")
 
 
@@ -303,19 +288,13 @@ def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_pat
         for s in range(len(ds.splits))
     ]
     pd.DataFrame(rows).to_parquet(tmp_path / "scores.parquet")
-    render(
+    render_vs_paper(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [texts],
         [splits],
         {"m": "GBERT-base"},
-        [["kmeans", "none"]],
-        {"algorithm": "kmeans", "reduction": "none"},
         tmp_path / "out",
-        REF,
-        REF.with_name("paper_table1.csv"),
-        log=lambda m: None,
-        seed=42,
     )
     vs = (tmp_path / "out" / "table2_vs_paper.md").read_text()
     assert "not comparable (partial source)" in vs and "BlurbsClusteringS2S: built from part of the source" in vs
