@@ -126,6 +126,12 @@ def _check_variant(variant: str) -> None:
         raise ValueError(f"text variant must be one of {VARIANTS}, got {variant!r}")
 
 
+def _check_raw_inputs(path, variant: str, builder: str) -> None:
+    """A raw builder's checks of its arguments: a known text variant, one file or folder."""
+    _check_variant(variant)
+    _single_path(path, builder)
+
+
 def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     labels = np.asarray(labels, dtype=object)
     return [
@@ -138,8 +144,7 @@ def build_blurbs(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """Blurbs S2S/P2P from the GermEval 2019 zip: 10 coarse (d=0), 10 fine (d=1), one split per d=0 genre."""
-    _check_variant(variant)
-    _single_path(path, "germeval2019")
+    _check_raw_inputs(path, variant, "germeval2019")
     source = germeval.read_blurbs_source(path)
     if not source.books:
         unlabelled = ", ".join(f.name for f in source.files if not f.labelled and f.books)
@@ -215,8 +220,7 @@ def build_tenkgnad(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """TenKGnad S2S/P2P from a One Million Posts ``corpus.sqlite3``: 10 random-fraction splits."""
-    _check_variant(variant)
-    _single_path(path, "million_posts")
+    _check_raw_inputs(path, variant, "million_posts")
     articles = gnad.read_articles(path)
     if not articles:
         raise ValueError(f"{path}: no newsroom articles")
@@ -288,8 +292,7 @@ def build_reddit(
     path, variant: str, *, seed: int, n_splits: int = 10, min_subreddits: int = 10, max_subreddits: int = 50
 ) -> Dataset:
     """Reddit S2S/P2P from ``submissions.parquet``: each split = all posts of 10-50 drawn subreddits."""
-    _check_variant(variant)
-    _single_path(path, "reddit")
+    _check_raw_inputs(path, variant, "reddit")
     table = reddit.read_submissions(path)
     rows, dropped = reddit.usable_submissions(table, str(path))
     if not rows:
