@@ -140,6 +140,33 @@ def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     ]
 
 
+def _blurbs_provenance(path, source, dropped) -> dict:
+    """The provenance of a Blurbs dataset: the files read, whether they are the whole source (all three labelled
+    files, enough books) and, if not, why; the duplicate books dropped."""
+    files = [{"file": f.short, "sha256": f.sha256, "records": f.books, "labelled": f.labelled} for f in source.files]
+    if source.archive_sha256:
+        files.insert(0, {"file": Path(path).name, "sha256": source.archive_sha256})
+    n_books = len(source.books)
+    labelled = {Path(f.short.rsplit(":", 1)[-1]).name.removesuffix(".gz") for f in source.files if f.labelled}
+    missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
+    full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
+    if not full:
+        why = (
+            f"{n_books:,} labelled books"
+            + (f", no labelled {', '.join(missing)}" if missing else "")
+            + f"; {FULL_SOURCE['germeval2019'][1]}"
+        )
+    prov = {
+        "origin": "raw",
+        "source_files": files,
+        "records": n_books,
+        "full_source": full,
+        "partial_because": why,
+        "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
+    }
+    return prov
+
+
 def build_blurbs(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
@@ -172,32 +199,12 @@ def build_blurbs(
         dropped[f"no within-genre split for {genre} (one d=1 genre; its books)"] = coarse.count(genre)
     texts = [b.title if variant == "s2s" else f"{b.title}\n{b.body}" for b in kept]
     unique, splits = assemble(texts, split_items)
-    files = [{"file": f.short, "sha256": f.sha256, "records": f.books, "labelled": f.labelled} for f in source.files]
-    if source.archive_sha256:
-        files.insert(0, {"file": Path(path).name, "sha256": source.archive_sha256})
-    n_books = len(source.books)
-    labelled = {Path(f.short.rsplit(":", 1)[-1]).name.removesuffix(".gz") for f in source.files if f.labelled}
-    missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
-    full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
-    if not full:
-        why = (
-            f"{n_books:,} labelled books"
-            + (f", no labelled {', '.join(missing)}" if missing else "")
-            + f"; {FULL_SOURCE['germeval2019'][1]}"
-        )
     notes = [
         "  books read per file (before the selection):",
         source.report(),
-        f"  {n_books} labelled books; selection keeps {len(kept)}",
+        f"  {len(source.books)} labelled books; selection keeps {len(kept)}",
     ]
-    prov = {
-        "origin": "raw",
-        "source_files": files,
-        "records": n_books,
-        "full_source": full,
-        "partial_because": why,
-        "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
-    }
+    prov = _blurbs_provenance(path, source, dropped)
     schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
     kinds = ["coarse"] * n_splits + ["fine"] * n_splits + ["within-genre"] * len(within)
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)

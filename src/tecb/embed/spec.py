@@ -81,6 +81,12 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
         }
     if kind not in TRANSFORMER_KINDS:
         raise ValueError(f"unknown model kind {kind!r}")
+    return _transformer_settings(spec, embed_options, dataset)
+
+
+def _transformer_settings(spec: Mapping, embed_options: Mapping, dataset: str | None) -> dict:
+    """:func:`encoder_settings` of a sentence-transformers model (``huggingface``, ``tiny-bert`` ...)."""
+    kind = spec["kind"]
     prompt = resolve_prompt(spec.get("prompt"), dataset)
     prompt_name = spec.get("prompt_name")
     if prompt is not None and prompt_name is not None:
