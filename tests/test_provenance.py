@@ -14,7 +14,7 @@ from render_helpers import render_vs_paper
 from tecb import io
 from tecb.data import datasets
 from tecb.data import demo as demo_data
-from tecb.data.sources.files import sha256_file
+from tecb.io import file_sha256
 from tecb.report import paper as P
 from tecb.report import render as R
 from tecb.report import tables as T
@@ -42,7 +42,7 @@ def test_raw_build_records_source_hashes_rules_and_partial_source(blurbs_zip, tm
     prov = io.dataset_provenance(texts_path)
     assert prov == io.dataset_provenance(splits_path) == json.loads(json.dumps(ds.provenance))
     assert prov["origin"] == "raw" and prov["builder"] == "germeval2019" and prov["rules"] == "paper"
-    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": sha256_file(blurbs_zip)}
+    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": file_sha256(blurbs_zip)}
     assert [f["file"].rsplit("/", 1)[-1] for f in prov["source_files"][1:]] == [
         "blurbs_train.txt",
         "blurbs_dev.txt",
@@ -100,7 +100,7 @@ def test_published_splits_record_repo_and_revision(tmp_path):
     assert prov["origin"] == "published" and prov["repo_id"] == "slvnwhrl/blurbs-clustering-s2s"
     assert prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c" and prov["comparable_to_paper"]
     assert prov["revision_check"] == "downloaded from the hub at this revision"
-    assert prov["source_files"] == [{"file": "test.jsonl", "sha256": sha256_file(path), "records": 2}]
+    assert prov["source_files"] == [{"file": "test.jsonl", "sha256": file_sha256(path), "records": 2}]
     other = datasets.build_from_config(
         "BlurbsClusteringS2S",
         {"source": "mine"},
@@ -211,7 +211,7 @@ def test_custom_and_csv_fallback_are_not_comparable(tmp_path):
     ds = datasets.build_from_config(
         "BlurbsClusteringS2S", {"source": "mine"}, {"mine": {"builder": "custom"}}, str(tsv), seed=42
     )
-    assert ds.provenance["origin"] == "custom" and ds.provenance["source_files"][0]["sha256"] == sha256_file(tsv)
+    assert ds.provenance["origin"] == "custom" and ds.provenance["source_files"][0]["sha256"] == file_sha256(tsv)
     assert not ds.provenance["comparable_to_paper"]
     csv = tmp_path / "train.csv"
     csv.write_text("".join(f"{'AB'[i % 2]};Text {i}\n" for i in range(20)))
@@ -335,7 +335,7 @@ def test_demo_datasets_record_provenance_and_tables_say_not_comparable(demo_run)
     res = demo_run / "results" / "demo"
     prov = io.dataset_provenance(res / "datasets" / "BlurbsClusteringS2S" / "splits.parquet")
     zip_path = demo_run / "resources" / "demo" / "germeval2019.zip"
-    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": sha256_file(zip_path)}
+    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": file_sha256(zip_path)}
     assert prov["comparable_to_paper"] is False and prov["rules"] == "paper"
     for stem in ("table1_vs_paper", "table2_vs_paper", "table3_vs_paper"):
         text = (res / "tables" / f"{stem}.md").read_text()

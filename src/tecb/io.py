@@ -326,6 +326,15 @@ VECTORS_SHA256 = "vectors_sha256"  # metadata key: sha256 of the vectors' little
 IDS_SHA256 = "ids_sha256"  # reduced files: sha256 of the split (int16) then text_id (int32) columns, little-endian
 
 
+def file_sha256(path: str | os.PathLike, block: int = 1 << 20) -> str:
+    """The SHA-256 hex digest of a file's bytes (read in blocks of ``block`` bytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _ids_sha256(split, ids) -> str:
     hasher = hashlib.sha256(np.ascontiguousarray(split, dtype="<i2").tobytes())
     hasher.update(np.ascontiguousarray(ids, dtype="<i4").tobytes())

@@ -16,7 +16,7 @@ import numpy as np
 
 from tecb.data import splits as recipes
 from tecb.data.sources import custom, germeval, gnad, published, reddit
-from tecb.data.sources.files import sha256_file
+from tecb.io import file_sha256
 
 VARIANTS = ("s2s", "p2p")
 
@@ -115,7 +115,7 @@ def label_conflicts(
 
 def _file_entry(path, records: int | None = None, name: str | None = None, **extra) -> dict:
     """Provenance of one source file: its name (no folders: outputs carry no absolute paths) and SHA-256."""
-    entry = {"file": name or Path(path).name, "sha256": sha256_file(path)}
+    entry = {"file": name or Path(path).name, "sha256": file_sha256(path)}
     if records is not None:
         entry["records"] = int(records)
     return {**entry, **extra}

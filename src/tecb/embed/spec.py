@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tecb.embed.options import CHUNK_SIZE, resolve_prompt  # noqa: F401  (re-exported: spec.CHUNK_SIZE)
+from tecb.io import file_sha256  # noqa: F401  (re-exported: spec.file_sha256)
 
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -137,14 +138,6 @@ def model_files(path: str | os.PathLike) -> list[str]:
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         found += [os.path.join(root, f) for f in files]
     return sorted(found)
-
-
-def file_sha256(path: str | os.PathLike, block: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def directory_digest(path: str | os.PathLike) -> dict:
