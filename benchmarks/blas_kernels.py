@@ -29,14 +29,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATASETS = [
-    "BlurbsClusteringS2S",
-    "BlurbsClusteringP2P",
-    "TenKGnadClusteringS2S",
-    "TenKGnadClusteringP2P",
-    "RedditClusteringS2S",
-    "RedditClusteringP2P",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's library
+from tecb.report.tables import PAPER_DATASETS as DATASETS  # noqa: E402
+
 MODELS = {  # config/demo.yaml
     "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 256},
     "tfidf-64": {"name": "TF-IDF + SVD (64 dims)", "kind": "tfidf", "dim": 64},

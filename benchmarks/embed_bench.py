@@ -41,14 +41,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-DATASETS = [
-    "BlurbsClusteringS2S",
-    "BlurbsClusteringP2P",
-    "TenKGnadClusteringS2S",
-    "TenKGnadClusteringP2P",
-    "RedditClusteringS2S",
-    "RedditClusteringP2P",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's library
+from tecb.report.tables import PAPER_DATASETS as DATASETS  # noqa: E402
+
 # Paper's Table 1 (reference/paper_table1.csv): unique texts, splits, smallest and largest split.
 # Implied items per split: Blurbs 20 random splits of 10-100% (mean 55%) + 8 genre splits covering each
 # book once; TenKGnad 10 random splits of 10-100%; Reddit 10 splits, mean of smallest and largest size.

@@ -108,20 +108,13 @@ def main() -> None:
         records = [json.loads(Path(f).read_text()) for f in glob.glob(os.path.join(args.from_dir, "*.json"))]
         rows = summarize(records)
         outside = args.total_cpu if args.total_cpu is not None else sum(r["total"] for r in rows.values())
-        jobs = sum(r["processes"] for name, r in rows.items() if not name.startswith("("))
-        lines = [
-            f"# Work vs process overhead: {args.label or args.from_dir} ({jobs} job processes)",
-            "",
+        intro = [
             f"Summarized by `python benchmarks/job_overhead.py --from-dir DIR ...` from the per-process records of "
             f"a run made with `benchmarks/cpu_profile` on PYTHONPATH and TECB_CPU_PROFILE_DIR=DIR "
             f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-            f"{os.cpu_count()} CPUs). CPU seconds, as below.",
-            "",
-            *table(rows, outside),
-            "",
+            f"{os.cpu_count()} CPUs). CPU seconds, as below."
         ]
-        Path(args.out).write_text("\n".join(lines))
-        print("\n".join(lines))
+        _publish(args.out, args.label or args.from_dir, intro, rows, outside)
         return
 
     for folder in (ROOT / "results" / args.run, ROOT / "logs" / args.run):
@@ -152,28 +145,27 @@ def main() -> None:
     outside = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     records = [json.loads(Path(f).read_text()) for f in glob.glob(os.path.join(profile_dir, "*.json"))]
     shutil.rmtree(profile_dir)
-    rows = summarize(records)
-    jobs = sum(r["processes"] for name, r in rows.items() if not name.startswith("("))
-
-    lines = [
-        f"# Work vs process overhead: `{args.configfile}` ({jobs} job processes)",
-        "",
+    intro = [
         f"Command: `python benchmarks/job_overhead.py --configfile {args.configfile} --run {args.run} "
         f"--cores {args.cores} --out {args.out}{' ' + ' '.join(args.targets) if args.targets else ''}` "
         f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
         f"{os.cpu_count()} CPUs{', ' + args.label if args.label else ''}).",
-        "",
         "CPU seconds (user + system, every thread; `resource.getrusage`), not wall time: the machine may be shared "
         f"(this run's wall time, {wall:.0f} s, is not a measure of the workflow). Per process: **start** = the "
         "interpreter up to `sitecustomize`; **imports** = inside `import` statements (lazy ones in library "
         "functions included); **numba compile/load** = numba compiling a function or loading it from its "
         "on-disk cache; **work** = the rest. Overhead = start + imports + compile/load.",
-        "",
-        *table(rows, outside),
-        "",
     ]
-    Path(args.out).write_text("\n".join(lines))
-    print("\n".join(lines))
+    _publish(args.out, f"`{args.configfile}`", intro, summarize(records), outside)
+
+
+def _publish(out: str, title: str, intro: list[str], rows: dict, outside: float) -> None:
+    """The summary (title, ``intro`` paragraphs, the table of :func:`table`) written to ``out`` and printed."""
+    jobs = sum(r["processes"] for name, r in rows.items() if not name.startswith("("))
+    head = [f"# Work vs process overhead: {title} ({jobs} job processes)", ""]
+    text = "\n".join([*head, *[line for para in intro for line in (para, "")], *table(rows, outside), ""])
+    Path(out).write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

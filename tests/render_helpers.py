@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tecb.report import table_files as F
+
+#: The paper's per-model results and its Table 1, as the workflow passes them.
+REF = Path(__file__).resolve().parents[1] / "reference" / "paper_results.csv"
+REF_TABLE1 = REF.with_name("paper_table1.csv")
 
 
 def render(
@@ -36,12 +42,19 @@ def render(
     )
     F.render_tables(
         settings,
-        scores_path=scores,
-        texts_paths=texts,
-        splits_paths=splits,
+        scores,
+        texts,
+        splits,
         outputs=outputs,
         reference=reference,
         reference_table1=reference_table1,
         chance_paths=chance_paths,
         log=log,
     )
+
+
+def render_vs_paper(scores, datasets, texts, splits, names, out) -> None:
+    """:func:`render` of k-means on raw embeddings (Table 3's one configuration) beside the paper's tables."""
+    kmeans = {"algorithm": "kmeans", "reduction": "none"}
+    render(scores, datasets, texts, splits, names, [["kmeans", "none"]], kmeans, out, REF, REF_TABLE1,
+           log=lambda m: None, seed=42)  # fmt: skip

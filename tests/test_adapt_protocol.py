@@ -24,6 +24,18 @@ PROTOCOL = {
 }
 
 
+#: The arguments every plan of these tests shares: the protocol above, training and split seed 42.
+FIXED = {"settings": PROTOCOL, "seed": 42, "split_seed": 42}
+
+
+def plan_for(method, variant, evaluated, posts, others=(), instance_size=PROTOCOL["instance_size"]):
+    """:func:`build_plan` with :data:`FIXED`."""
+    return build_plan(
+        method=method, variant=variant, evaluated=evaluated, others=list(others), posts=posts,
+        instance_size=instance_size, **FIXED,
+    )  # fmt: skip
+
+
 def labelled(name, source, built) -> proto.LabelledData:
     splits = tuple((i, tuple(int(t) for t in ids), tuple(labels)) for i, (ids, labels) in enumerate(built.splits))
     schemes = tuple(built.label_schemes) if built.label_schemes is not None else None
@@ -87,17 +99,7 @@ def test_supervised_training_never_sees_an_evaluated_text_or_label(demo_datasets
     built = 0
     for name, evaluated in data.items():
         others = [d for n, d in data.items() if n != name]
-        plan = build_plan(
-            method=method,
-            variant=variant,
-            evaluated=evaluated,
-            others=others,
-            posts=posts,
-            settings=PROTOCOL,
-            instance_size=PROTOCOL["instance_size"],
-            seed=42,
-            split_seed=42,
-        )
+        plan = plan_for(method, variant, evaluated, posts, others=others)
         assert not isinstance(plan, str), plan
         built += 1
         eval_texts, eval_labels = evaluated_texts_and_labels(plan)
@@ -215,17 +217,7 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
         ("argue", "order"),
         ("argue", "reply"),
     ):
-        plan = build_plan(
-            method=method,
-            variant=variant,
-            evaluated=evaluated,
-            others=[],
-            posts=posts,
-            settings=PROTOCOL,
-            instance_size=PROTOCOL["instance_size"],
-            seed=42,
-            split_seed=42,
-        )
+        plan = plan_for(method, variant, evaluated, posts)
         assert plan.record["labels_seen"] == "none" and not plan.training.instances
         assert plan.record["variant"] == "transductive"
         assert plan.eval_splits == evaluated.splits
@@ -244,28 +236,8 @@ def test_unsupervised_training_data_has_no_labels(demo_datasets):
         evaluated.texts,
         tuple((s, ids, tuple("?" for _ in ls)) for s, ids, ls in evaluated.splits),
     )
-    a = build_plan(
-        method="argue",
-        variant="order",
-        evaluated=evaluated,
-        others=[],
-        posts=posts,
-        settings=PROTOCOL,
-        instance_size=None,
-        seed=42,
-        split_seed=42,
-    )
-    b = build_plan(
-        method="argue",
-        variant="order",
-        evaluated=relabelled,
-        others=[],
-        posts=posts,
-        settings=PROTOCOL,
-        instance_size=None,
-        seed=42,
-        split_seed=42,
-    )
+    a = plan_for("argue", "order", evaluated, posts, instance_size=None)
+    b = plan_for("argue", "order", relabelled, posts, instance_size=None)
     assert a.training == b.training
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
-from test_incremental import expensive, parse_plan
+from helpers import copy_of, expensive, planned_jobs
 
 pytestmark = pytest.mark.workflow
 
@@ -77,7 +77,7 @@ def snakemake(work: Path, *args: str, check: bool = True):
 
 def plan(work: Path, cfg: dict) -> set[tuple]:
     proc = snakemake(work, "-n", "--configfile", write_config(work, cfg), "--cores", "1", *TARGETS)
-    return expensive(parse_plan(proc.stdout))
+    return expensive(planned_jobs(proc.stdout))
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +92,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def work(project, tmp_path) -> Path:
-    dest = tmp_path / "copy"
-    shutil.copytree(project, dest, symlinks=True)
-    return dest
+    return copy_of(project, tmp_path)
 
 
 def test_unchanged_plans_nothing(work):

@@ -3,29 +3,12 @@
 import numpy as np
 import pytest
 import yaml
+from helpers import ALGORITHMS as SPECS
+from helpers import SCORE_COLUMNS, blobs, job_counts
 from sklearn.datasets import make_blobs
 
 from tecb.cluster import algorithms as cluster
 from tecb.cluster.algorithms import MemoryLimitError, check_memory, memory_estimate, score_splits
-
-SPECS = {
-    "kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
-    "agglomerative": {"method": "agglomerative"},
-    "hdbscan": {"method": "hdbscan"},
-    "dbstream": {"method": "dbstream"},
-}
-
-
-def blobs(n=600, dim=2, centers=4, seed=0):
-    """Well-separated blobs; in 2-D compact like UMAP output (DBSTREAM's default radius is 1)."""
-    x, y = make_blobs(
-        n_samples=n,
-        centers=[[0, 0], [20, 0], [0, 20], [20, 20]][:centers] if dim == 2 else centers,
-        n_features=dim,
-        cluster_std=0.5 if dim == 2 else 1.0,
-        random_state=seed,
-    )
-    return x.astype(np.float32), np.array([f"c{v}" for v in y], dtype=object)
 
 
 def run(name, x, y, seed=42, logs=None):
@@ -39,19 +22,7 @@ def test_each_algorithm_finds_well_separated_blobs(name):
     row = run(name, x, y)
     assert row["v_measure"] > 0.9, row
     assert row["degenerate"] is False
-    assert set(row) >= {
-        "split",
-        "n_texts",
-        "n_labels",
-        "n_clusters",
-        "noise_fraction",
-        "v_measure",
-        "homogeneity",
-        "completeness",
-        "ami",
-        "ari",
-        "degenerate",
-    }
+    assert set(row) >= set(SCORE_COLUMNS)
     assert "seconds" not in row  # durations live in the timings file: score files are identical across reruns
 
 
@@ -349,20 +320,6 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     )  # before the inputs exist (Snakemake evaluates again before running the job)
 
 
-def _planned_jobs(output: str) -> dict[str, int]:
-    """Job counts from the 'Job stats' table of a dry run ({} if nothing is to be done)."""
-    counts, inside = {}, False
-    for line in output.splitlines():
-        parts = line.split()
-        if parts[:2] == ["job", "count"]:
-            inside = True
-        elif inside and len(parts) == 2 and parts[1].isdigit():
-            if parts[0] == "total":
-                break
-            counts[parts[0]] = int(parts[1])
-    return counts
-
-
 @pytest.mark.workflow
 def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path):
     """Adding a configuration runs only its job; changing one algorithm's params reruns only its jobs."""
@@ -397,16 +354,16 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
     snake(targets)
     for kind in ("scores", "timings", "labels"):
         assert (work / f"results/demo/{kind}/tfidf/TenKGnadClusteringS2S/umap/agglomerative.parquet").exists()
-    assert _planned_jobs(snake(targets, "-n")) == {}
+    assert job_counts(snake(targets, "-n")) == {}
     # a new configuration on an existing reduction: exactly one new cluster job, no reduce job
     targets = write([{"algorithm": "hdbscan", "reduction": "umap"}])
-    assert _planned_jobs(snake(targets, "-n")) == {"cluster": 1}
+    assert job_counts(snake(targets, "-n")) == {"cluster": 1}
     # one algorithm's params change: only that algorithm's jobs
     targets = write(algorithms={"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 100}}})
-    assert _planned_jobs(snake(targets, "-n")) == {"cluster": 1}
+    assert job_counts(snake(targets, "-n")) == {"cluster": 1}
     # cores and the memory limit are not results: nothing to do
     targets = write(cluster={"threads": 2, "max_memory_gb": 8, "batch": False})
-    assert _planned_jobs(snake(targets, "-n")) == {}
+    assert job_counts(snake(targets, "-n")) == {}
     # an import-path algorithm is checked before anything runs, naming the key
     write(algorithms={"spectral": {"method": "sklearn.cluster.SpectralClustring"}})
     bad = run_snakemake(work, "--configfile", "config/demo.yaml", "config/inc.yaml", "-n", check=False)

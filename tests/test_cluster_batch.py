@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import yaml
-from test_cluster import SPECS, _planned_jobs, blobs
+from helpers import ALGORITHMS as SPECS
+from helpers import blobs, job_counts
 
 from tecb import io
 from tecb.cluster import batch
@@ -271,11 +272,11 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     assert "1 of 1 reductions computed" in log.read_text()
     assert "3 of 3 configurations computed" in log.read_text()
     assert "2 of 2 other steps computed (mteb_v2, cluster_view)" in log.read_text()
-    assert _planned_jobs(run("batched", True, "-n")) == {}
+    assert job_counts(run("batched", True, "-n")) == {}
 
     # one algorithm changes: its batch reruns and computes only that configuration
     changed = {"algorithms": {"dbstream": {"method": "dbstream", "params": {"clustering_threshold": 2.0}}}}
-    assert _planned_jobs(run("batched", True, "-n", **changed)) == {"cluster_batch": 1}
+    assert job_counts(run("batched", True, "-n", **changed)) == {"cluster_batch": 1}
     kept = work / "results/batched" / where.format(kind="labels", r="pca", a="agglomerative")
     before = kept.read_bytes()
     run("batched", True, **changed)
@@ -285,14 +286,14 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     # a view setting changes: the batch reruns and rewrites the view only
     v2_before = (work / "results/batched" / steps[0]).read_bytes()
     changed["inspect"] = {"top_terms": 3}
-    assert _planned_jobs(run("batched", True, "-n", **changed)) == {"cluster_batch": 1}
+    assert job_counts(run("batched", True, "-n", **changed)) == {"cluster_batch": 1}
     run("batched", True, **changed)
     assert "0 of 3 configurations computed, 3 kept" in log.read_text()
     assert "1 of 2 other steps computed (mteb_v2, cluster_view)" in log.read_text()
     assert "cluster_view: up to date" not in log.read_text() and "mteb_v2: up to date" in log.read_text()
     assert (work / "results/batched" / steps[0]).read_bytes() == v2_before
     # the cores change no result: nothing to do (as with one job per configuration)
-    assert _planned_jobs(run("batched", True, "-n", threads=2, **changed)) == {}
+    assert job_counts(run("batched", True, "-n", threads=2, **changed)) == {}
     # the reduction changes: it and the two clusterings on it are recomputed, k-means on raw embeddings kept
     # (Snakemake touches a job's outputs after it, kept ones too: the log says which were kept)
     run("batched", True, reductions={"pca": {"method": "pca", "n_components": 3}}, **changed)
@@ -305,4 +306,4 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
     run("batched", True, **off)
     assert "0 of 3 configurations computed, 3 kept" in log.read_text()
     off["scoring"]["mteb_v2"] = {"n_bootstraps": 5}
-    assert _planned_jobs(run("batched", True, "-n", **off)) == {}
+    assert job_counts(run("batched", True, "-n", **off)) == {}

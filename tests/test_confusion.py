@@ -59,33 +59,10 @@ def _dataset():
             ],
         }
     )
-    splits = pd.DataFrame(
-        {
-            "split": [0] * 4 + [1] * 8,
-            "text_id": [0, 3, 6, 7] + list(range(8)),
-            "label": [
-                "Sport",
-                "Politik",
-                "Essen",
-                "Essen",
-                "Sport",
-                "Sport",
-                "Sport",
-                "Politik",
-                "Politik",
-                "Politik",
-                "Essen",
-                "Essen",
-            ],
-        }
-    )
-    labels = pd.DataFrame(
-        {
-            "split": [0] * 4 + [1] * 8,
-            "text_id": [0, 3, 6, 7] + list(range(8)),
-            "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32),
-        }
-    )
+    rows = {"split": [0] * 4 + [1] * 8, "text_id": [0, 3, 6, 7] + list(range(8))}  # split 0: four texts; 1: all
+    label = ["Sport", "Politik", "Essen", "Essen"] + ["Sport"] * 3 + ["Politik"] * 3 + ["Essen"] * 2
+    splits = pd.DataFrame({**rows, "label": label})
+    labels = pd.DataFrame({**rows, "cluster": np.array([0, 1, 2, 2, 5, 5, 5, 3, 3, 3, 7, 7], dtype=np.int32)})
     return texts, splits, labels
 
 
@@ -94,14 +71,8 @@ def test_cluster_view_on_a_labels_file(tmp_path):
     for name, df in (("texts", texts), ("splits", splits), ("labels", labels)):
         df.to_parquet(tmp_path / f"{name}.parquet")
     out = tmp_path / "view.html"
-    C.write_view(
-        tmp_path / "texts.parquet",
-        tmp_path / "splits.parquet",
-        tmp_path / "labels.parquet",
-        out,
-        title="tfidf / Demo",
-        log=lambda m: None,
-    )
+    inputs = [tmp_path / f"{name}.parquet" for name in ("texts", "splits", "labels")]
+    C.write_view(*inputs, out, title="tfidf / Demo", log=lambda m: None)
     html = out.read_text()
     assert "Split 1: 8 texts" in html and "V-measure 1.0000" in html  # the largest split, a perfect clustering
     assert "tor" in html and "koalition" in html and "kuchen" in html
@@ -118,14 +89,7 @@ def test_cluster_view_on_a_labels_file(tmp_path):
     dup_labels = pd.concat([labels, labels.iloc[[4]]], ignore_index=True)
     assert C.cluster_view(texts, dup_splits, dup_labels)["confusion"].values.sum() == 9
     first = out.read_bytes()
-    C.write_view(
-        tmp_path / "texts.parquet",
-        tmp_path / "splits.parquet",
-        tmp_path / "labels.parquet",
-        out,
-        title="tfidf / Demo",
-        log=lambda m: None,
-    )
+    C.write_view(*inputs, out, title="tfidf / Demo", log=lambda m: None)
     assert out.read_bytes() == first
 
 

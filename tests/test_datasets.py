@@ -6,6 +6,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers import GNAD_CATEGORIES
 
 from tecb.data import datasets, splits
 from tecb.data import demo as demo_data
@@ -74,17 +75,7 @@ def test_tenkgnad_10_splits_9_categories(tmp_path):
     path = demo_data.write_million_posts_sqlite(tmp_path / "corpus.sqlite3", articles_per_topic=10, seed=42)
     s2s, p2p = datasets.build_tenkgnad(path, "s2s", seed=42), datasets.build_tenkgnad(path, "p2p", seed=42)
     assert len(s2s.splits) == 10 == len(p2p.splits)
-    assert {label for _, labels in s2s.splits for label in labels} == {
-        "Sport",
-        "International",
-        "Web",
-        "Kultur",
-        "Panorama",
-        "Etat",
-        "Wissenschaft",
-        "Inland",
-        "Wirtschaft",
-    }
+    assert {label for _, labels in s2s.splits for label in labels} == GNAD_CATEGORIES
     for ids, _labels in s2s.splits:
         assert 0.1 * s2s.n_items - 1 <= len(ids) <= s2s.n_items
 

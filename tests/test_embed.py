@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import EMBED_TEXTS as TEXTS
+from helpers import write_texts
 
 from tecb.embed import encode as embed
 from tecb.embed.tiny_bert import create_tiny_bert
-
-TEXTS = [f"Text Nummer {i} " + "sehr lang " * (i % 7) + ("über Bücher" if i % 2 else "über Sport") for i in range(45)]
 
 
 @pytest.fixture(scope="module")
@@ -21,11 +21,6 @@ def tiny_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def model(tiny_dir):
     return embed.load_sentence_transformer(str(tiny_dir), device="cpu")
-
-
-def write_texts(path, texts):
-    pq.write_table(pa.table({"text_id": pa.array(range(len(texts)), pa.int32()), "text": texts}), path)
-    return path
 
 
 def read_vectors(path):

@@ -4,7 +4,8 @@ exact reruns (issue 24)."""
 import json
 
 import pytest
-from test_embed import TEXTS, write_texts
+from helpers import EMBED_TEXTS as TEXTS
+from helpers import write_texts
 
 from tecb.embed import encode
 from tecb.embed.batch import run_embed_batch

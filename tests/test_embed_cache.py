@@ -17,25 +17,13 @@ from collections import Counter
 
 import pytest
 import yaml
-from conftest import DEMO_SOURCES, copy_project, run_snakemake
+from conftest import copy_project, run_snakemake
+from helpers import job_counts, small_embed_config
 
 pytestmark = pytest.mark.workflow
 
 DATASET = "TenKGnadClusteringS2S"
-CONFIG = {
-    "seed": 42,
-    "sources": DEMO_SOURCES,
-    "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
-    "models": {
-        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
-        "tiny-bert": {"name": "tiny BERT", "kind": "tiny-bert"},
-    },
-    "embed": {"batch_size": 16, "device": "cpu", "threads": 1, "cache_dir": "resources/embedding-cache"},
-    "reductions": {},
-    "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
-    "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
-    "cluster": {"threads": 1},
-}
+CONFIG = small_embed_config(DATASET, cache_dir="resources/embedding-cache")
 
 
 def _sha(path) -> str:
@@ -96,9 +84,9 @@ def test_the_whole_demo_plans_with_the_cache(tmp_path, shard_size):
     proc = run_snakemake(
         work, "-n", "--configfile", "config/demo.yaml", "config/cached.yaml", "--cores", "2", "--resources", "gpu=1"
     )
-    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, flags=re.M))
-    assert planned.get("embed_cached") == "18" and "embed" not in planned, proc.stdout[-3000:]
-    assert planned.get("report_extras") == "1"
+    planned = job_counts(proc.stdout)
+    assert planned.get("embed_cached") == 18 and "embed" not in planned, proc.stdout[-3000:]
+    assert planned.get("report_extras") == 1
 
 
 def _key(work, run, model="tfidf") -> str:

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import DEMO_SOURCES, ROOT, copy_project, run_snakemake
+from conftest import ROOT, copy_project, run_snakemake
+from helpers import small_embed_config
 
 from tecb.config import layered_config
 from tecb.configcheck import ConfigError, validated_config
@@ -65,21 +66,8 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path):
 # --- the workflow (config embed.shard_size, workflow/rules/embed_shard.smk) ------------------------------------
 
 DATASET = "TenKGnadClusteringS2S"  # 240 unique texts in the demo data
-WF_CONFIG = {
-    "seed": 42,
-    "sources": DEMO_SOURCES,
-    "datasets": {DATASET: {"source": "million_posts", "text": "s2s"}},
-    "models": {
-        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
-        "tiny-bert": {"name": "tiny BERT", "kind": "tiny-bert"},
-    },
-    # chunks of 64 texts (the default 4096 would make the demo one chunk); 100 texts a shard: 4 shards of 64 texts
-    "embed": {"batch_size": 16, "device": "cpu", "threads": 1, "chunk_size": 64, "shard_size": 100},
-    "reductions": {},
-    "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
-    "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
-    "cluster": {"threads": 1},
-}
+# chunks of 64 texts (the default 4096 would make the demo one chunk); 100 texts a shard: 4 shards of 64 texts
+WF_CONFIG = small_embed_config(DATASET, chunk_size=64, shard_size=100)
 
 
 def test_plan_and_timings(tmp_path):

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
+from helpers import job_counts
 
 from tecb.embed.tiny_bert import create_tiny_bert
 
@@ -26,13 +27,7 @@ TARGETS = ["results/embeddings/tiny-local/News.parquet", "results/embeddings/tfi
 def planned(work, config) -> dict[str, int]:
     """Jobs `snakemake -n` plans for ``config`` (rule -> count; empty when nothing is to be done)."""
     (work / "config" / "h4.yaml").write_text(yaml.safe_dump(config))
-    out = run_snakemake(work, "--configfile", "config/h4.yaml", "-n", "--cores", "1", *TARGETS).stdout
-    if "Nothing to be done" in out:
-        return {}
-    table = out[out.index("Job stats") :]
-    return {
-        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
-    }
+    return job_counts(run_snakemake(work, "--configfile", "config/h4.yaml", "-n", "--cores", "1", *TARGETS).stdout)
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +109,7 @@ def test_modern_config_plans(tmp_path):
 
     work = copy_project(tmp_path / "proj")
     out = run_snakemake(work, "--configfile", "config/modern.yaml", "-n", "--cores", "2", "--resources", "gpu=1").stdout
-    table = out[out.index("Job stats") :]
-    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    counts = job_counts(out)
     modern = yaml.safe_load((work / "config" / "modern.yaml").read_text())
     hub = [k for k, m in modern["models"].items() if m.get("kind") == "mteb"]
     assert counts["prefetch_model"] == len(hub) == 11

@@ -9,13 +9,12 @@ once per module; every test then dry-runs a modified config against it.
 from __future__ import annotations
 
 import copy
-import re
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
+from helpers import copy_of, expensive, planned_jobs
 
 pytestmark = pytest.mark.workflow
 
@@ -23,8 +22,6 @@ RUN = "inc"
 RESULTS = f"results/{RUN}"
 DATASET = "TenKGnadClusteringS2S"
 MODELS = ("tfidf", "tiny")
-# the expensive rules: what must not rerun needlessly (aggregations over all scores may always rerun)
-EXPENSIVE = {"demo_data", "build_dataset", "tiny_bert", "model_digest", "embed", "reduce", "cluster", "pretrain"}
 
 BASE = {
     "run": RUN,
@@ -61,29 +58,7 @@ def planned(workdir: Path, cfg: dict, *extra: str) -> set[tuple]:
     proc = run_snakemake(
         workdir, "-n", "--configfile", write_config(workdir, cfg, "changed.yaml"), "--cores", "1", *extra
     )
-    return parse_plan(proc.stdout)
-
-
-def parse_plan(text: str) -> set[tuple]:
-    jobs = set()
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
-        m = re.match(r"(?:local)?rule (\w+):", block.strip())
-        if not m:
-            continue
-        wc = re.search(r"^\s+wildcards: (.*)$", block, flags=re.M)
-        items = frozenset(tuple(kv.split("=", 1)) for kv in wc.group(1).split(", ")) if wc else frozenset()
-        jobs.add((m.group(1), items))
-    return jobs
-
-
-def expensive(jobs: set[tuple]) -> set[tuple]:
-    """The planned expensive jobs as ``(rule, model, dataset, reduction, algorithm)`` (missing parts None)."""
-    out = set()
-    for rule, wc in jobs:
-        if rule in EXPENSIVE:
-            d = dict(wc)
-            out.add((rule, d.get("model"), d.get("dataset"), d.get("reduction"), d.get("algorithm")))
-    return out
+    return planned_jobs(proc.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +75,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def work(project, tmp_path) -> Path:
-    dest = tmp_path / "copy"
-    shutil.copytree(project, dest, symlinks=True)
-    return dest
+    return copy_of(project, tmp_path)
 
 
 def variant(**changes) -> dict:

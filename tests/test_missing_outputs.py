@@ -5,13 +5,13 @@ run folder; one job per unit or batches (`cluster.batch`, `embed.batch`, whose o
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import DEMO_SOURCES, copy_project, run_snakemake
+from helpers import job_counts
 
 pytestmark = pytest.mark.workflow
 
@@ -36,14 +36,6 @@ ADDED = {
 }  # fmt: skip
 
 
-def _planned(output: str) -> dict[str, int]:
-    """The dry run's job counts by rule (its summary table), {} for "Nothing to be done"."""
-    if "Nothing to be done" in output:
-        return {}
-    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
-    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, flags=re.M)}
-
-
 def _config(work, batched: bool, **changes) -> None:
     cfg = {**BASE, **changes, "cluster": {"threads": 1, "batch": batched}}
     cfg["embed"] = {**cfg["embed"], "batch": batched}
@@ -59,7 +51,7 @@ def test_a_missing_output_plans_its_writer_whatever_the_triggers(tmp_path, batch
     work = copy_project(tmp_path / "w")
     _config(work, batched)
     _snakemake(work)
-    assert _planned(_snakemake(work, "-n", "--rerun-triggers", "mtime")) == {}  # a finished run plans nothing
+    assert job_counts(_snakemake(work, "-n", "--rerun-triggers", "mtime")) == {}  # a finished run plans nothing
     cluster_rule = "cluster_batch" if batched else "cluster"
     copied = tmp_path / "copy"  # the project with its results copied elsewhere, without .snakemake/
     shutil.copytree(work, copied, symlinks=True, ignore=shutil.ignore_patterns(".snakemake"))
@@ -71,7 +63,7 @@ def test_a_missing_output_plans_its_writer_whatever_the_triggers(tmp_path, batch
             (copied, []),
         ]:
             _config(where, batched, **change)
-            planned = _planned(_snakemake(where, "-n", *args))
+            planned = job_counts(_snakemake(where, "-n", *args))
             assert planned.get(cluster_rule, 0) >= 1 and planned.get("collect_scores") == 1, (what, where, planned)
             if what != "configuration":
                 assert planned.get("embed_batch" if batched else "embed", 0) >= 1, (what, planned)
@@ -84,7 +76,7 @@ def test_a_missing_output_plans_its_writer_whatever_the_triggers(tmp_path, batch
     _snakemake(work, "--rerun-triggers", "mtime")
     scores = pd.read_parquet(work / "results" / "m" / "scores.parquet")
     assert set(scores.reduction) == {"none", "pca"}, scores.reduction.unique()
-    assert _planned(_snakemake(work, "-n", "--rerun-triggers", "mtime")) == {}
+    assert job_counts(_snakemake(work, "-n", "--rerun-triggers", "mtime")) == {}
 
     # a deleted file of a finished run (a score file; a batch's keys file) is written again by the same command
     deleted = [work / "results" / "m" / "scores" / "tfidf" / DATASET / "pca" / "kmeans.parquet"]
@@ -93,6 +85,6 @@ def test_a_missing_output_plans_its_writer_whatever_the_triggers(tmp_path, batch
     before = deleted[0].read_bytes()
     for path in deleted:
         path.unlink()
-    assert _planned(_snakemake(work, "-n", "--rerun-triggers", "mtime")).get(cluster_rule) == 1
+    assert job_counts(_snakemake(work, "-n", "--rerun-triggers", "mtime")).get(cluster_rule) == 1
     _snakemake(work, "--rerun-triggers", "mtime")
     assert all(p.exists() for p in deleted) and deleted[0].read_bytes() == before

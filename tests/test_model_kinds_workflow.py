@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
+from helpers import KULTUR, POLITIK, SPORT, job_counts, write_news_tsv
 
 from tecb.embed.encode import distill_static
 from tecb.embed.tiny_bert import create_tiny_bert
@@ -36,18 +36,11 @@ UNRELATED = "Die Mannschaft verlor das Auswärtsspiel deutlich."
 ROWS = [
     (PARAPHRASE[0], "politik"),
     (PARAPHRASE[1], "politik"),
-    ("Die Regierung plant eine Reform der Rente.", "politik"),
-    ("Die Opposition kritisiert den Haushalt des Ministers.", "politik"),
-    ("Die Wahlbeteiligung in Bayern war niedrig.", "politik"),
-    ("Der Stürmer erzielte in der letzten Minute das Siegtor.", "sport"),
+    *POLITIK[:3],
+    SPORT[0],
     (UNRELATED, "sport"),
-    ("Der Trainer wurde nach der Niederlage entlassen.", "sport"),
-    ("Das Finale der Meisterschaft findet in Berlin statt.", "sport"),
-    ("Die Schwimmerin gewann die Goldmedaille.", "sport"),
-    ("Das Museum zeigt Gemälde aus dem Barock.", "kultur"),
-    ("Der Roman der Autorin wurde preisgekrönt.", "kultur"),
-    ("Im Theater läuft eine neue Inszenierung von Faust.", "kultur"),
-    ("Das Orchester spielte Werke von Beethoven.", "kultur"),
+    *SPORT[1:],
+    *KULTUR,
     ("Die Ausstellung über moderne Fotografie beginnt morgen.", "kultur"),
 ] * 2  # duplicate rows: each unique text is embedded once
 
@@ -88,28 +81,17 @@ def pythonpath(work):
     return {"PYTHONPATH": os.pathsep.join(p for p in (str(work), os.environ.get("PYTHONPATH", "")) if p)}
 
 
-def planned(work, config, check=True):
+def kinds_run(work, config, *args, check=True):
+    """snakemake with ``config`` as config/kinds.yaml, one core, the work folder on PYTHONPATH."""
     (work / "config" / "kinds.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
-    proc = run_snakemake(
-        work,
-        "--configfile",
-        "config/kinds.yaml",
-        "-n",
-        "--cores",
-        "1",
-        *TARGETS,
-        check=check,
-        env=pythonpath(work),
-    )
-    if not check:
-        return proc
-    out = proc.stdout
-    if "Nothing to be done" in out:
-        return {}
-    table = out[out.index("Job stats") :]
-    return {
-        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
-    }
+    argv = ["--configfile", "config/kinds.yaml", "--cores", "1", *args]
+    return run_snakemake(work, *argv, check=check, env=pythonpath(work))
+
+
+def planned(work, config, check=True):
+    """The jobs a dry run of :data:`TARGETS` plans (the process itself with ``check=False``)."""
+    proc = kinds_run(work, config, "-n", *TARGETS, check=check)
+    return job_counts(proc.stdout) if check else proc
 
 
 def write_vectors(path, texts, dim=6, drop=()):
@@ -122,7 +104,7 @@ def write_vectors(path, texts, dim=6, drop=()):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     work = copy_project(tmp_path_factory.mktemp("kinds") / "proj")
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in ROWS), encoding="utf-8")
+    write_news_tsv(work / "news.tsv", ROWS)
     create_tiny_bert(work / "my-model", [t for t, _ in ROWS], seed=3, vocab_size=300)
     distill_static(str(work / "my-model"), work / "static-folder", 8, log=lambda *_: None)
     (work / "my_encoder.py").write_text(MY_ENCODER)
@@ -267,17 +249,7 @@ def test_clear_errors_for_bad_objects_keys_and_missing_vectors(project):
     write_vectors(work / "vectors-short.parquet", [t for t, _ in ROWS], drop=(UNRELATED, PARAPHRASE[1]))
     short = json.loads(json.dumps(config))
     short["models"]["pre"]["path"] = "vectors-short.parquet"
-    (work / "config" / "kinds.yaml").write_text(yaml.safe_dump(short, allow_unicode=True))
-    out = run_snakemake(
-        work,
-        "--configfile",
-        "config/kinds.yaml",
-        "--cores",
-        "1",
-        TARGETS[2],
-        check=False,
-        env=pythonpath(work),
-    )
+    out = kinds_run(work, short, TARGETS[2], check=False)
     log = (work / "logs/embed/pre/News.log").read_text()
     assert out.returncode != 0
     n = len(dataset_texts(work))
@@ -301,8 +273,7 @@ def test_prompt_variants_plan_one_model_per_variant_sharing_one_download(tmp_pat
     modern["models"] = {"me5-large-instruct": e5}
     (work / "config" / "variants.yaml").write_text(yaml.safe_dump(modern, allow_unicode=True))
     out = run_snakemake(work, "--configfile", "config/variants.yaml", "-n", "--cores", "1").stdout
-    table = out[out.index("Job stats") :]
-    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    counts = job_counts(out)
     assert counts["prefetch_model"] == 1 and counts["embed"] == 3 * 6  # the paper's six datasets
     for variant in ("none", "generic", "task"):  # each variant is a model of its own, down to the tables
         assert f"results/modern/embeddings/me5-large-instruct@{variant}/BlurbsClusteringS2S.parquet" in out

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from tecb.report import mteb_results as M
+from tecb.report.tables import PAPER_DATASETS
 
 mteb = pytest.importorskip("mteb")
 
@@ -163,14 +164,7 @@ def test_mteb_loads_the_custom_cache(tmp_path):
 def test_task_names_cannot_pass_for_mtebs_own():
     own = {t.metadata.name for t in mteb.get_tasks(exclude_superseded=False)}
     assert "RedditClusteringP2P" in own  # MTEB's English Reddit task: the bare name would be confused
-    for d in [
-        "BlurbsClusteringS2S",
-        "BlurbsClusteringP2P",
-        "TenKGnadClusteringS2S",
-        "TenKGnadClusteringP2P",
-        "RedditClusteringS2S",
-        "RedditClusteringP2P",
-    ]:
+    for d in PAPER_DATASETS:
         assert M.task_name(d) not in own and M.task_name(d).startswith("tecb.")
 
 

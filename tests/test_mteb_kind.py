@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from helpers import mteb_wrapper_vectors, write_texts
 
 from tecb.configcheck import ConfigError, validated_config
 from tecb.embed import encode as embed
@@ -171,12 +170,10 @@ def test_instruction_model_gets_mteb_instruction(minilm):
 
 @pytest.mark.slow
 def test_vectors_equal_mtebs_own_encode(tmp_path, minilm):
-    from mteb._create_dataloaders import _create_dataloader_from_texts
-    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
 
     texts = tmp_path / "texts.parquet"
-    pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
+    write_texts(texts, TEXTS)
     spec = {"kind": "mteb", "name": MINILM, "path": str(minilm), "batch_size": 2}
     meta = embed.embed_dataset(
         texts,
@@ -190,14 +187,7 @@ def test_vectors_equal_mtebs_own_encode(tmp_path, minilm):
     got, recorded = read_embeddings(tmp_path / "e.parquet")
     assert recorded["vectors_sha256"] == meta["vectors_sha256"]
     # mteb's own: its wrapper on the same weights, called as its clustering evaluator calls it
-    task = mteb.get_task("BlurbsClusteringS2S").metadata
-    reference = SentenceTransformerEncoderWrapper(str(minilm), device="cpu").encode(
-        _create_dataloader_from_texts(TEXTS, batch_size=2),
-        task_metadata=task,
-        hf_split="test",
-        hf_subset="default",
-        batch_size=2,
-    )
+    reference = mteb_wrapper_vectors(minilm, TEXTS, "BlurbsClusteringS2S", batch_size=2)
     np.testing.assert_array_equal(got, np.asarray(reference, dtype=np.float32))
     # and they are the model's vectors (sentence-transformers directly, float rounding apart)
     direct = SentenceTransformer(str(minilm), device="cpu").encode(TEXTS, batch_size=2)
@@ -277,7 +267,7 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path, minilm):
     options = {"batch_size": 2, "device": "cpu", "chunk_size": 2}
     assert encoder_settings(spec, options, "d")["chunk_size"] == 2
     texts = tmp_path / "texts.parquet"
-    pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
+    write_texts(texts, TEXTS)
     whole = tmp_path / "whole.parquet"
     embed.embed_dataset(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S", log=lambda *a: None)
     shards = []

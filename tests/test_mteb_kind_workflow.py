@@ -5,13 +5,12 @@ before any job, naming the closest registered names; a model without ``path`` is
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from conftest import copy_project, run_snakemake
+from helpers import NEWS, job_counts, mteb_wrapper_vectors, write_news_tsv
 
 from tecb.embed.tiny_bert import all_minilm_zip, extract_all_minilm
 from tecb.io import read_embeddings
@@ -23,20 +22,7 @@ pytestmark = [
 ]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-ROWS = [
-    ("Die Regierung plant eine Reform der Rente.", "politik"),
-    ("Die Opposition kritisiert den Haushalt des Ministers.", "politik"),
-    ("Die Wahlbeteiligung in Bayern war niedrig.", "politik"),
-    ("Der Bundestag hat das neue Gesetz beschlossen.", "politik"),
-    ("Der Stürmer erzielte in der letzten Minute das Siegtor.", "sport"),
-    ("Der Trainer wurde nach der Niederlage entlassen.", "sport"),
-    ("Das Finale der Meisterschaft findet in Berlin statt.", "sport"),
-    ("Die Schwimmerin gewann die Goldmedaille.", "sport"),
-    ("Das Museum zeigt Gemälde aus dem Barock.", "kultur"),
-    ("Der Roman der Autorin wurde preisgekrönt.", "kultur"),
-    ("Im Theater läuft eine neue Inszenierung von Faust.", "kultur"),
-    ("Das Orchester spielte Werke von Beethoven.", "kultur"),
-] * 2
+ROWS = NEWS * 2
 MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # mteb 2.26.24's ModelMeta
 MTEB_DIR = f"results/mteb/custom/results/sentence-transformers__all-MiniLM-L6-v2/{MINILM_REVISION}"
 TARGETS = [
@@ -61,15 +47,10 @@ def write_config(work, models):
     (work / "config" / "mteb.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
 
 
-def job_counts(out: str) -> dict:
-    table = out[out.index("Job stats") :]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m[1] != "total"}
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     work = copy_project(tmp_path_factory.mktemp("mteb") / "proj")
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in ROWS), encoding="utf-8")
+    write_news_tsv(work / "news.tsv", ROWS)
     minilm = extract_all_minilm(work / "all-MiniLM-L6-v2")
     models = {
         "minilm": {"kind": "mteb", "name": MINILM, "path": str(minilm), "task": "TenKGnadClusteringS2S"},
@@ -88,20 +69,10 @@ def test_planned_and_run_offline(project):
 
 
 def test_vectors_are_mtebs_wrappers(project):
-    from mteb._create_dataloaders import _create_dataloader_from_texts
-    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
-
     work, minilm, _ = project
     vectors, meta = read_embeddings(work / "results/embeddings/minilm/News.parquet")
     texts = pd.read_parquet(work / "results/datasets/News/texts.parquet").text.tolist()
-    task = mteb.get_task("TenKGnadClusteringS2S").metadata
-    reference = SentenceTransformerEncoderWrapper(str(minilm), device="cpu").encode(
-        _create_dataloader_from_texts(texts, batch_size=8),
-        task_metadata=task,
-        hf_split="test",
-        hf_subset="default",
-        batch_size=8,
-    )
+    reference = mteb_wrapper_vectors(minilm, texts, "TenKGnadClusteringS2S", batch_size=8)
     np.testing.assert_allclose(vectors, reference, atol=1e-6)  # other threads than this process: rounding only
     assert meta["kind"] == "mteb" and meta["model"] == MINILM and meta["task"] == "TenKGnadClusteringS2S"
     assert meta["revision"] == mteb.get_model_meta(MINILM).revision and meta["model_sha256"]
@@ -133,7 +104,7 @@ def test_mteb_results_under_mtebs_name_and_revision(project):
 
 def test_unknown_name_stops_before_any_job(tmp_path):
     work = copy_project(tmp_path / "proj")
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in ROWS), encoding="utf-8")
+    write_news_tsv(work / "news.tsv", ROWS)
     write_config(work, {"e5": {"kind": "mteb", "name": "intfloat/multilingual-e5-smal", "task": "BlurbsClusteringS2S"}})
     proc = run_snakemake(work, "--configfile", "config/mteb.yaml", "-n", "--cores", "1", check=False)
     assert proc.returncode != 0
@@ -143,7 +114,7 @@ def test_unknown_name_stops_before_any_job(tmp_path):
 
 def test_without_path_the_prefetch_rule_downloads_mtebs_revision(tmp_path):
     work = copy_project(tmp_path / "proj")
-    (work / "news.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{lab}\n" for t, lab in ROWS), encoding="utf-8")
+    write_news_tsv(work / "news.tsv", ROWS)
     write_config(
         work, {"e5": {"kind": "mteb", "name": "intfloat/multilingual-e5-small", "task": "BlurbsClusteringS2S"}}
     )

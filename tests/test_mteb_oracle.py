@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from helpers import LookupEncoder
 
 mteb = pytest.importorskip("mteb")
 from datasets import Dataset  # noqa: E402
@@ -10,26 +11,6 @@ from mteb.timing import TimingStack  # noqa: E402
 from tecb.cluster.algorithms import score_splits  # noqa: E402
 
 KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}  # config/config.yaml
-
-
-class LookupEncoder:
-    """An MTEB encoder that returns fixed vectors for the texts it is given (no model, no network)."""
-
-    mteb_model_meta = None
-
-    def __init__(self, vectors):
-        self.vectors = vectors
-        self.calls = 0
-
-    def encode(self, inputs, **kwargs):
-        self.calls += 1
-        return np.stack([self.vectors[text] for batch in inputs for text in batch["text"]])
-
-    def similarity(self, a, b):
-        raise NotImplementedError
-
-    def similarity_pairwise(self, a, b):
-        raise NotImplementedError
 
 
 def make_splits(seed=0):

@@ -11,32 +11,12 @@ import importlib.metadata
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import LookupEncoder
 
 from tecb.report import mteb_v2
 
 mteb = pytest.importorskip("mteb")
 from datasets import Dataset, DatasetDict  # noqa: E402
-
-
-class LookupEncoder:
-    """An mteb encoder that returns fixed vectors for the texts it is given (no model, no network)."""
-
-    mteb_model_meta = None
-
-    def __init__(self, vectors):
-        self.vectors = vectors
-        self.seen = 0
-
-    def encode(self, inputs, **kwargs):
-        out = np.stack([self.vectors[text] for batch in inputs for text in batch["text"]])
-        self.seen += len(out)
-        return out
-
-    def similarity(self, a, b):
-        raise NotImplementedError
-
-    def similarity_pairwise(self, a, b):
-        raise NotImplementedError
 
 
 def legacy_rows(texts, splits):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, copy_project, run_snakemake
+from helpers import job_counts
 
 from tecb import io
 from tecb.adapt import pretrain
@@ -53,6 +52,23 @@ PARAMS = {
     },
 }
 KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
+
+
+def job(tiny, method, checkpoint_dir, eval_epochs=(1, 2), params=None, **kwargs) -> pretrain.PretrainJob:
+    """A pre-training job on the tiny fixture's dataset and model, scored by k-means, seeds 42 unless given."""
+    root, model = tiny
+    kwargs = {"seed": 42, "eval_seed": 42, **kwargs}
+    return pretrain.PretrainJob(
+        model,
+        root / "texts.parquet",
+        root / "splits.parquet",
+        method,
+        PARAMS[method] if params is None else params,
+        list(eval_epochs),
+        KMEANS,
+        checkpoint_dir,
+        **kwargs,
+    )
 
 
 def corpus(n=24, seed=0):
@@ -151,21 +167,7 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
 
     random.seed(7), np.random.seed(7), torch.manual_seed(7)  # the caller's generators, left as they were
     states = random.getstate(), np.random.get_state()[1].copy(), torch.random.get_rng_state()
-    rows = pretrain.pretrain(
-        model,
-        root / "texts.parquet",
-        root / "splits.parquet",
-        method,
-        PARAMS[method],
-        [1, 2],
-        KMEANS,
-        ckpt,
-        seed=42,
-        device="cpu",
-        log=lambda m: None,
-        timings=timings,
-        eval_seed=42,
-    )
+    rows = pretrain.pretrain(job(tiny, method, ckpt, device="cpu"), log=lambda m: None, timings=timings)
     assert random.getstate() == states[0] and np.array_equal(np.random.get_state()[1], states[1])
     assert torch.equal(torch.random.get_rng_state(), states[2])
     assert [(r["epoch"], r["split"]) for r in rows] == [(1, 0), (1, 1), (2, 0), (2, 1)]
@@ -183,19 +185,7 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
     if method == "wwm":  # same seed -> identical numbers; progress lines say texts done / total, rate, ETA
         lines = []
         again = pretrain.pretrain(
-            model,
-            root / "texts.parquet",
-            root / "splits.parquet",
-            method,
-            PARAMS[method],
-            [1, 2],
-            KMEANS,
-            tmp_path / "ckpt2",
-            seed=42,
-            device="cpu",
-            log=lines.append,
-            progress_every=0,
-            eval_seed=42,
+            job(tiny, method, tmp_path / "ckpt2", device="cpu", progress_every=0), log=lines.append
         )
         assert again == rows
         progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
@@ -221,20 +211,7 @@ def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds
 
     monkeypatch.setattr(pretrain, "evaluate_checkpoint", killed)
     with pytest.raises(KeyboardInterrupt):
-        pretrain.pretrain(
-            model,
-            root / "texts.parquet",
-            root / "splits.parquet",
-            "wwm",
-            PARAMS["wwm"],
-            [1, 2],
-            KMEANS,
-            tmp_path / "ckpt",
-            seed=42,
-            device="cpu",
-            log=lambda m: None,
-            eval_seed=42,
-        )
+        pretrain.pretrain(job(tiny, "wwm", tmp_path / "ckpt", device="cpu"), log=lambda m: None)
     assert len(seen) == 1 and list(tmp_path.iterdir()) == []
 
 
@@ -242,21 +219,10 @@ def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
     root, model = tiny
     out, timings = tmp_path / "seed42.parquet", tmp_path / "timings" / "seed42.json"
     pretrain.run(
-        model_dir=model,
-        texts_path=root / "texts.parquet",
-        splits_path=root / "splits.parquet",
-        out_path=out,
-        checkpoint_dir=tmp_path / "ckpt",
-        method="wwm",
-        params=PARAMS["wwm"],
-        eval_epochs=[1],
-        algorithm=KMEANS,
-        seed=42,
-        device="cpu",
-        eval_batch_size=32,
+        job(tiny, "wwm", tmp_path / "ckpt", eval_epochs=[1], device="cpu", eval_batch_size=32),
+        out,
         log=lambda m: None,
         timings_path=timings,
-        eval_seed=42,
     )
     assert not any("seconds" in name for name in pq.read_schema(out).names)
     got = io.json.loads(timings.read_text())
@@ -278,18 +244,7 @@ def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(tecb.cluster.algorithms, "score_splits", spy)
     pretrain.pretrain(
-        model,
-        root / "texts.parquet",
-        root / "splits.parquet",
-        "wwm",
-        PARAMS["wwm"],
-        [1],
-        KMEANS,
-        tmp_path / "c",
-        seed=3,
-        device="cpu",
-        log=lambda m: None,
-        eval_seed=7,
+        job(tiny, "wwm", tmp_path / "c", eval_epochs=[1], seed=3, device="cpu", eval_seed=7), log=lambda m: None
     )
     assert seen == [7]
 
@@ -297,31 +252,9 @@ def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
 def test_bad_method_and_epochs(tiny, tmp_path):
     root, model = tiny
     with pytest.raises(ValueError, match="unknown pre-training method"):
-        pretrain.pretrain(
-            model,
-            root / "texts.parquet",
-            root / "splits.parquet",
-            "simcse",
-            {},
-            [1],
-            KMEANS,
-            tmp_path / "c",
-            seed=42,
-            eval_seed=42,
-        )
+        pretrain.pretrain(job(tiny, "simcse", tmp_path / "c", eval_epochs=[1], params={}))
     with pytest.raises(ValueError, match="eval_epochs"):
-        pretrain.pretrain(
-            model,
-            root / "texts.parquet",
-            root / "splits.parquet",
-            "wwm",
-            PARAMS["wwm"],
-            [0],
-            KMEANS,
-            tmp_path / "c",
-            seed=42,
-            eval_seed=42,
-        )
+        pretrain.pretrain(job(tiny, "wwm", tmp_path / "c", eval_epochs=[0]))
 
 
 def _fake_scores(tmp_path):
@@ -398,9 +331,9 @@ def test_table5_and_figure(tmp_path):
 def test_paper_config_dry_runs_full_grid(tmp_path):
     workdir = copy_project(tmp_path)
     proc = run_snakemake(workdir, "-n", "--cores", "2", "--resources", "gpu=1")
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", proc.stdout, flags=re.M))
-    assert int(counts.get("pretrain", 0)) == 2 * 2 * 6 * 3
-    assert int(counts.get("pretrain_report", 0)) == 1
+    counts = job_counts(proc.stdout)
+    assert counts.get("pretrain", 0) == 2 * 2 * 6 * 3
+    assert counts.get("pretrain_report", 0) == 1
 
 
 @pytest.mark.workflow

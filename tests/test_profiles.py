@@ -4,16 +4,14 @@ tests/slurm/plan.py prints every planned submission of the DAG Snakemake builds 
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import copy_project
+from helpers import slurm_plan as plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,16 +64,6 @@ def test_documented_gpu_model_expression_asks_no_gpu_for_tfidf():
         assert set_gres_string(job) == expected, (model_input, gpu_model)
     plain = type("Job", (), {"resources": _Resources(gpu=0, gpu_model="a100")})()
     assert set_gres_string(plain) == " --gpus=a100:0"  # why a plain gpu_model under embed is wrong
-
-
-def plan(workdir: Path, *args: str) -> list[dict]:
-    """Every planned job/group job of a dry run with the SLURM profile (tests/slurm/plan.py)."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "slurm" / "plan.py"), "-n", "--workflow-profile", "profiles/slurm", *args],
-        cwd=workdir, capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("TECB-PLAN ")]
 
 
 # documented in docs/slurm.md ("Submissions per model")

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from render_helpers import render
+from render_helpers import render_vs_paper
 
 from tecb import io
 from tecb.data import datasets
 from tecb.data import demo as demo_data
-from tecb.data.sources.files import sha256_file
+from tecb.io import file_sha256
 from tecb.report import paper as P
 from tecb.report import render as R
 from tecb.report import tables as T
@@ -42,7 +42,7 @@ def test_raw_build_records_source_hashes_rules_and_partial_source(blurbs_zip, tm
     prov = io.dataset_provenance(texts_path)
     assert prov == io.dataset_provenance(splits_path) == json.loads(json.dumps(ds.provenance))
     assert prov["origin"] == "raw" and prov["builder"] == "germeval2019" and prov["rules"] == "paper"
-    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": sha256_file(blurbs_zip)}
+    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": file_sha256(blurbs_zip)}
     assert [f["file"].rsplit("/", 1)[-1] for f in prov["source_files"][1:]] == [
         "blurbs_train.txt",
         "blurbs_dev.txt",
@@ -100,7 +100,7 @@ def test_published_splits_record_repo_and_revision(tmp_path):
     assert prov["origin"] == "published" and prov["repo_id"] == "slvnwhrl/blurbs-clustering-s2s"
     assert prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c" and prov["comparable_to_paper"]
     assert prov["revision_check"] == "downloaded from the hub at this revision"
-    assert prov["source_files"] == [{"file": "test.jsonl", "sha256": sha256_file(path), "records": 2}]
+    assert prov["source_files"] == [{"file": "test.jsonl", "sha256": file_sha256(path), "records": 2}]
     other = datasets.build_from_config(
         "BlurbsClusteringS2S",
         {"source": "mine"},
@@ -111,18 +111,21 @@ def test_published_splits_record_repo_and_revision(tmp_path):
     assert other.provenance["not_comparable_because"] == "published splits other than the paper's (me/x@abc)"
 
 
+def _blurbs_published(path, source=None):
+    """BlurbsClusteringS2S from the published file at ``path`` (source ``published_blurbs_s2s``, its settings
+    ``source``: by default the path), seed 42."""
+    sources = {"published_blurbs_s2s": source or {"path": str(path)}}
+    return datasets.build_from_config(
+        "BlurbsClusteringS2S", {"source": "published_blurbs_s2s"}, sources, str(path), seed=42
+    )
+
+
 def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_path):
     """A local test.jsonl cannot be checked against the hub offline: its statistics must equal the paper's Table 1."""
     from tecb.report import mteb_results
 
     path = _published_file(tmp_path / "test.jsonl")  # 2 splits of 6 texts: not the paper's 28 splits
-    ds = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    ds = _blurbs_published(path)
     prov = ds.provenance
     assert prov["origin"] == "published" and prov["revision"] is None and not prov["comparable_to_paper"]
     assert prov["revision_unverified_because"].startswith(
@@ -134,13 +137,7 @@ def test_local_published_file_unlike_the_papers_table1_is_not_comparable(tmp_pat
     assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == f"tecb-sha256:{prov['content_sha256']}"
     assert "revision: unverified (the local test.jsonl does not match" in datasets.describe(ds, "BlurbsClusteringS2S")
     # the workflow passes `local: True` (its params leave paths out) instead of the path
-    same = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"local": True}},
-        str(path),
-        seed=42,
-    )
+    same = _blurbs_published(path, {"local": True})
     assert same.provenance == prov
     mine = datasets.build_from_config(
         "Mine",
@@ -169,25 +166,13 @@ def test_local_published_file_matching_the_papers_table1_is_comparable(tmp_path,
         "classes_max": 3,
     }
     monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", stats)
-    ds = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    ds = _blurbs_published(path)
     prov = ds.provenance
     assert prov["comparable_to_paper"] and prov["revision"] == "22793b6a6465bf00120ad525e38c51210858132c"
     assert prov["revision_check"].startswith("local test.jsonl whose statistics equal the paper's Table 1")
     assert mteb_results.dataset_revision("BlurbsClusteringS2S", prov) == prov["revision"]
     monkeypatch.setitem(published.PAPER_TABLE1, "published_blurbs_s2s", {**stats, "classes_max": 4})
-    off_by_one = datasets.build_from_config(
-        "BlurbsClusteringS2S",
-        {"source": "published_blurbs_s2s"},
-        {"published_blurbs_s2s": {"path": str(path)}},
-        str(path),
-        seed=42,
-    )
+    off_by_one = _blurbs_published(path)
     assert off_by_one.provenance["revision_unverified_because"].endswith(": classes_max 3 (paper 4)")
 
 
@@ -226,7 +211,7 @@ def test_custom_and_csv_fallback_are_not_comparable(tmp_path):
     ds = datasets.build_from_config(
         "BlurbsClusteringS2S", {"source": "mine"}, {"mine": {"builder": "custom"}}, str(tsv), seed=42
     )
-    assert ds.provenance["origin"] == "custom" and ds.provenance["source_files"][0]["sha256"] == sha256_file(tsv)
+    assert ds.provenance["origin"] == "custom" and ds.provenance["source_files"][0]["sha256"] == file_sha256(tsv)
     assert not ds.provenance["comparable_to_paper"]
     csv = tmp_path / "train.csv"
     csv.write_text("".join(f"{'AB'[i % 2]};Text {i}\n" for i in range(20)))
@@ -303,19 +288,13 @@ def test_render_tables_says_the_demo_build_is_not_comparable(blurbs_zip, tmp_pat
         for s in range(len(ds.splits))
     ]
     pd.DataFrame(rows).to_parquet(tmp_path / "scores.parquet")
-    render(
+    render_vs_paper(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [texts],
         [splits],
         {"m": "GBERT-base"},
-        [["kmeans", "none"]],
-        {"algorithm": "kmeans", "reduction": "none"},
         tmp_path / "out",
-        REF,
-        REF.with_name("paper_table1.csv"),
-        log=lambda m: None,
-        seed=42,
     )
     vs = (tmp_path / "out" / "table2_vs_paper.md").read_text()
     assert "not comparable (partial source)" in vs and "BlurbsClusteringS2S: built from part of the source" in vs
@@ -356,7 +335,7 @@ def test_demo_datasets_record_provenance_and_tables_say_not_comparable(demo_run)
     res = demo_run / "results" / "demo"
     prov = io.dataset_provenance(res / "datasets" / "BlurbsClusteringS2S" / "splits.parquet")
     zip_path = demo_run / "resources" / "demo" / "germeval2019.zip"
-    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": sha256_file(zip_path)}
+    assert prov["source_files"][0] == {"file": "germeval2019.zip", "sha256": file_sha256(zip_path)}
     assert prov["comparable_to_paper"] is False and prov["rules"] == "paper"
     for stem in ("table1_vs_paper", "table2_vs_paper", "table3_vs_paper"):
         text = (res / "tables" / f"{stem}.md").read_text()

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEMO_SOURCES, ROOT, copy_project, run_snakemake
-from test_profiles import plan
+from helpers import slurm_plan as plan
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 

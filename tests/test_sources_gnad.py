@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 from conftest import SHARED
+from helpers import GNAD_CATEGORIES
 
 from tecb.data import datasets
 from tecb.data.sources import gnad
@@ -84,17 +85,7 @@ def test_csv_quotes_and_bad_records(tmp_path):
 def test_real_csv_sample_builds_p2p():
     rows = gnad.read_10kgnad_csv(REAL_CSV)
     assert len(rows) == 120
-    assert {label for label, _ in rows} == {
-        "Sport",
-        "International",
-        "Web",
-        "Kultur",
-        "Panorama",
-        "Etat",
-        "Wissenschaft",
-        "Inland",
-        "Wirtschaft",
-    }
+    assert {label for label, _ in rows} == GNAD_CATEGORIES
     ds = datasets.build_tenkgnad_csv(str(REAL_CSV), seed=42)
     assert len(ds.splits) == 10 and all(12 <= len(ids) <= 120 for ids, _ in ds.splits)
     with pytest.raises(ValueError, match="P2P only|only build the P2P"):

@@ -210,17 +210,9 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     out = tmp_path / "tables"
     kwargs = dict(statistics={"test": "wilcoxon"}, metrics=["v_measure", "ami"], seed=42, log=lambda m: None)
-    render(
-        tmp_path / "scores.parquet",
-        DATASETS,
-        texts,
-        splits,
-        names,
-        [("kmeans", "none")],
-        {"algorithm": "kmeans", "reduction": "none"},
-        out,
-        **kwargs,
-    )
+    kmeans = {"algorithm": "kmeans", "reduction": "none"}
+    inputs = (tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")], kmeans)
+    render(*inputs, out, **kwargs)
     md = (out / "table2.md").read_text()
     assert "†" in md and "[" in md and "Holm" in md
     ami = (out / "table2_ami.md").read_text()
@@ -231,31 +223,10 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    render(
-        tmp_path / "scores.parquet",
-        DATASETS,
-        texts,
-        splits,
-        names,
-        [("kmeans", "none")],
-        {"algorithm": "kmeans", "reduction": "none"},
-        out,
-        **kwargs,
-    )
+    render(*inputs, out, **kwargs)
     assert first == {p.name: p.read_bytes() for p in out.iterdir()}  # byte-identical rerun
     # statistics off: no marks, no statistics files
-    render(
-        tmp_path / "scores.parquet",
-        DATASETS,
-        texts,
-        splits,
-        names,
-        [("kmeans", "none")],
-        {"algorithm": "kmeans", "reduction": "none"},
-        tmp_path / "plain",
-        log=lambda m: None,
-        seed=42,
-    )
+    render(*inputs, tmp_path / "plain", log=lambda m: None, seed=42)
     assert "†" not in (tmp_path / "plain" / "table2.md").read_text()
     assert not (tmp_path / "plain" / "intervals.csv").exists()
 

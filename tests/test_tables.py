@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from render_helpers import render
+from render_helpers import render, render_vs_paper
 
 from tecb.report import paper as P
 from tecb.report import render as R
@@ -210,19 +210,13 @@ def test_render_tables_on_partial_results(tmp_path):
     pq.write_table(
         splits.replace_schema_metadata({"tecb": '{"not_comparable_because": ""}'}), tmp_path / "splits.parquet"
     )  # provenance: comparable with the paper's dataset
-    render(
+    render_vs_paper(
         tmp_path / "scores.parquet",
         ["BlurbsClusteringS2S"],
         [tmp_path / "texts.parquet"],
         [tmp_path / "splits.parquet"],
         {"a": "A", "b": "B", "c": "C"},
-        [["kmeans", "none"]],
-        {"algorithm": "kmeans", "reduction": "none"},
         tmp_path / "out",
-        REF,
-        REF.with_name("paper_table1.csv"),
-        log=lambda m: None,
-        seed=42,
     )
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert len(written) == 24

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, copy_project, demo_run_config, run_snakemake
+from helpers import SCORE_COLUMNS
 
 from tecb.report.tables import PAPER_DATASETS
 
@@ -27,19 +28,6 @@ PAPER_MODELS = [
     "sentence-t5-xxl",
     "xlm-roberta-large",
 ]
-SCORE_COLUMNS = [
-    "split",
-    "n_texts",
-    "n_labels",
-    "n_clusters",
-    "noise_fraction",
-    "v_measure",
-    "homogeneity",
-    "completeness",
-    "ami",
-    "ari",
-    "degenerate",
-]  # no timings: they are in results/{run}/timings/
 
 
 def _configurations(workdir):

@@ -326,6 +326,15 @@ VECTORS_SHA256 = "vectors_sha256"  # metadata key: sha256 of the vectors' little
 IDS_SHA256 = "ids_sha256"  # reduced files: sha256 of the split (int16) then text_id (int32) columns, little-endian
 
 
+def file_sha256(path: str | os.PathLike, block: int = 1 << 20) -> str:
+    """The SHA-256 hex digest of a file's bytes (read in blocks of ``block`` bytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _ids_sha256(split, ids) -> str:
     hasher = hashlib.sha256(np.ascontiguousarray(split, dtype="<i2").tobytes())
     hasher.update(np.ascontiguousarray(ids, dtype="<i4").tobytes())
@@ -414,14 +423,25 @@ def _check_vectors(path, matrix: np.ndarray, ids: np.ndarray, meta: dict, what: 
             f"{path}: the {what} do not match the checksum recorded in the file "
             f"({VECTORS_SHA256}); the file is corrupt: delete it and re-run the workflow"
         )
+    _refuse_nonfinite(
+        matrix,
+        ids,
+        split,
+        lambda n, at, text_id: (
+            f"{path}: {n} of {len(matrix)} {what} contain NaN or infinity, first at {at}text_id "
+            f"{text_id}; recompute them (for embeddings: check the model, e.g. fp16 overflow; for reductions: the input "
+            "embeddings)"
+        ),
+    )
+
+
+def _refuse_nonfinite(matrix: np.ndarray, ids, split, message) -> None:
+    """A :class:`ContractError` when rows of ``matrix`` hold NaN or infinity, worded by ``message(n, at, text_id)``:
+    how many rows, where the first is (``"split S, "``, or "" without ``split``) and its text_id."""
     bad = nonfinite_rows(matrix)
     if len(bad):
-        where = f"split {int(split[bad[0]])}, " if split is not None else ""
-        raise ContractError(
-            f"{path}: {len(bad)} of {len(matrix)} {what} contain NaN or infinity, first at "
-            f"{where}text_id {int(ids[bad[0]])}; recompute them (for embeddings: check the model, "
-            "e.g. fp16 overflow; for reductions: the input embeddings)"
-        )
+        at = f"split {int(split[bad[0]])}, " if split is not None else ""
+        raise ContractError(message(len(bad), at, int(ids[bad[0]])))
 
 
 def read_embeddings(path, text_ids=None) -> tuple[np.ndarray, dict]:
@@ -487,14 +507,16 @@ def reduced_table(parts: list[tuple[int, np.ndarray, np.ndarray]], metadata: dic
     split = np.concatenate([np.full(len(ids), s, np.int16) for s, ids, _ in parts])
     ids = np.concatenate([np.asarray(ids, np.int32) for _, ids, _ in parts])
     coords = np.concatenate([np.asarray(c, np.float32) for _, _, c in parts])
-    bad = nonfinite_rows(coords)
-    if len(bad):
-        where = f"{path}: " if path is not None else ""
-        raise ContractError(
-            f"{where}{len(bad)} reduced coordinates are NaN or infinite, first at split "
-            f"{int(split[bad[0]])}, text_id {int(ids[bad[0]])} (UMAP gives NaN to points "
-            "disconnected from every other)"
-        )
+    where = f"{path}: " if path is not None else ""
+    _refuse_nonfinite(
+        coords,
+        ids,
+        split,
+        lambda n, at, text_id: (
+            f"{where}{n} reduced coordinates are NaN or infinite, first at {at}text_id {text_id} "
+            "(UMAP gives NaN to points disconnected from every other)"
+        ),
+    )
     dim = coords.shape[1]
     x = pa.FixedSizeListArray.from_arrays(pa.array(coords.reshape(-1)), dim)
     metadata = {**metadata, VECTORS_SHA256: vectors_sha256(coords), IDS_SHA256: _ids_sha256(split, ids)}

@@ -119,15 +119,15 @@ def sha256_of(path, *, cache_dir) -> str:
     key = _key("sha256", path, None)
     if key in known:
         return known[key]
-    from tecb.data.sources.files import sha256_file
+    from tecb.io import file_sha256
 
     if path.is_dir():
         total = hashlib.sha256()
         for p in sorted(q for q in path.rglob("*") if q.is_file()):
-            total.update(f"{p.relative_to(path).as_posix()}\0{sha256_file(p)}\n".encode())
+            total.update(f"{p.relative_to(path).as_posix()}\0{file_sha256(p)}\n".encode())
         digest = total.hexdigest()
     else:
-        digest = sha256_file(path)
+        digest = file_sha256(path)
     if store is not None:
         from tecb.io import write_json
 
@@ -240,9 +240,7 @@ def _check_sqlite(path, key: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise PreflightError(f"{key}: {path} is a folder; million_posts needs the corpus.sqlite3 file inside it")
-    with open(p, "rb") as fh:
-        head = fh.read(16)
-    if head != b"SQLite format 3\x00":
+    if not gnad.is_sqlite(p):
         raise PreflightError(
             f"{key}: {path} is not an SQLite database (it does not start with the SQLite header); million_posts "
             "needs corpus.sqlite3 of the One Million Posts corpus: delete it and download it again, or fix the path"

@@ -2,16 +2,15 @@
 
 import torch
 
-from tecb.adapt.pretrain import run
+from tecb.adapt.pretrain import PretrainJob, run
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-run(
+job = PretrainJob(
     model_dir=snakemake.input.model,
     texts_path=snakemake.input.texts,
     splits_path=snakemake.input.splits,
-    out_path=snakemake.output.scores,
     checkpoint_dir=snakemake.output.checkpoint,
     method=snakemake.wildcards.method,
     params=snakemake.params.method_params,
@@ -21,6 +20,5 @@ run(
     eval_seed=snakemake.params.eval_seed,
     device=snakemake.params.device,
     eval_batch_size=snakemake.params.eval_batch_size,
-    log=log,
-    timings_path=snakemake.output.timings,
 )
+run(job, snakemake.output.scores, log=log, timings_path=snakemake.output.timings)

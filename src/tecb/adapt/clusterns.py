@@ -10,7 +10,16 @@ margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient
 
 from __future__ import annotations
 
-from tecb.adapt.simcse import cosine_matrix, full_precision, infonce_loss, text_batches, two_views, view_maker
+from tecb.adapt import simcse
+from tecb.adapt.simcse import (
+    cosine_matrix,
+    full_precision,
+    infonce_loss,
+    phase_settings,
+    text_batches,
+    two_views,
+    view_maker,
+)
 from tecb.adapt.training import Phase
 
 # ClusterNS Appendix A (grid) with the values of the authors' released run script (run_non_prompt.sh: 2 GPUs x
@@ -22,18 +31,9 @@ from tecb.adapt.training import Phase
 # false-negative pairs only).
 # min_steps as SimCSE's (the two are compared at one budget): ClusterNS needs steps to reach its threshold and cluster.
 DEFAULTS = {
+    **simcse.DEFAULTS,  # SimCSE's, in its order, but for:
     "lr": 5e-5,
     "batch_size": 512,
-    "epochs": 1,
-    "max_length": 32,
-    "p2p_max_length": None,
-    "min_steps": 500,
-    "augmentation": "dropout",
-    "crop_ratio": 0.8,
-    "temperature": 0.05,
-    "warmup_ratio": 0.0,
-    "weight_decay": 0.0,
-    "max_grad_norm": 1.0,
     "n_clusters": 128,
     "momentum": 1e-3,
     "hard_negative_weight": 1.0,
@@ -194,11 +194,6 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="clusterns",
             batches=text_batches(len(texts), settings["batch_size"]),
             loss=loss,
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            warmup_ratio=settings["warmup_ratio"],
-            weight_decay=settings["weight_decay"],
-            max_grad_norm=settings["max_grad_norm"],
-            min_steps=int(settings["min_steps"]),
+            **phase_settings(settings),
         )
     ]

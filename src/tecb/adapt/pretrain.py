@@ -19,6 +19,7 @@ import math
 import random
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -229,181 +230,188 @@ def _build(method: str, model_dir, params: dict, device: str):
     raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")
 
 
-def pretrain(
-    model_dir,
-    texts_path,
-    splits_path,
-    method: str,
-    params: dict,
-    eval_epochs: list[int],
-    algorithm: dict,
-    checkpoint_dir,
-    *,
-    seed: int,
-    device: str | None = None,
-    eval_batch_size: int = 32,
-    log=print,
-    eval_seed: int,
-    progress_every: float = 60.0,
-    timings: list | None = None,
-) -> list[dict]:
-    """Continue pre-training ``model_dir`` on the dataset's unique texts; score it after each of ``eval_epochs``.
+@dataclass(frozen=True)
+class PretrainJob:
+    """One pre-training job (:func:`pretrain`): continue pre-training ``model_dir`` with ``method`` on the unique
+    texts of ``texts_path``, score it on the splits of ``splits_path`` after each of ``eval_epochs``.
 
     ``seed`` seeds the training (one job per seed); ``eval_seed`` the clustering of each evaluation (the
-    benchmark's config seed, so that epoch 0 would score like the benchmark's own k-means). A progress line
-    (texts done / total in the epoch, rate, ETA of the epoch) is logged at most every ``progress_every`` seconds.
+    benchmark's config seed, so that epoch 0 would score like the benchmark's own k-means). ``params``: lr,
+    batch_size, grad_accum, weight_decay, warmup_ratio, max_length and the method's own (mlm_probability /
+    deletion_ratio). A progress line (texts done / total in the epoch, rate, ETA of the epoch) is logged at most
+    every ``progress_every`` seconds."""
 
-    ``params``: lr, batch_size, grad_accum, weight_decay, warmup_ratio, max_length and the method's own
-    (mlm_probability / deletion_ratio). Writes the last checkpoint with ``provenance.json`` to
-    ``checkpoint_dir`` (atomically) and returns one row per (epoch, split). Durations stay out of the rows (the
-    scores are identical across reruns): one entry per evaluated epoch (``epoch``, ``train_seconds`` of training
-    since the start, ``eval_seconds`` of this evaluation) is appended to ``timings`` when given. An evaluated
-    epoch before the last is saved to a scratch folder beside ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`,
-    named like every temporary, so a killed job's is cleaned up), removed after its scoring.
+    model_dir: str | Path
+    texts_path: str | Path
+    splits_path: str | Path
+    method: str
+    params: dict
+    eval_epochs: list[int]
+    algorithm: dict
+    checkpoint_dir: str | Path
+    seed: int
+    eval_seed: int
+    device: str | None = None
+    eval_batch_size: int = 32
+    progress_every: float = 60.0
+
+
+def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
+    """Run ``job``: train, score after each of its ``eval_epochs``; return one row per (epoch, split).
+
+    Writes the last checkpoint with ``provenance.json`` to ``job.checkpoint_dir`` (atomically). Durations stay
+    out of the rows (the scores are identical across reruns): one entry per evaluated epoch (``epoch``,
+    ``train_seconds`` of training since the start, ``eval_seconds`` of this evaluation) is appended to
+    ``timings`` when given. An evaluated epoch before the last is saved to a scratch folder beside
+    ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`, named like every temporary, so a killed job's is cleaned
+    up), removed after its scoring.
     """
-    with seeded_global_rngs(seed):
-        return _train(
-            model_dir,
-            texts_path,
-            splits_path,
-            method,
-            params,
-            eval_epochs,
-            algorithm,
-            checkpoint_dir,
-            seed=seed,
-            device=device,
-            eval_batch_size=eval_batch_size,
-            log=log,
-            eval_seed=eval_seed,
-            progress_every=progress_every,
-            timings=timings,
+    with seeded_global_rngs(job.seed):
+        return _train(job, log, timings)
+
+
+class _Training:
+    """A method's trainable module with its optimizer: AdamW (weight decay on matrices only), a constant
+    learning rate after a linear warm-up, gradient accumulation, bf16/fp16 autocast on CUDA (with a grad scaler
+    for fp16); counts the optimizer steps."""
+
+    def __init__(self, method: str, model_dir, params: dict, device: str, n_texts: int, epochs: int):
+        import torch
+        from transformers import get_constant_schedule_with_warmup
+
+        self.module, self.loss, self.save = _build(method, model_dir, params, device)
+        trainable = [p for p in self.module.parameters() if p.requires_grad]
+        decay = [p for p in trainable if p.ndim > 1]
+        no_decay = [p for p in trainable if p.ndim <= 1]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": params["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=params["lr"],
         )
+        self.batch_size, self.accum = int(params["batch_size"]), int(params["grad_accum"])
+        self.steps_per_epoch = math.ceil(math.ceil(n_texts / self.batch_size) / self.accum)
+        self.warmup = int(round(params["warmup_ratio"] * (self.steps_per_epoch * epochs)))
+        self.scheduler = get_constant_schedule_with_warmup(self.optimizer, self.warmup)
+        self.autocast, self.scaler, self.amp_dtype = _autocast(device)
+        self.steps = 0
 
+    def _optimizer_step(self) -> None:
+        if self.scaler is None:
+            self.optimizer.step()
+        else:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.steps += 1
 
-def _train(
-    model_dir,
-    texts_path,
-    splits_path,
-    method: str,
-    params: dict,
-    eval_epochs: list[int],
-    algorithm: dict,
-    checkpoint_dir,
-    *,
-    seed: int,
-    device: str | None = None,
-    eval_batch_size: int = 32,
-    log=print,
-    eval_seed: int,
-    progress_every: float = 60.0,
-    timings: list | None = None,
-) -> list[dict]:
-    """The body of :func:`pretrain`, under its seeded global generators."""
-    import torch
-    from transformers import get_constant_schedule_with_warmup
-
-    if method not in METHODS:
-        raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")
-    eval_epochs = sorted({int(e) for e in eval_epochs})
-    if not eval_epochs or eval_epochs[0] < 1:
-        raise ValueError(f"eval_epochs must be positive integers, got {eval_epochs}")
-    device = resolve_device(device)
-    texts = read_texts(texts_path)
-    import pyarrow.parquet as pq
-
-    splits = list(io.iter_splits(pq.read_table(splits_path)))
-    params = dict(params, seed=seed)
-    rng = np.random.default_rng(seed)
-    module, step, save = _build(method, model_dir, params, device)
-    trainable = [p for p in module.parameters() if p.requires_grad]
-    decay = [p for p in trainable if p.ndim > 1]
-    no_decay = [p for p in trainable if p.ndim <= 1]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": params["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=params["lr"],
-    )
-    batch_size, accum = int(params["batch_size"]), int(params["grad_accum"])
-    steps_per_epoch = math.ceil(math.ceil(len(texts) / batch_size) / accum)
-    total_steps = steps_per_epoch * eval_epochs[-1]
-    warmup = int(round(params["warmup_ratio"] * total_steps))
-    scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
-    autocast, scaler, amp_dtype = _autocast(device)
-    log(
-        f"{method}: {len(texts)} texts, batch {batch_size} x {accum}, {steps_per_epoch} optimizer steps/epoch, "
-        f"{eval_epochs[-1]} epochs, warmup {warmup} steps, device {device}, autocast {amp_dtype}"
-    )
-
-    rows, step_count, started, evaluating = [], 0, time.perf_counter(), 0.0
-    checkpoint_dir = Path(checkpoint_dir)
-    for epoch in range(1, eval_epochs[-1] + 1):
-        module.train()
+    def epoch(self, texts: list[str], rng, label: str, progress_every: float, log) -> float:
+        """One pass over ``texts`` in a random order; return the mean loss of its batches."""
+        self.module.train()
         losses, micro = [], 0
-        optimizer.zero_grad(set_to_none=True)
-        batches = list(_batches(len(texts), batch_size, rng))
-        progress, last, done = Progress(len(texts), log, what=f"epoch {epoch}: ", heartbeat=0), time.perf_counter(), 0
+        self.optimizer.zero_grad(set_to_none=True)
+        batches = list(_batches(len(texts), self.batch_size, rng))
+        progress, last, done = Progress(len(texts), log, what=label, heartbeat=0), time.perf_counter(), 0
         for i, idx in enumerate(batches):
-            with autocast():
-                loss = step([texts[j] for j in idx], rng) / accum
-            (scaler.scale(loss) if scaler else loss).backward()
-            losses.append(float(loss.detach()) * accum)
+            with self.autocast():
+                loss = self.loss([texts[j] for j in idx], rng) / self.accum
+            (self.scaler.scale(loss) if self.scaler else loss).backward()
+            losses.append(float(loss.detach()) * self.accum)
             micro += 1
-            if micro == accum or i == len(batches) - 1:
-                if scaler:
-                    scaler.step(optimizer)
-                    scaler.update()
-                else:
-                    optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                micro, step_count = 0, step_count + 1
+            if micro == self.accum or i == len(batches) - 1:
+                self._optimizer_step()
+                micro = 0
             done += len(idx)
             if time.perf_counter() - last >= progress_every and done < len(texts):
                 progress.update(done)
                 last = time.perf_counter()
-        train_loss = float(np.mean(losses))
-        log(f"epoch {epoch}: mean loss {train_loss:.4f}, {step_count} optimizer steps")
-        if epoch in eval_epochs:
-            module.eval()
-            eval_started = time.perf_counter()
-            train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
-            meta = {
-                "base_model": str(model_dir),
-                "method": method,
-                "epoch": epoch,
-                "seed": seed,
-                "optimizer_steps": step_count,
-                "params": params,
-                "device": device,
-                "autocast": amp_dtype,
-                "texts": str(texts_path),
-                "n_texts": len(texts),
-                "versions": library_versions(),
-            }
-            if epoch == eval_epochs[-1]:
-                with io.atomic_dir(checkpoint_dir) as tmp:
-                    _save_checkpoint(save, tmp, meta)
-                scored = _score(
-                    checkpoint_dir, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log
-                )
-            else:
-                with io.scratch_dir(checkpoint_dir) as scratch:
-                    _save_checkpoint(save, scratch, meta)
-                    scored = _score(scratch, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log)
-            mean_v = float(np.mean([r["v_measure"] for r in scored]))
-            log(f"epoch {epoch}: mean V-measure {mean_v:.4f}")
-            for r in scored:
-                rows.append({"epoch": epoch, "optimizer_steps": step_count, "train_loss": train_loss, **r})
-            evaluating += time.perf_counter() - eval_started
-            if timings is not None:
-                timings.append(
-                    {
-                        "epoch": epoch,
-                        "train_seconds": round(train_seconds, 3),
-                        "eval_seconds": round(time.perf_counter() - eval_started, 3),
-                    }
-                )
+        return float(np.mean(losses))
+
+
+def _eval_epochs(eval_epochs) -> list[int]:
+    """The scheduled epochs, sorted and without repeats; a ValueError unless all are positive."""
+    epochs = sorted({int(e) for e in eval_epochs})
+    if not epochs or epochs[0] < 1:
+        raise ValueError(f"eval_epochs must be positive integers, got {epochs}")
+    return epochs
+
+
+def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
+    """The body of :func:`pretrain`, under its seeded global generators."""
+    import pyarrow.parquet as pq
+
+    if job.method not in METHODS:
+        raise ValueError(f"unknown pre-training method {job.method!r}; known: {', '.join(METHODS)}")
+    eval_epochs = _eval_epochs(job.eval_epochs)
+    device = resolve_device(job.device)
+    texts = read_texts(job.texts_path)
+    splits = list(io.iter_splits(pq.read_table(job.splits_path)))
+    params = dict(job.params, seed=job.seed)
+    rng = np.random.default_rng(job.seed)
+    training = _Training(job.method, job.model_dir, params, device, len(texts), eval_epochs[-1])
+    log(
+        f"{job.method}: {len(texts)} texts, batch {training.batch_size} x {training.accum}, "
+        f"{training.steps_per_epoch} optimizer steps/epoch, {eval_epochs[-1]} epochs, warmup {training.warmup} "
+        f"steps, device {device}, autocast {training.amp_dtype}"
+    )
+    rows, started, evaluating = [], time.perf_counter(), 0.0
+    for epoch in range(1, eval_epochs[-1] + 1):
+        train_loss = training.epoch(texts, rng, f"epoch {epoch}: ", job.progress_every, log)
+        log(f"epoch {epoch}: mean loss {train_loss:.4f}, {training.steps} optimizer steps")
+        if epoch not in eval_epochs:
+            continue
+        training.module.eval()
+        eval_started = time.perf_counter()
+        train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
+        meta = _provenance(job, epoch, training, params, device, len(texts))
+        scored = _save_and_score(
+            job.checkpoint_dir,
+            training.save,
+            meta,
+            last=epoch == eval_epochs[-1],
+            score=lambda folder: _score(folder, texts, splits, job, device, params, log),
+        )
+        log(f"epoch {epoch}: mean V-measure {float(np.mean([r['v_measure'] for r in scored])):.4f}")
+        for r in scored:
+            rows.append({"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **r})
+        evaluating += time.perf_counter() - eval_started
+        if timings is not None:
+            timings.append(
+                {
+                    "epoch": epoch,
+                    "train_seconds": round(train_seconds, 3),
+                    "eval_seconds": round(time.perf_counter() - eval_started, 3),
+                }
+            )
     return rows
+
+
+def _provenance(job: PretrainJob, epoch: int, training: _Training, params: dict, device: str, n_texts: int) -> dict:
+    """The ``provenance.json`` of the checkpoint of ``epoch``."""
+    return {
+        "base_model": str(job.model_dir),
+        "method": job.method,
+        "epoch": epoch,
+        "seed": job.seed,
+        "optimizer_steps": training.steps,
+        "params": params,
+        "device": device,
+        "autocast": training.amp_dtype,
+        "texts": str(job.texts_path),
+        "n_texts": n_texts,
+        "versions": library_versions(),
+    }
+
+
+def _save_and_score(checkpoint_dir, save, meta: dict, *, last: bool, score) -> list[dict]:
+    """Save the epoch's checkpoint and return ``score(folder)``: the last epoch's to ``checkpoint_dir``
+    (atomically), an earlier one's to a scratch folder beside it, removed after its scoring."""
+    checkpoint_dir = Path(checkpoint_dir)
+    folder = io.atomic_dir(checkpoint_dir) if last else io.scratch_dir(checkpoint_dir)
+    with folder as tmp:
+        _save_checkpoint(save, tmp, meta)
+        if not last:
+            return score(tmp)
+    return score(checkpoint_dir)
 
 
 def _save_checkpoint(save, folder, meta: dict) -> None:
@@ -412,7 +420,7 @@ def _save_checkpoint(save, folder, meta: dict) -> None:
     io.write_json(meta, Path(folder) / "provenance.json")
 
 
-def _score(folder, texts, splits, algorithm, device, eval_batch_size, params, eval_seed, log) -> list[dict]:
+def _score(folder, texts, splits, job: PretrainJob, device, params, log) -> list[dict]:
     import torch
 
     with torch.no_grad():
@@ -420,67 +428,37 @@ def _score(folder, texts, splits, algorithm, device, eval_batch_size, params, ev
             folder,
             texts,
             splits,
-            algorithm,
+            job.algorithm,
             device=device,
-            batch_size=eval_batch_size,
+            batch_size=job.eval_batch_size,
             max_seq_length=params["max_length"],
-            seed=eval_seed,
+            seed=job.eval_seed,
             log=log,
         )
 
 
-def run(
-    *,
-    model_dir,
-    texts_path,
-    splits_path,
-    out_path,
-    checkpoint_dir,
-    method: str,
-    params: dict,
-    eval_epochs,
-    algorithm: dict,
-    seed: int,
-    eval_seed: int,
-    device: str,
-    eval_batch_size: int,
-    log=print,
-    timings_path=None,
-) -> None:
+def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go
     to ``timings_path`` (JSON), when given, never into the scores.
 
-    Keyword arguments only; ``device`` and ``eval_batch_size`` have no default here (the config schema's
-    ``pretrain.device`` / ``pretrain.eval_batch_size`` hold them)."""
+    The workflow gives ``device`` and ``eval_batch_size`` from the config schema's ``pretrain.device`` /
+    ``pretrain.eval_batch_size``, not the job's defaults."""
     import pyarrow as pa
 
     started, timings = time.perf_counter(), []
-    rows = pretrain(
-        model_dir,
-        texts_path,
-        splits_path,
-        method,
-        params,
-        eval_epochs,
-        algorithm,
-        checkpoint_dir,
-        seed=seed,
-        device=device,
-        eval_batch_size=eval_batch_size,
-        log=log,
-        eval_seed=eval_seed,
-        timings=timings,
-    )
+    rows = pretrain(job, log=log, timings=timings)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
-        io.tecb_metadata({"method": method, "seed": seed, "params": params, "model_dir": str(model_dir)})
+        io.tecb_metadata(
+            {"method": job.method, "seed": job.seed, "params": job.params, "model_dir": str(job.model_dir)}
+        )
     )
     io.write_table(table, out_path)
     if timings_path is not None:
         io.write_json(
             {
-                "method": method,
-                "seed": seed,
+                "method": job.method,
+                "seed": job.seed,
                 "epochs": timings,
                 "total_seconds": round(time.perf_counter() - started, 3),
             },

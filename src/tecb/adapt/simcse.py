@@ -30,6 +30,15 @@ DEFAULTS = {
     "max_grad_norm": 1.0,
 }
 
+#: The settings a :class:`~tecb.adapt.training.Phase` takes as they are (every method's DEFAULTS holds them).
+PHASE_SETTINGS = ("lr", "epochs", "warmup_ratio", "weight_decay", "max_grad_norm")
+
+
+def phase_settings(settings: dict) -> dict:
+    """The keywords of a :class:`~tecb.adapt.training.Phase` read from a method's ``settings``: its optimiser's
+    (lr, warm-up, weight decay, gradient clipping), its epochs and its least number of steps."""
+    return {**{key: settings[key] for key in PHASE_SETTINGS}, "min_steps": int(settings["min_steps"])}
+
 
 def full_precision(x):
     """``x`` in float32 if it is half precision (autocast), else as it is."""
@@ -121,12 +130,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="simcse",
             batches=text_batches(len(texts), settings["batch_size"]),
             loss=loss,
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            warmup_ratio=settings["warmup_ratio"],
-            weight_decay=settings["weight_decay"],
-            max_grad_norm=settings["max_grad_norm"],
-            min_steps=int(settings["min_steps"]),
             info={"augmentation": settings["augmentation"]},
+            **phase_settings(settings),
         )
     ]

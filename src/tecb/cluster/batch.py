@@ -134,13 +134,13 @@ def run_batch(
     from tecb import io
     from tecb.cluster import reduce
     from tecb.cluster.algorithms import run_configuration
-    from tecb.data.download import sha256_of
+    from tecb.io import file_sha256
 
     digests: dict[str, str] = {}
 
     def digest(path) -> str:
         if path not in digests:
-            digests[path] = sha256_of(path)
+            digests[path] = file_sha256(path)
         return digests[path]
 
     names = [REDUCE_PREFIX + r["name"] for r in reductions] + [m["name"] for m in members] + [s["name"] for s in steps]

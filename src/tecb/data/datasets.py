@@ -16,7 +16,7 @@ import numpy as np
 
 from tecb.data import splits as recipes
 from tecb.data.sources import custom, germeval, gnad, published, reddit
-from tecb.data.sources.files import sha256_file
+from tecb.io import file_sha256
 
 VARIANTS = ("s2s", "p2p")
 
@@ -115,7 +115,7 @@ def label_conflicts(
 
 def _file_entry(path, records: int | None = None, name: str | None = None, **extra) -> dict:
     """Provenance of one source file: its name (no folders: outputs carry no absolute paths) and SHA-256."""
-    entry = {"file": name or Path(path).name, "sha256": sha256_file(path)}
+    entry = {"file": name or Path(path).name, "sha256": file_sha256(path)}
     if records is not None:
         entry["records"] = int(records)
     return {**entry, **extra}
@@ -126,6 +126,12 @@ def _check_variant(variant: str) -> None:
         raise ValueError(f"text variant must be one of {VARIANTS}, got {variant!r}")
 
 
+def _check_raw_inputs(path, variant: str, builder: str) -> None:
+    """A raw builder's checks of its arguments: a known text variant, one file or folder."""
+    _check_variant(variant)
+    _single_path(path, builder)
+
+
 def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     labels = np.asarray(labels, dtype=object)
     return [
@@ -134,12 +140,38 @@ def _random_splits(labels, n_splits, rng, min_fraction, max_fraction):
     ]
 
 
+def _blurbs_provenance(path, source, dropped) -> dict:
+    """The provenance of a Blurbs dataset: the files read, whether they are the whole source (all three labelled
+    files, enough books) and, if not, why; the duplicate books dropped."""
+    files = [{"file": f.short, "sha256": f.sha256, "records": f.books, "labelled": f.labelled} for f in source.files]
+    if source.archive_sha256:
+        files.insert(0, {"file": Path(path).name, "sha256": source.archive_sha256})
+    n_books = len(source.books)
+    labelled = {Path(f.short.rsplit(":", 1)[-1]).name.removesuffix(".gz") for f in source.files if f.labelled}
+    missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
+    full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
+    if not full:
+        why = (
+            f"{n_books:,} labelled books"
+            + (f", no labelled {', '.join(missing)}" if missing else "")
+            + f"; {FULL_SOURCE['germeval2019'][1]}"
+        )
+    prov = {
+        "origin": "raw",
+        "source_files": files,
+        "records": n_books,
+        "full_source": full,
+        "partial_because": why,
+        "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
+    }
+    return prov
+
+
 def build_blurbs(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """Blurbs S2S/P2P from the GermEval 2019 zip: 10 coarse (d=0), 10 fine (d=1), one split per d=0 genre."""
-    _check_variant(variant)
-    _single_path(path, "germeval2019")
+    _check_raw_inputs(path, variant, "germeval2019")
     source = germeval.read_blurbs_source(path)
     if not source.books:
         unlabelled = ", ".join(f.name for f in source.files if not f.labelled and f.books)
@@ -167,43 +199,35 @@ def build_blurbs(
         dropped[f"no within-genre split for {genre} (one d=1 genre; its books)"] = coarse.count(genre)
     texts = [b.title if variant == "s2s" else f"{b.title}\n{b.body}" for b in kept]
     unique, splits = assemble(texts, split_items)
-    files = [{"file": f.short, "sha256": f.sha256, "records": f.books, "labelled": f.labelled} for f in source.files]
-    if source.archive_sha256:
-        files.insert(0, {"file": Path(path).name, "sha256": source.archive_sha256})
-    n_books = len(source.books)
-    labelled = {Path(f.short.rsplit(":", 1)[-1]).name.removesuffix(".gz") for f in source.files if f.labelled}
-    missing = [n for n in ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt") if n not in labelled]
-    full, why = n_books >= FULL_SOURCE["germeval2019"][0] and not missing, ""
-    if not full:
-        why = (
-            f"{n_books:,} labelled books"
-            + (f", no labelled {', '.join(missing)}" if missing else "")
-            + f"; {FULL_SOURCE['germeval2019'][1]}"
-        )
     notes = [
         "  books read per file (before the selection):",
         source.report(),
-        f"  {n_books} labelled books; selection keeps {len(kept)}",
+        f"  {len(source.books)} labelled books; selection keeps {len(kept)}",
     ]
-    prov = {
-        "origin": "raw",
-        "source_files": files,
-        "records": n_books,
-        "full_source": full,
-        "partial_because": why,
-        "duplicate_books_dropped": sum(n for r, n in dropped.items() if r.startswith("duplicate book")),
-    }
+    prov = _blurbs_provenance(path, source, dropped)
     schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
     kinds = ["coarse"] * n_splits + ["fine"] * n_splits + ["within-genre"] * len(within)
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)
+
+
+def _raw_provenance(source: str, files: list, records: int, what: str) -> dict:
+    """The provenance of a dataset built from raw files: the ``files`` and the ``records`` read (``what``: their
+    name), whether that is the whole source (:data:`FULL_SOURCE`) and, if not, why."""
+    full = records >= FULL_SOURCE[source][0]
+    return {
+        "origin": "raw",
+        "source_files": files,
+        "records": records,
+        "full_source": full,
+        "partial_because": "" if full else f"{records:,} {what}; {FULL_SOURCE[source][1]}",
+    }
 
 
 def build_tenkgnad(
     path, variant: str, *, seed: int, n_splits: int = 10, min_fraction: float = 0.1, max_fraction: float = 1.0
 ) -> Dataset:
     """TenKGnad S2S/P2P from a One Million Posts ``corpus.sqlite3``: 10 random-fraction splits."""
-    _check_variant(variant)
-    _single_path(path, "million_posts")
+    _check_raw_inputs(path, variant, "million_posts")
     articles = gnad.read_articles(path)
     if not articles:
         raise ValueError(f"{path}: no newsroom articles")
@@ -221,14 +245,7 @@ def build_tenkgnad(
     split_items = _random_splits([a.label for a in articles], n_splits, rng, min_fraction, max_fraction)
     texts = [a.s2s() if variant == "s2s" else a.p2p() for a in articles]
     unique, splits = assemble(texts, split_items)
-    full = n_read >= FULL_SOURCE["million_posts"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": [_file_entry(path, n_read)],
-        "records": n_read,
-        "full_source": full,
-        "partial_because": "" if full else f"{n_read:,} newsroom articles; {FULL_SOURCE['million_posts'][1]}",
-    }
+    prov = _raw_provenance("million_posts", [_file_entry(path, n_read)], n_read, "newsroom articles")
     notes = [f"  {Path(path).name}: {n_read} newsroom articles read (before the selection)"]
     return Dataset(
         unique,
@@ -265,14 +282,7 @@ def build_tenkgnad_csv(
     rng = np.random.default_rng(seed)
     split_items = _random_splits([label for label, _ in rows], n_splits, rng, min_fraction, max_fraction)
     unique, splits = assemble([text for _, text in rows], split_items)
-    full = len(rows) >= FULL_SOURCE["10kgnad_csv"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": entries,
-        "records": len(rows),
-        "full_source": full,
-        "partial_because": "" if full else f"{len(rows):,} rows; {FULL_SOURCE['10kgnad_csv'][1]}",
-    }
+    prov = _raw_provenance("10kgnad_csv", entries, len(rows), "rows")
     return Dataset(
         unique,
         splits,
@@ -289,8 +299,7 @@ def build_reddit(
     path, variant: str, *, seed: int, n_splits: int = 10, min_subreddits: int = 10, max_subreddits: int = 50
 ) -> Dataset:
     """Reddit S2S/P2P from ``submissions.parquet``: each split = all posts of 10-50 drawn subreddits."""
-    _check_variant(variant)
-    _single_path(path, "reddit")
+    _check_raw_inputs(path, variant, "reddit")
     table = reddit.read_submissions(path)
     rows, dropped = reddit.usable_submissions(table, str(path))
     if not rows:
@@ -303,14 +312,7 @@ def build_reddit(
     ]
     texts = [r["title"] if variant == "s2s" else f"{r['title']} {r['selftext']}".strip() for r in rows]
     unique, splits = assemble(texts, split_items)
-    full = table.num_rows >= FULL_SOURCE["reddit"][0]
-    prov = {
-        "origin": "raw",
-        "source_files": [_file_entry(path, table.num_rows)],
-        "records": table.num_rows,
-        "full_source": full,
-        "partial_because": "" if full else f"{table.num_rows:,} submissions; {FULL_SOURCE['reddit'][1]}",
-    }
+    prov = _raw_provenance("reddit", [_file_entry(path, table.num_rows)], table.num_rows, "submissions")
     notes = [f"  {Path(path).name}: {table.num_rows} submissions read (before the selection)"]
     return Dataset(
         unique,

@@ -277,9 +277,8 @@ def _book_xml(title: str, body: str, categories: list[list[tuple[int, str]]], is
     )
 
 
-def write_germeval_zip(path: str | Path, books_per_genre: int = 30, *, seed: int) -> Path:
-    """Write a GermEval 2019 Task 1 style zip with train/dev/test files and ``hierarchy.txt``."""
-    rng = np.random.default_rng(seed)
+def _blurb_records(rng, books_per_genre: int) -> list[tuple]:
+    """``(title, body, category paths)`` of ``books_per_genre`` books per fine genre, in genre order."""
     records = []
     for g0, fine in BLURB_GENRES.items():
         for g1, spec in fine.items():
@@ -294,6 +293,29 @@ def write_germeval_zip(path: str | Path, books_per_genre: int = 30, *, seed: int
                     other = [g for g in fine if g != g1]
                     cats.append([(0, g0), (1, other[rng.integers(len(other))])])
                 records.append((title, body, cats))
+    return records
+
+
+def _dropped_blurbs() -> list[str]:
+    """Book records the selection rules drop: no body, two coarse genres, three fine genres."""
+    (g0a, fa), (g0b, fb) = list(BLURB_GENRES.items())[:2]
+    fa_names, fb_names = list(fa), list(fb)
+    return [
+        _book_xml("Ohne Klappentext", "", [[(0, g0a), (1, fa_names[0])]], 9783999999991),
+        _book_xml(
+            "Zwei Welten",
+            "Ein Grenzfall &quot;zwischen&quot; den Genres.",
+            [[(0, g0a), (1, fa_names[0])], [(0, g0b), (1, fb_names[0])]],
+            9783999999992,
+        ),
+        _book_xml("Alles auf einmal", "Ein Sammelband.", [[(0, g0a), (1, n)] for n in fa_names[:3]], 9783999999993),
+    ]
+
+
+def write_germeval_zip(path: str | Path, books_per_genre: int = 30, *, seed: int) -> Path:
+    """Write a GermEval 2019 Task 1 style zip with train/dev/test files and ``hierarchy.txt``."""
+    rng = np.random.default_rng(seed)
+    records = _blurb_records(rng, books_per_genre)
     rng.shuffle(records)
     xml_records = []
     for i, (title, body, cats) in enumerate(records):
@@ -301,21 +323,7 @@ def write_germeval_zip(path: str | Path, books_per_genre: int = 30, *, seed: int
         t = f"&quot;{title}&quot;" if i % 7 == 0 else title
         b = body.replace("ung", "un\u00adg", 1) if i % 5 == 0 else body
         xml_records.append(_book_xml(t, b.replace("&", "&amp;"), cats, 9783000000000 + i))
-    # records the selection rules drop: no body, two coarse genres, three fine genres
-    (g0a, fa), (g0b, fb) = list(BLURB_GENRES.items())[:2]
-    fa_names, fb_names = list(fa), list(fb)
-    xml_records.append(_book_xml("Ohne Klappentext", "", [[(0, g0a), (1, fa_names[0])]], 9783999999991))
-    xml_records.append(
-        _book_xml(
-            "Zwei Welten",
-            "Ein Grenzfall &quot;zwischen&quot; den Genres.",
-            [[(0, g0a), (1, fa_names[0])], [(0, g0b), (1, fb_names[0])]],
-            9783999999992,
-        )
-    )
-    xml_records.append(
-        _book_xml("Alles auf einmal", "Ein Sammelband.", [[(0, g0a), (1, n)] for n in fa_names[:3]], 9783999999993)
-    )
+    xml_records += _dropped_blurbs()
     n = len(xml_records)
     parts = {
         "blurbs_train.txt": xml_records[: int(0.7 * n)],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tarfile
 import urllib.error
@@ -10,21 +9,13 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from tecb.io import atomic_path
+from tecb.io import atomic_path, file_sha256
 
 CHUNK = 1 << 20
 
 
 class ChecksumError(ValueError):
     """A download's SHA-256 differs from the expected one."""
-
-
-def sha256_of(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def download(url: str, dest: str | Path, sha256: str | None = None, log=print) -> Path:
@@ -44,7 +35,7 @@ def download(url: str, dest: str | Path, sha256: str | None = None, log=print) -
         if not (err.code == 416 and have):  # 416: the partial file is already complete
             raise
         log(f"{url}: {part} already complete ({have} bytes)")
-    actual = sha256_of(part)
+    actual = file_sha256(part)
     if sha256 and actual != sha256.lower():
         part.unlink()
         raise ChecksumError(f"{url}: SHA-256 mismatch: expected {sha256}, got {actual}")

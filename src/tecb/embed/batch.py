@@ -13,6 +13,7 @@ datasets whose key changed or whose files are missing (:func:`tecb.io.keep_or_co
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 
 def run_embed_batch(
@@ -36,7 +37,6 @@ def run_embed_batch(
     """
     from tecb import io
     from tecb.embed.cache import cache_key, model_content
-    from tecb.embed.encode import embed_dataset
     from tecb.embed.spec import file_sha256, recorded_digest
 
     names = [m["dataset"] for m in members]
@@ -49,21 +49,7 @@ def run_embed_batch(
     keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
     computed = []
     for member in members:
-
-        def compute(member=member):
-            log(f"{member['dataset']}: embedding")
-            embed_dataset(
-                member["texts"],
-                member["embeddings"],
-                member["settings"],
-                embed_options,
-                seed=seed,
-                log=log,
-                dataset=member["dataset"],
-                model_digest=digest,
-                timings_path=member["timings"],
-            )
-
+        compute = partial(_embed_member, member, embed_options, seed=seed, digest=digest, log=log)
         key = cache_key(
             settings=member["settings"],
             seed=seed,
@@ -78,3 +64,21 @@ def run_embed_batch(
     io.write_json(keys, keys_path)
     log(f"{len(computed)} of {len(members)} datasets embedded, {len(members) - len(computed)} kept")
     return computed
+
+
+def _embed_member(member: dict, embed_options: dict, *, seed: int | None, digest: str | None, log) -> None:
+    """Embed one member of a batch (:func:`run_embed_batch`) to its outputs."""
+    from tecb.embed.encode import embed_dataset
+
+    log(f"{member['dataset']}: embedding")
+    embed_dataset(
+        member["texts"],
+        member["embeddings"],
+        member["settings"],
+        embed_options,
+        seed=seed,
+        log=log,
+        dataset=member["dataset"],
+        model_digest=digest,
+        timings_path=member["timings"],
+    )

@@ -299,16 +299,26 @@ def encode_transformer(
     go to every ``model.encode`` call. After each chunk ``log`` gets a progress line (texts done /
     total, rate, ETA).
     """
-    state = state if state is not None else {}
-    state["final_batch_size"] = batch_size = max(1, int(batch_size))
     options = {"normalize_embeddings": False, **(encode_kwargs or {})}
+
+    def encode(chunk, size):
+        return model.encode(chunk, batch_size=size, convert_to_numpy=True, show_progress_bar=False, **options)
+
+    state = state if state is not None else {}
+    for start, vectors in encode_halving(encode, texts, max(1, int(batch_size)), chunk_size, log, state):
+        yield start, np.asarray(vectors, dtype=np.float32)
+
+
+def encode_halving(encode, texts: list[str], batch_size: int, chunk_size: int, log, state: dict):
+    """Yield ``(first_text_id, encode(chunk, batch_size))`` per chunk of ``chunk_size`` texts. On an out-of-memory
+    error the batch size is halved (down to 1) and the chunk retried; the smaller size is kept for the rest and
+    reported in ``state["final_batch_size"]``. After each chunk ``log`` (if any) gets a progress line."""
+    state["final_batch_size"] = batch_size
     progress = Progress(len(texts), log, what="encoded ")
     for start, chunk in chunks(texts, chunk_size):
         while True:
             try:
-                vectors = model.encode(
-                    chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False, **options
-                )
+                vectors = encode(chunk, batch_size)
                 break
             except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
                 if not _is_oom(error) or batch_size == 1:
@@ -318,7 +328,18 @@ def encode_transformer(
                 if log:
                     log(f"out of memory at text {start}: batch size halved to {batch_size}")
         progress.update(start + len(chunk))
-        yield start, np.asarray(vectors, dtype=np.float32)
+        yield start, vectors
+
+
+#: How :func:`token_counts` calls a tokenizer: every token counted (special tokens too), nothing cut or padded.
+UNTRUNCATED = {
+    "add_special_tokens": True,
+    "truncation": False,
+    "padding": False,
+    "verbose": False,
+    "return_attention_mask": False,
+    "return_token_type_ids": False,
+}
 
 
 def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size: int = CHUNK_SIZE) -> np.ndarray | None:
@@ -331,15 +352,7 @@ def token_counts(model, texts: list[str], prompt: str | None = None, chunk_size:
     for _, part in chunks(texts, chunk_size):
         if prompt:
             part = [prompt + text for text in part]
-        encoded = tokenizer(
-            part,
-            add_special_tokens=True,
-            truncation=False,
-            padding=False,
-            verbose=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
+        encoded = tokenizer(part, **UNTRUNCATED)
         counts += [len(ids) for ids in encoded["input_ids"]]
     return np.asarray(counts, dtype=np.int64)
 
@@ -623,77 +636,13 @@ def embed_dataset(
     settings = encoder_settings(model_spec, embed_options, dataset)
     kind = settings["kind"]
     if kind == "tfidf":
-        dim = settings["dim"]
-        meta = {
-            "model": "tfidf",
-            "kind": "tfidf",
-            "pooling": "none",
-            "requested_dim": dim,
-            "device": "cpu",
-            "dtype": "float32",
-            "revision": None,
-            "max_seq_length": None,
-            "truncated_fraction": 0.0,
-            "token_coverage": 1.0,
-        }
-        if seed is None:
-            raise ValueError("TF-IDF embeddings need a seed (its TruncatedSVD)")
-        vectors = tfidf_vectors(texts, dim=dim, seed=seed)
-        batches = chunks(list(vectors), CHUNK_SIZE)
-        batches = ((s, np.stack(v)) for s, v in batches)
-        log(f"encoding {len(texts)} unique texts with {meta['model']}")
+        meta, batches = _tfidf_batches(settings, texts, seed, log)
     elif kind in ("python", "precomputed", "static"):
         meta, batches = _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
     elif kind == "mteb":
         meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
-        device = embed_options.get("device") or None
-        if device == "auto":
-            device = None
-        source = settings.get("path") or settings["id"]
-        model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
-        batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
-        prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
-        stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
-        meta = {
-            "model": settings.get("id") or str(source),
-            "kind": kind,
-            "source": str(source),
-            "revision": _resolved_revision(source) or settings.get("revision"),
-            "model_sha256": model_digest,
-            "pooling": pooling_mode(model),
-            "pooling_override": settings.get("pooling"),
-            "normalize": settings.get("normalize"),
-            "normalized": bool(settings.get("normalize")) or is_normalized(model),
-            "prompt": prompt,
-            "prompt_name": settings.get("prompt_name"),
-            "trust_remote_code": settings.get("trust_remote_code", False),
-            "model_kwargs": settings.get("model_kwargs") or {},
-            "tokenizer_kwargs": settings.get("tokenizer_kwargs") or {},
-            "encode_kwargs": settings.get("encode_kwargs") or {},
-            "max_seq_length": model.max_seq_length,
-            **stats,
-            "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
-            "dtype_requested": settings["dtype"],
-            "device": str(model.device),
-            "batch_size": batch_size,
-            "sorted_by_length": True,
-            **({"chunk_size": settings["chunk_size"]} if "chunk_size" in settings else {}),
-        }
-        log(
-            f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
-            f"max_seq_length {meta['max_seq_length']}: {stats['truncated_fraction']} of the texts truncated, "
-            f"token coverage {stats['token_coverage']})"
-        )
-        batches = encode_transformer(
-            model,
-            texts,
-            batch_size,
-            settings.get("chunk_size", CHUNK_SIZE),
-            log=log,
-            state=meta,  # adds final_batch_size
-            encode_kwargs=encode_options(settings),
-        )
+        meta, batches = _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
     meta = write_embeddings(out_path, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
     if timings_path is not None:
@@ -707,6 +656,82 @@ def embed_dataset(
             timings_path,
         )
     return meta
+
+
+def _tfidf_batches(settings, texts, seed, log):
+    """Metadata and ``(start, vectors)`` batches of TF-IDF + SVD (``seed``: its SVD's, required)."""
+    dim = settings["dim"]
+    meta = {
+        "model": "tfidf",
+        "kind": "tfidf",
+        "pooling": "none",
+        "requested_dim": dim,
+        "device": "cpu",
+        "dtype": "float32",
+        "revision": None,
+        "max_seq_length": None,
+        "truncated_fraction": 0.0,
+        "token_coverage": 1.0,
+    }
+    if seed is None:
+        raise ValueError("TF-IDF embeddings need a seed (its TruncatedSVD)")
+    vectors = tfidf_vectors(texts, dim=dim, seed=seed)
+    batches = chunks(list(vectors), CHUNK_SIZE)
+    batches = ((s, np.stack(v)) for s, v in batches)
+    log(f"encoding {len(texts)} unique texts with {meta['model']}")
+    return meta, batches
+
+
+def _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
+    """Metadata and ``(start, vectors)`` batches of a sentence-transformers model (``huggingface``, ``tiny-bert``
+    ...): the texts sorted by length within each chunk, the batch size halved on out-of-memory errors."""
+    kind = settings["kind"]
+    device = None if embed_options.get("device") in (None, "", "auto") else embed_options["device"]
+    source = settings.get("path") or settings["id"]
+    model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
+    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
+    prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
+    stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
+    meta = {
+        "model": settings.get("id") or str(source),
+        "kind": kind,
+        "source": str(source),
+        "revision": _resolved_revision(source) or settings.get("revision"),
+        "model_sha256": model_digest,
+        "pooling": pooling_mode(model),
+        "pooling_override": settings.get("pooling"),
+        "normalize": settings.get("normalize"),
+        "normalized": bool(settings.get("normalize")) or is_normalized(model),
+        "prompt": prompt,
+        "prompt_name": settings.get("prompt_name"),
+        "trust_remote_code": settings.get("trust_remote_code", False),
+        "model_kwargs": settings.get("model_kwargs") or {},
+        "tokenizer_kwargs": settings.get("tokenizer_kwargs") or {},
+        "encode_kwargs": settings.get("encode_kwargs") or {},
+        "max_seq_length": model.max_seq_length,
+        **stats,
+        "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
+        "dtype_requested": settings["dtype"],
+        "device": str(model.device),
+        "batch_size": batch_size,
+        "sorted_by_length": True,
+        **({"chunk_size": settings["chunk_size"]} if "chunk_size" in settings else {}),
+    }
+    log(
+        f"encoding {len(texts)} unique texts with {meta['model']} (prompt {prompt!r}, pooling {meta['pooling']}, "
+        f"max_seq_length {meta['max_seq_length']}: {stats['truncated_fraction']} of the texts truncated, "
+        f"token coverage {stats['token_coverage']})"
+    )
+    batches = encode_transformer(
+        model,
+        texts,
+        batch_size,
+        settings.get("chunk_size", CHUNK_SIZE),
+        log=log,
+        state=meta,  # adds final_batch_size
+        encode_kwargs=encode_options(settings),
+    )
+    return meta, batches
 
 
 def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log):
@@ -752,63 +777,61 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
         f"prompt {prompt!r})"
     )
 
-    def batches():
-        progress = Progress(len(texts), log, what="encoded ")
-        size = batch_size
-        for start, chunk in chunks(texts, settings.get("chunk_size", CHUNK_SIZE)):
-            while True:
-                try:
-                    vectors = mteb_model.encode_texts(wrapper, chunk, task, size)
-                    break
-                except Exception as error:  # noqa: BLE001 - re-raised unless it is an OOM we can shrink away
-                    if not _is_oom(error) or size == 1:
-                        raise
-                    _free_cuda_cache()
-                    size = meta["final_batch_size"] = size // 2
-                    log(f"out of memory at text {start}: batch size halved to {size}")
-            progress.update(start + len(chunk))
-            yield start, vectors
+    def encode(chunk, size):
+        return mteb_model.encode_texts(wrapper, chunk, task, size)
 
-    return meta, batches()
+    return meta, encode_halving(encode, texts, batch_size, settings.get("chunk_size", CHUNK_SIZE), log, meta)
 
 
 def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
     """Metadata and ``(start, vectors)`` batches of a ``python``, ``precomputed`` or ``static`` model."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from tecb.embed.spec import exposed_files, file_sha256
-
     kind = settings["kind"]
     batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
     base = {"kind": kind, "model_sha256": model_digest, "device": "cpu", "dtype": "float32", "revision": None}
-    if kind == "python":
-        encode, instance = build_python_encoder(settings)
-        files = dict(settings.get("files") or {})
-        files.update({f: file_sha256(f) for f in exposed_files(instance) if f not in files})
-        meta = {
-            **base,
-            "model": settings["object"],
-            "object": settings["object"],
-            "kwargs": settings.get("kwargs") or {},
-            "package": settings.get("package"),
-            "files": files,
-            "batch_size": batch_size,
-        }
-        log(f"encoding {len(texts)} unique texts with {settings['object']} (package {settings.get('package')})")
-        return meta, encode_python(encode, texts, batch_size, f"object {settings['object']!r}", log)
-    if kind == "precomputed":
-        file_texts, vectors = read_precomputed(settings["path"], settings.get("texts"))
-        found = precomputed_lookup(texts, file_texts, vectors, settings["path"])
-        as_matrix(found, len(texts), settings["path"])  # finite rows
-        meta = {
-            **base,
-            "model": settings["path"],
-            "path": settings["path"],
-            "texts": settings.get("texts"),
-            "n_vectors_in_file": len(file_texts),
-        }
-        log(f"looked up {len(texts)} unique texts in {settings['path']} ({len(file_texts)} vectors)")
-        return meta, ((start, found[start : start + CHUNK_SIZE]) for start in range(0, len(texts), CHUNK_SIZE))
+    batches = {"python": _python_batches, "precomputed": _precomputed_batches}.get(kind, _static_batches)
+    return batches(settings, texts, base, batch_size, log)
+
+
+def _python_batches(settings, texts, base: dict, batch_size: int, log):
+    """A ``python`` model's metadata and batches: its object encodes the texts."""
+    from tecb.embed.spec import exposed_files, file_sha256
+
+    encode, instance = build_python_encoder(settings)
+    files = dict(settings.get("files") or {})
+    files.update({f: file_sha256(f) for f in exposed_files(instance) if f not in files})
+    meta = {
+        **base,
+        "model": settings["object"],
+        "object": settings["object"],
+        "kwargs": settings.get("kwargs") or {},
+        "package": settings.get("package"),
+        "files": files,
+        "batch_size": batch_size,
+    }
+    log(f"encoding {len(texts)} unique texts with {settings['object']} (package {settings.get('package')})")
+    return meta, encode_python(encode, texts, batch_size, f"object {settings['object']!r}", log)
+
+
+def _precomputed_batches(settings, texts, base: dict, batch_size: int, log):
+    """A ``precomputed`` model's metadata and batches: the texts' vectors looked up in its file."""
+    file_texts, vectors = read_precomputed(settings["path"], settings.get("texts"))
+    found = precomputed_lookup(texts, file_texts, vectors, settings["path"])
+    as_matrix(found, len(texts), settings["path"])  # finite rows
+    meta = {
+        **base,
+        "model": settings["path"],
+        "path": settings["path"],
+        "texts": settings.get("texts"),
+        "n_vectors_in_file": len(file_texts),
+    }
+    log(f"looked up {len(texts)} unique texts in {settings['path']} ({len(file_texts)} vectors)")
+    return meta, ((start, found[start : start + CHUNK_SIZE]) for start in range(0, len(texts), CHUNK_SIZE))
+
+
+def _static_batches(settings, texts, base: dict, batch_size: int, log):
+    """A ``static`` model's metadata and batches: its token vectors pooled per text."""
+    from importlib.metadata import PackageNotFoundError, version
+
     encode, info = load_static(settings["path"])
     try:
         m2v = version("model2vec")
@@ -847,9 +870,6 @@ def dtype_parity(
     ``v_measure_difference`` is the mean paired difference (half - float32) over those seeds; compare it
     with ``v_measure_seed_std``, the spread of float32's V-measure over the seeds alone (k-means noise).
     """
-    from sklearn.cluster import MiniBatchKMeans
-    from sklearn.metrics import v_measure_score
-
     settings = encoder_settings(model_spec)
     options = encode_options(settings)
     vectors, used = {}, {}
@@ -862,17 +882,7 @@ def dtype_parity(
         _free_cuda_cache()
     k = len(set(labels))
     seeds = range(seed, seed + max(1, n_seeds))
-    scores = {
-        d: np.array(
-            [
-                v_measure_score(
-                    labels, MiniBatchKMeans(n_clusters=k, batch_size=500, n_init="auto", random_state=s).fit_predict(v)
-                )
-                for s in seeds
-            ]
-        )
-        for d, v in vectors.items()
-    }
+    scores = {d: _kmeans_v_measures(v, labels, seeds) for d, v in vectors.items()}
     a, b = vectors["float32"], vectors[dtype]
     cosine = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
     return {
@@ -890,6 +900,24 @@ def dtype_parity(
         "min_cosine": float(cosine.min()),
         "mean_cosine": float(cosine.mean()),
     }
+
+
+def _kmeans_v_measures(vectors: np.ndarray, labels: list, seeds) -> np.ndarray:
+    """The V-measure of the paper's k-means (MiniBatchKMeans, k = number of labels, batch 500, ``n_init="auto"``)
+    on ``vectors``, one per seed."""
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.metrics import v_measure_score
+
+    k = len(set(labels))
+    return np.array(
+        [
+            v_measure_score(
+                labels,
+                MiniBatchKMeans(n_clusters=k, batch_size=500, n_init="auto", random_state=s).fit_predict(vectors),
+            )
+            for s in seeds
+        ]
+    )
 
 
 def _on_cuda(device: str | None) -> bool:

@@ -156,6 +156,31 @@ def _rewrite_references(model_dir: Path) -> dict[str, dict]:
     return changed
 
 
+def _copy_modules(repo: str, folder, commit: str, where: list, model_dir: Path, origin: dict) -> list[str]:
+    """Copy the code repository's Python modules (from ``folder``) into ``model_dir``; return their relative paths.
+    ``origin`` (vendored file -> repository) is updated; a module that would overwrite a different file is an
+    error."""
+    files = sorted(
+        p.relative_to(folder).as_posix()
+        for p in Path(folder).rglob("*.py")
+        if ".cache" not in p.relative_to(folder).parts
+    )
+    if not files:
+        raise FileNotFoundError(f"{repo}@{commit}: no Python module (named in {', '.join(where)})")
+    for rel in files:
+        source, target = Path(folder) / rel, model_dir / rel
+        if target.exists() and target.read_bytes() != source.read_bytes():
+            owner = origin.get(rel, "the model's own repository")
+            raise ValueError(
+                f"remote code of {repo}: {rel} differs from the file of the same name from {owner}; "
+                "cannot put both into one model folder"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        origin.setdefault(rel, repo)
+    return files
+
+
 def vendor_remote_code(
     model_dir: str | Path,
     fetch: Callable[[str, str | None], tuple[Path, str]],
@@ -186,24 +211,7 @@ def vendor_remote_code(
     for repo, where in repos.items():
         revision = code_revisions.get(repo)
         folder, commit = fetch(repo, revision)
-        files = sorted(
-            p.relative_to(folder).as_posix()
-            for p in Path(folder).rglob("*.py")
-            if ".cache" not in p.relative_to(folder).parts
-        )
-        if not files:
-            raise FileNotFoundError(f"{repo}@{commit}: no Python module (named in {', '.join(where)})")
-        for rel in files:
-            source, target = Path(folder) / rel, model_dir / rel
-            if target.exists() and target.read_bytes() != source.read_bytes():
-                owner = origin.get(rel, "the model's own repository")
-                raise ValueError(
-                    f"remote code of {repo}: {rel} differs from the file of the same name from {owner}; "
-                    "cannot put both into one model folder"
-                )
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-            origin.setdefault(rel, repo)
+        files = _copy_modules(repo, folder, commit, where, model_dir, origin)
         record["repositories"][repo] = {
             "requested": revision or "main",
             "commit": commit,

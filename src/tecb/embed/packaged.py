@@ -16,9 +16,10 @@ sha256 below before use, so a different build of a package is an error, not a si
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from pathlib import Path
+
+from tecb.io import file_sha256
 
 #: distribution, version, module, and the sha256 of each weight file (relative to the module's folder)
 PACKAGES = {
@@ -66,14 +67,6 @@ def package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify_package(name: str) -> Path:
     """The package's folder, after checking each listed weight file's sha256 (else a ValueError naming it)."""
     root = package_dir(name)
@@ -81,7 +74,7 @@ def verify_package(name: str) -> Path:
         path = root / relative
         if not path.exists():
             raise FileNotFoundError(f"{path}: missing from {PACKAGES[name]['distribution']}; reinstall it")
-        actual = _sha256(path)
+        actual = file_sha256(path)
         if actual != expected:
             raise ValueError(
                 f"{path}: sha256 {actual}, expected {expected} ({PACKAGES[name]['distribution']}=="

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tecb.embed.options import CHUNK_SIZE, resolve_prompt  # noqa: F401  (re-exported: spec.CHUNK_SIZE)
+from tecb.io import file_sha256  # noqa: F401  (re-exported: spec.file_sha256)
 
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -81,6 +82,12 @@ def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, datase
         }
     if kind not in TRANSFORMER_KINDS:
         raise ValueError(f"unknown model kind {kind!r}")
+    return _transformer_settings(spec, embed_options, dataset)
+
+
+def _transformer_settings(spec: Mapping, embed_options: Mapping, dataset: str | None) -> dict:
+    """:func:`encoder_settings` of a sentence-transformers model (``huggingface``, ``tiny-bert`` ...)."""
+    kind = spec["kind"]
     prompt = resolve_prompt(spec.get("prompt"), dataset)
     prompt_name = spec.get("prompt_name")
     if prompt is not None and prompt_name is not None:
@@ -131,14 +138,6 @@ def model_files(path: str | os.PathLike) -> list[str]:
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         found += [os.path.join(root, f) for f in files]
     return sorted(found)
-
-
-def file_sha256(path: str | os.PathLike, block: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def directory_digest(path: str | os.PathLike) -> dict:

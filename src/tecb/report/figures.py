@@ -43,6 +43,30 @@ def save(fig: Figure, paths) -> list[Path]:
     return paths
 
 
+def legend_below_panels(fig: Figure, axes, n_used: int, ncols: int) -> None:
+    """Finish a grid of panels: hide the panels past the first ``n_used``, tighten the layout and put every
+    curve's entry, from all panels (a curve may be missing from the first), in one legend below the panels, up to
+    two entries per panel column a row."""
+    for ax in list(axes.flat)[n_used:]:
+        ax.axis("off")
+    entries = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    ncol = max(1, min(len(entries), 2 * ncols))
+    fig.tight_layout()
+    if entries:
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=ncol,
+            fontsize=8,
+            frameon=False,
+        )
+
+
 def _metadata(ext: str) -> dict:
     # Fixed metadata so that the same data gives byte-identical files.
     return {"Date": None} if ext == "svg" else {"Software": None}

@@ -143,6 +143,34 @@ def dataset_revision(dataset: str, provenance: dict | None) -> str:
     return "tecb-unknown"
 
 
+def _checked_revision(dataset: str, prov: dict, mteb_task: str | None) -> str:
+    """The dataset's revision (:func:`dataset_revision`); a ValueError where the config names an mteb task whose
+    pool has another revision."""
+    revision = dataset_revision(dataset, prov)
+    if mteb_task is not None:
+        expected = next(rev for (_, rev), task in MTEB_TASKS.items() if task == mteb_task)
+        if revision != expected:
+            raise ValueError(
+                f"dataset {dataset}: the config names mteb's {mteb_task} pool, but its splits file records "
+                f"revision {revision} (mteb: {expected}); rebuild the dataset"
+            )
+    return revision
+
+
+def _test_score(values) -> dict:
+    """MTEB's score entry of the test split from the per-split V-measures."""
+    import numpy as np
+
+    return {
+        "v_measure": float(np.mean(values)),
+        "v_measure_std": float(np.std(values)),  # MTEB uses numpy's (population) std
+        "v_measures": [float(v) for v in values],
+        "main_score": float(np.mean(values)),
+        "hf_subset": "default",
+        "languages": ["deu-Latn"],
+    }
+
+
 def mteb_result(
     scores,
     model: str,
@@ -157,7 +185,6 @@ def mteb_result(
 ) -> dict:
     """The MTEB result object of one (model, dataset) from the long scores table; ``spec`` is the model's config
     entry, ``mteb_task`` the mteb task name it is stored under (:func:`mteb_task_of`; ``None`` = custom)."""
-    import numpy as np
 
     sub = scores[
         (scores.model == model)
@@ -168,23 +195,9 @@ def mteb_result(
     if sub.empty:
         raise ValueError(f"no scores for model {model!r}, dataset {dataset!r}, {algorithm}/{reduction}")
     prov = provenance or {}
-    revision = dataset_revision(dataset, prov)
-    if mteb_task is not None:
-        expected = next(rev for (_, rev), task in MTEB_TASKS.items() if task == mteb_task)
-        if revision != expected:
-            raise ValueError(
-                f"dataset {dataset}: the config names mteb's {mteb_task} pool, but its splits file records "
-                f"revision {revision} (mteb: {expected}); rebuild the dataset"
-            )
+    revision = _checked_revision(dataset, prov, mteb_task)
     values = sub["v_measure"].astype(float).to_numpy()
-    score = {
-        "v_measure": float(np.mean(values)),
-        "v_measure_std": float(np.std(values)),  # MTEB uses numpy's (population) std
-        "v_measures": [float(v) for v in values],
-        "main_score": float(np.mean(values)),
-        "hf_subset": "default",
-        "languages": ["deu-Latn"],
-    }
+    score = _test_score(values)
     name, model_revision = model_identity(model, spec)
     return {
         "dataset_revision": revision,

@@ -390,12 +390,7 @@ def run(
     )
     rows = score(x[pooled.text_id.to_numpy()], pooled.label.tolist(), seed=seed, **limit, **opts)
     n = len(pooled)
-    if limit.get("max_documents") is not None:
-        n_texts = min(n, limit["max_documents"])
-    elif limit.get("max_fraction") is not None:
-        n_texts = min(n, int(limit["max_fraction"] * n))
-    else:
-        n_texts = n
+    n_texts = _n_embedded(n, limit)
     rows.insert(2, "n_texts", np.int32(n_texts))
     rows.insert(3, "n_labels", np.int32(pooled.label.nunique()))
     rows = rows.astype({"level": "int16", "bootstrap": "int16"})
@@ -417,6 +412,15 @@ def run(
         + ("comparable with mteb's task" if not why else f"not comparable with mteb's leaderboard: {why}")
     )
     return rows
+
+
+def _n_embedded(n: int, limit: dict) -> int:
+    """How many of a pool of ``n`` texts the task embeds under ``limit`` (``max_documents``, ``max_fraction``)."""
+    if limit.get("max_documents") is not None:
+        return min(n, limit["max_documents"])
+    if limit.get("max_fraction") is not None:
+        return min(n, int(limit["max_fraction"] * n))
+    return n
 
 
 def batch_step(
@@ -511,6 +515,34 @@ def comparability_notes(long: pd.DataFrame) -> list[str]:
     return notes
 
 
+def _sd_suffix(table: pd.DataFrame, summary: pd.DataFrame, model_names, metric: str) -> pd.DataFrame:
+    """The table's cell suffixes: `` ± SD`` over the bootstraps (x 100) where the cell has a value."""
+    sd = summary.pivot_table(index="model", columns="dataset", values=f"{metric}_std", aggfunc="mean") * 100
+    suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
+    names = dict(model_names or {})
+    for model in sd.index:
+        for dataset in sd.columns:
+            name = names.get(model, model)
+            if name in suffix.index and dataset in suffix.columns and pd.notna(table.at[name, dataset]):
+                suffix.at[name, dataset] = f" ± {sd.at[model, dataset]:.2f}"
+    return suffix
+
+
+def _add_chance(table, suffix, chance: dict, datasets, metric: str, confidence: float):
+    """``(table, suffix)`` with the chance row of this protocol (:mod:`tecb.report.chance_v2` files) appended and
+    the cells not above its range marked ‡."""
+    from tecb.report import tables as T
+    from tecb.report.chance import add_chance_row, mteb_v2_chance_cells
+
+    cells = mteb_v2_chance_cells(
+        {d: pd.read_parquet(p) for d, p in chance.items()},
+        metric=metric,
+        confidence=confidence,
+        averages=T.average_groups([c for c in datasets if c in chance]),
+    )
+    return add_chance_row(table, suffix, cells)
+
+
 def render_table(
     files,
     model_names,
@@ -534,14 +566,7 @@ def render_table(
     long = collect(files)
     summary = long.assign(reduction="none", algorithm="mteb_v2")
     table = T.table2(summary, model_names, algorithm="mteb_v2", reduction="none", datasets=datasets, metric=metric)
-    sd = summary.pivot_table(index="model", columns="dataset", values=f"{metric}_std", aggfunc="mean") * 100
-    suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
-    names = dict(model_names or {})
-    for model in sd.index:
-        for dataset in sd.columns:
-            name = names.get(model, model)
-            if name in suffix.index and dataset in suffix.columns and pd.notna(table.at[name, dataset]):
-                suffix.at[name, dataset] = f" ± {sd.at[model, dataset]:.2f}"
+    suffix = _sd_suffix(table, summary, model_names, metric)
     label = "V-measure" if metric == "v_measure" else metric.upper()
     notes = [
         f"MTEB v2 protocol of mteb {MTEB_VERSION} (src/tecb/report/mteb_v2.py): each dataset pooled and "
@@ -552,15 +577,7 @@ def render_table(
     ]
     plain = table
     if chance:
-        from tecb.report.chance import add_chance_row, mteb_v2_chance_cells
-
-        cells = mteb_v2_chance_cells(
-            {d: pd.read_parquet(p) for d, p in chance.items()},
-            metric=metric,
-            confidence=confidence,
-            averages=T.average_groups([c for c in datasets if c in chance]),
-        )
-        table, suffix = add_chance_row(table, suffix, cells)
+        table, suffix = _add_chance(table, suffix, chance, datasets, metric, confidence)
         notes.append(
             f"{T.CHANCE_ROW}: this protocol run on seeded random vectors (each k-means partition then a random "
             f"partition with the level's number of clusters): mean and the range over the draws; ‡: not above "

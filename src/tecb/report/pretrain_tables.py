@@ -16,26 +16,14 @@ import pandas as pd
 
 from tecb.io import write_table
 from tecb.report.render import to_markdown, write_formats
-from tecb.report.tables import dataset_order
+from tecb.report.tables import dataset_order, read_keyed
 
 
 def collect(paths, keys) -> pd.DataFrame:
     """Concatenate per-seed score files (one row per epoch and split); ``keys`` gives each file's
     ``(model, method, dataset, seed)`` in the order of ``paths`` (the rule names them; no path parsing)."""
-    paths, keys = list(paths), [tuple(k) for k in keys]
-    if len(paths) != len(keys):
-        raise ValueError(f"{len(paths)} score files but {len(keys)} keys")
-    frames = []
-    for path, (model, method, dataset, seed) in zip(map(str, paths), keys):
-        df = pd.read_parquet(path)
-        for col in ("epoch", "split", "v_measure"):
-            if col not in df.columns:
-                raise ValueError(f"{path}: missing column {col!r}")
-        df.insert(0, "seed", int(seed))
-        df.insert(0, "dataset", dataset)
-        df.insert(0, "method", method)
-        df.insert(0, "model", model)
-        frames.append(df)
+    keys = [(model, method, dataset, int(seed)) for model, method, dataset, seed in keys]
+    frames = read_keyed(paths, keys, ("model", "method", "dataset", "seed"), required=("epoch", "split", "v_measure"))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -160,7 +148,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
     import matplotlib
     from matplotlib.ticker import MaxNLocator
 
-    from tecb.report.figures import new_figure, save
+    from tecb.report.figures import legend_below_panels, new_figure, save
 
     model_names = model_names or {}
     datasets = dataset_order(summ.dataset.unique())
@@ -190,25 +178,7 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("V-measure x 100")
-    for ax in list(axes.flat)[len(datasets) :]:
-        ax.axis("off")
-    # Every curve's entry, from all panels (a curve may be missing from the first panel).
-    entries = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            entries.setdefault(label, handle)
-    ncol = max(1, min(len(entries), 2 * ncols))
-    fig.tight_layout()
-    if entries:
-        fig.legend(
-            list(entries.values()),
-            list(entries),
-            loc="upper center",
-            bbox_to_anchor=(0.5, 0.0),
-            ncol=ncol,
-            fontsize=8,
-            frameon=False,
-        )
+    legend_below_panels(fig, axes, len(datasets), ncols)
     save(fig, out_path)
 
 

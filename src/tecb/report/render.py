@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -80,25 +81,55 @@ def header_label(column) -> str:
     return f"{group} {kind}".strip()
 
 
-def to_markdown(
-    df: pd.DataFrame,
-    decimals: int = 2,
-    caption: str = "",
-    mark_best: bool = False,
-    footnotes=(),
-    suffix: pd.DataFrame | None = None,
-) -> str:
-    """A Markdown table; dataset columns read ``Blurbs S2S`` etc.; best per column in bold; notes below."""
+@dataclass(frozen=True)
+class TableText:
+    """A table and how it is printed: numbers with ``decimals``, a ``caption`` above, the best value of each column
+    in bold (``mark_best``), ``footnotes`` below, and a ``suffix`` frame of marks (†, ‡, §) after the cells."""
+
+    df: pd.DataFrame
+    decimals: int = 2
+    caption: str = ""
+    mark_best: bool = False
+    footnotes: tuple | list = ()
+    suffix: pd.DataFrame | None = None
+
+    def notes(self) -> list[str]:
+        return _notes(self.df, self.mark_best, self.footnotes, self.decimals)
+
+    def cells(self, bold, escape=lambda s: s) -> list[list[str]]:
+        """The formatted cells (:func:`_cells`), best values through ``bold``, text through ``escape``."""
+        return _cells(self.df, self.decimals, self.mark_best, bold, suffix=self.suffix, escape=escape)
+
+
+def _group_spans(groups: list[tuple[str, str]]) -> list[tuple[int, int]]:
+    """The top header row's cells as ``(first, last)`` column: a dataset group's S2S and P2P columns share one, a
+    column without a kind stands alone."""
+    spans, j = [], 0
+    while j < len(groups):
+        k = j
+        while k + 1 < len(groups) and groups[k + 1][0] == groups[j][0] and groups[j][1]:
+            k += 1
+        spans.append((j, k))
+        j = k + 1
+    return spans
+
+
+def to_markdown(df: pd.DataFrame, *args, **kwargs) -> str:
+    """A Markdown table; dataset columns read ``Blurbs S2S`` etc.; best per column in bold; notes below. The
+    arguments are :class:`TableText`'s."""
+    return _markdown(TableText(df, *args, **kwargs))
+
+
+def _markdown(t: TableText) -> str:
+    df = t.df
     header = [df.index.name or ""] + [header_label(c) for c in df.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * len(df.columns)) + "|"]
-    lines += [
-        "| " + " | ".join(row) + " |" for row in _cells(df, decimals, mark_best, lambda s: f"**{s}**", suffix=suffix)
-    ]
+    lines += ["| " + " | ".join(row) + " |" for row in t.cells(lambda s: f"**{s}**")]
     text = "\n".join(lines) + "\n"
-    notes = _notes(df, mark_best, footnotes, decimals)
+    notes = t.notes()
     if notes:
         text += "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
-    return (f"{caption}\n\n" if caption else "") + text
+    return (f"{t.caption}\n\n" if t.caption else "") + text
 
 
 def _tex(s: str) -> str:
@@ -115,23 +146,19 @@ def _tex(s: str) -> str:
     )
 
 
-def to_latex(
-    df: pd.DataFrame,
-    decimals: int = 2,
-    caption: str = "",
-    mark_best: bool = False,
-    footnotes=(),
-    suffix: pd.DataFrame | None = None,
-) -> str:
-    """A booktabs table; dataset columns grouped (Blurbs / TenKGnad / Reddit over S2S / P2P)."""
+def to_latex(df: pd.DataFrame, *args, **kwargs) -> str:
+    """A booktabs table; dataset columns grouped (Blurbs / TenKGnad / Reddit over S2S / P2P). The arguments are
+    :class:`TableText`'s."""
+    return _latex(TableText(df, *args, **kwargs))
+
+
+def _latex(t: TableText) -> str:
+    df = t.df
     groups = [column_group(c) for c in df.columns]
     lines = [r"\begin{table}[ht]", r"\centering", r"\begin{tabular}{l" + "r" * len(df.columns) + "}", r"\toprule"]
     if any(kind for _, kind in groups):
-        top, rules, j = [""], [], 0
-        while j < len(groups):
-            k = j
-            while k + 1 < len(groups) and groups[k + 1][0] == groups[j][0] and groups[j][1]:
-                k += 1
+        top, rules = [""], []
+        for j, k in _group_spans(groups):
             span = k - j + 1
             top.append(
                 rf"\multicolumn{{{span}}}{{c}}{{{_tex(groups[j][0])}}}"
@@ -140,21 +167,17 @@ def to_latex(
             )
             if groups[j][1]:
                 rules.append(rf"\cmidrule(lr){{{j + 2}-{k + 2}}}")
-            j = k + 1
         lines.append(" & ".join(top) + r" \\")
         lines.append(" ".join(rules))
         second = [_tex(df.index.name or "")] + [_tex(kind or group) for group, kind in groups]
     else:
         second = [_tex(df.index.name or "")] + [_tex(str(c)) for c in df.columns]
     lines += [" & ".join(second) + r" \\", r"\midrule"]
-    lines += [
-        " & ".join(row) + r" \\"
-        for row in _cells(df, decimals, mark_best, lambda s: rf"\textbf{{{s}}}", suffix=suffix, escape=_tex)
-    ]
+    lines += [" & ".join(row) + r" \\" for row in t.cells(lambda s: rf"\textbf{{{s}}}", escape=_tex)]
     lines += [r"\bottomrule", r"\end{tabular}"]
-    if caption:
-        lines.append(rf"\caption{{{_tex(caption)}}}")
-    notes = _notes(df, mark_best, footnotes, decimals)
+    if t.caption:
+        lines.append(rf"\caption{{{_tex(t.caption)}}}")
+    notes = t.notes()
     if notes:
         lines.append(r"\par\footnotesize " + r" \\ ".join(_tex(n) for n in notes))
     lines.append(r"\end{table}")
@@ -166,26 +189,20 @@ def to_csv(df: pd.DataFrame, decimals: int = 2) -> str:
     return df.round(decimals).to_csv(na_rep=NA)
 
 
-def to_html(
-    df: pd.DataFrame,
-    decimals: int = 2,
-    caption: str = "",
-    mark_best: bool = False,
-    footnotes=(),
-    suffix: pd.DataFrame | None = None,
-) -> str:
-    """A standalone HTML table (for the Snakemake report): grouped dataset header, best per column in bold."""
+def to_html(df: pd.DataFrame, *args, **kwargs) -> str:
+    """A standalone HTML table (for the Snakemake report): grouped dataset header, best per column in bold. The
+    arguments are :class:`TableText`'s."""
+    return _html(TableText(df, *args, **kwargs))
+
+
+def _html(t: TableText) -> str:
     from html import escape
 
+    df = t.df
     groups = [column_group(c) for c in df.columns]
     head = ["<tr><th></th>"]
-    j = 0
-    while j < len(groups):
-        k = j
-        while k + 1 < len(groups) and groups[k + 1][0] == groups[j][0] and groups[j][1]:
-            k += 1
+    for j, k in _group_spans(groups):
         head.append(f'<th colspan="{k - j + 1}">{escape(groups[j][0]) if groups[j][1] else ""}</th>')
-        j = k + 1
     head.append(
         "</tr>\n<tr><th>"
         + escape(df.index.name or "")
@@ -193,17 +210,14 @@ def to_html(
         + "".join(f"<th>{escape(kind or group)}</th>" for group, kind in groups)
         + "</tr>"
     )
-    body = [
-        "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
-        for row in _cells(
-            df.rename(index=lambda i: escape(str(i))).map(lambda v: escape(v) if isinstance(v, str) else v),
-            decimals,
-            mark_best,
-            lambda s: f"<b>{s}</b>",
-            suffix=None if suffix is None else suffix.map(lambda v: escape(v) if isinstance(v, str) else v),
-        )
-    ]
-    notes = "".join(f"<li>{escape(n)}</li>" for n in _notes(df, mark_best, footnotes, decimals))
+    escaped = TableText(
+        df.rename(index=lambda i: escape(str(i))).map(lambda v: escape(v) if isinstance(v, str) else v),
+        t.decimals,
+        mark_best=t.mark_best,
+        suffix=None if t.suffix is None else t.suffix.map(lambda v: escape(v) if isinstance(v, str) else v),
+    )
+    body = ["<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in escaped.cells(lambda s: f"<b>{s}</b>")]
+    notes = "".join(f"<li>{escape(n)}</li>" for n in t.notes())
     style = (
         "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
         "td,th{padding:3px 8px;border-bottom:1px solid #ddd}td{text-align:right}"
@@ -211,7 +225,7 @@ def to_html(
     )
     return (
         f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'>{style}</head><body>\n"
-        + (f"<p>{escape(caption)}</p>\n" if caption else "")
+        + (f"<p>{escape(t.caption)}</p>\n" if t.caption else "")
         + "<table>\n"
         + "".join(head)
         + "\n"
@@ -238,12 +252,9 @@ def write_formats(
     unknown = sorted(set(paths) - set(FORMATS))
     if unknown:
         raise ValueError(f"a table is written as {', '.join(FORMATS)}, not {', '.join(unknown)}")
-    render = {
-        "md": lambda: to_markdown(df, decimals, caption, mark_best, footnotes, suffix),
-        "csv": lambda: to_csv(df, decimals),
-        "tex": lambda: to_latex(df, decimals, caption, mark_best, footnotes, suffix),
-        "html": lambda: to_html(df, decimals, caption, mark_best, footnotes, suffix),
-    }
+    text = TableText(df, decimals, caption, mark_best, footnotes, suffix)
+    render = {"md": lambda: _markdown(text), "csv": lambda: to_csv(df, decimals), "tex": lambda: _latex(text),
+              "html": lambda: _html(text)}  # fmt: skip
     written = []
     for ext, path in paths.items():
         write_text(render[ext](), path)
@@ -257,14 +268,7 @@ def stem_paths(stem: str | Path, formats=FORMATS) -> dict[str, Path]:
     return {ext: stem.with_name(f"{stem.name}.{ext}") for ext in formats}
 
 
-def write_all_formats(
-    df: pd.DataFrame,
-    stem: str | Path,
-    caption: str = "",
-    decimals: int = 2,
-    mark_best: bool = False,
-    footnotes=(),
-    suffix: pd.DataFrame | None = None,
-) -> list[Path]:
-    """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths."""
-    return write_formats(df, stem_paths(stem), caption, decimals, mark_best, footnotes, suffix)
+def write_all_formats(df: pd.DataFrame, stem: str | Path, *args, **kwargs) -> list[Path]:
+    """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths. The other arguments are
+    :func:`write_formats`'."""
+    return write_formats(df, stem_paths(stem), *args, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +29,7 @@ from tecb.report.tables import (
     average_groups,
     dataset_stats,
     label_average,
+    read_keyed,
     summarize,
     table1,
     table1_display,
@@ -45,17 +47,7 @@ def collect_scores(score_paths, keys, out_path, log=print) -> pd.DataFrame:
 
     from tecb.io import write_table
 
-    score_paths, keys = list(score_paths), [tuple(k) for k in keys]
-    if len(score_paths) != len(keys):
-        raise ValueError(f"{len(score_paths)} score files but {len(keys)} keys")
-    frames = []
-    for path, (model, dataset, reduction, algorithm) in zip(map(str, score_paths), keys):
-        df = pd.read_parquet(path)
-        df.insert(0, "algorithm", algorithm)
-        df.insert(0, "reduction", reduction)
-        df.insert(0, "dataset", dataset)
-        df.insert(0, "model", model)
-        frames.append(df)
+    frames = read_keyed(score_paths, keys, ("model", "dataset", "reduction", "algorithm"))
     scores = pd.concat(frames, ignore_index=True)
     write_table(pa.Table.from_pandas(scores, preserve_index=False), out_path)
     log(f"{len(frames)} score files, {len(scores)} rows -> {out_path}")
@@ -90,6 +82,16 @@ class TableSettings:
     @property
     def statistics_on(self) -> bool:
         return self.statistics is not None and {**STATISTICS_DEFAULTS, **self.statistics}["enabled"]
+
+    @property
+    def statistics_used(self) -> Mapping | None:
+        """``statistics`` when on, else None."""
+        return self.statistics if self.statistics_on else None
+
+    @property
+    def statistics_options(self) -> dict:
+        """The statistics options in use, defaults filled in (all defaults when off)."""
+        return {**STATISTICS_DEFAULTS, **(self.statistics_used or {})}
 
 
 def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> list[str]:
@@ -214,10 +216,10 @@ class _Chance:
 
 def render_tables(
     settings: TableSettings,
-    *,
     scores_path,
     texts_paths,
     splits_paths,
+    *,
     outputs,
     reference=None,
     reference_table1=None,
@@ -235,7 +237,88 @@ def render_tables(
     and ``chance``; ``settings.per_kind`` writes ``table2_per_kind``. An ``Average`` over fewer than the paper's
     six datasets is headed ``Average (k of the paper's 6)``.
     """
-    datasets, model_names = list(settings.datasets), dict(settings.model_names)
+    run = _prepare(settings, scores_path, texts_paths, splits_paths, outputs, reference, chance_paths)
+    t1 = _write_table1(run, texts_paths, splits_paths)
+    long = None
+    for metric in dict.fromkeys(["v_measure", *settings.metrics]):
+        if metric not in run.scores.columns:
+            raise ValueError(f"tables.metrics: {metric!r} is not a column of the scores")
+        v = metric == "v_measure"
+        summary = summarize(run.scores) if v else summarize(run.keep, metric)
+        long_m, chance_notes, (t2, marks) = _write_table2(run, metric, summary)
+        long = long_m if v else long
+        t3, marks3 = _write_table3(run, metric, summary, chance_notes)
+        log(to_markdown(t2, mark_best=True, suffix=marks))
+        if v:
+            log(to_markdown(t3, mark_best=True, suffix=marks3))
+    if long is not None:
+        _write_statistics(run, long)
+    if run.chance is not None:
+        write_text(run.chance.summary.round(6).to_csv(index=False), run.outputs["chance"]["csv"])
+    if settings.per_kind:
+        _per_kind_table(run, log)
+    if reference is not None:
+        _write_vs_paper(run, t1, reference, reference_table1)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every table of one :func:`render_tables` call reads: its settings and outputs, the scores, the split
+    kinds, the chance floor (None: no chance row) and which datasets are not comparable with the paper's."""
+
+    settings: TableSettings
+    outputs: dict
+    scores: pd.DataFrame
+    kinds: dict
+    chance: _Chance | None
+    not_comparable: dict
+
+    @cached_property
+    def datasets(self) -> list[str]:
+        return list(self.settings.datasets)
+
+    @cached_property
+    def model_names(self) -> dict[str, str]:
+        return dict(self.settings.model_names)
+
+    @cached_property
+    def keep(self) -> pd.DataFrame:
+        """The scores of the configured models (all of them without ``model_names``)."""
+        return self.scores[self.scores.model.isin(list(self.model_names))] if self.model_names else self.scores
+
+    @property
+    def statistics(self) -> Mapping | None:
+        return self.settings.statistics_used
+
+    @cached_property
+    def opts(self) -> dict:
+        return self.settings.statistics_options
+
+    @cached_property
+    def nc_notes(self) -> list[str]:
+        """The footnotes on datasets not comparable with the paper's."""
+        paper = {d: r for d, r in self.not_comparable.items() if d in PAPER_DATASETS}
+        return comparability_notes(paper, self.datasets)
+
+    @cached_property
+    def nc_plain(self) -> list[str]:
+        """:attr:`nc_notes` for the tables without a delta column."""
+        return [n.replace(", so no Δ", "") for n in self.nc_notes]
+
+    @cached_property
+    def cfg(self) -> str:
+        """Table 2's configuration in words."""
+        red = self.settings.table2["reduction"]
+        return f"{self.settings.table2['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
+
+    def status_line(self) -> list[str]:
+        status = comparability_line(self.not_comparable, self.datasets)
+        return [status] if status else []
+
+
+def _prepare(settings, scores_path, texts_paths, splits_paths, outputs, reference, chance_paths) -> _Run:
+    """Check ``outputs`` against the tables to write and read what they share (:class:`_Run`)."""
+    datasets = list(settings.datasets)
     keys = table_keys(
         reference is not None,
         settings.metrics,
@@ -246,118 +329,123 @@ def render_tables(
     if isinstance(outputs, (str, Path)):
         outputs = outputs_in(outputs, keys)
     _check_outputs(outputs, keys)
-    statistics = settings.statistics if settings.statistics_on else None
-    opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
     kinds = read_split_kinds(datasets, splits_paths)
-    chance = _Chance(datasets, chance_paths, kinds, opts["confidence"]) if chance_paths is not None else None
+    confidence = settings.statistics_options["confidence"]
+    chance = _Chance(datasets, chance_paths, kinds, confidence) if chance_paths is not None else None
+    scores = pd.read_parquet(scores_path)
+    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, splits_paths))
+
+
+def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:
+    """Table 1 (dataset statistics); return it. Markdown / LaTeX / HTML read like the paper's Table 1; the CSV
+    keeps one number per column."""
     stats = [
         dataset_stats(name, pd.read_parquet(t), pd.read_parquet(s))
-        for name, t, s in zip(datasets, texts_paths, splits_paths)
+        for name, t, s in zip(run.datasets, texts_paths, splits_paths)
     ]
-    not_comparable = comparability(datasets, splits_paths)
-    nc_notes = comparability_notes({d: r for d, r in not_comparable.items() if d in PAPER_DATASETS}, datasets)
-    nc_plain = [n.replace(", so no Δ", "") for n in nc_notes]
-    status = comparability_line(not_comparable, datasets)
     t1 = table1(stats)
-    # Markdown / LaTeX / HTML read like the paper's Table 1; the CSV keeps one number per column
+    paths = run.outputs["table1"]
     write_formats(
         table1_display(t1),
-        {k: v for k, v in outputs["table1"].items() if k != "csv"},
+        {k: v for k, v in paths.items() if k != "csv"},
         "Table 1: dataset statistics (split size and classes: min–max over the splits; avg. chars: mean text length).",
         decimals=0,
-        footnotes=nc_plain,
+        footnotes=run.nc_plain,
     )
-    if "csv" in outputs["table1"]:
-        write_text(to_csv(t1, 0), outputs["table1"]["csv"])
-    scores = pd.read_parquet(scores_path)
-    keep = scores[scores.model.isin(list(model_names))] if model_names else scores
-    configurations = [tuple(c) for c in settings.configurations]
-    red = settings.table2["reduction"]
-    cfg = f"{settings.table2['algorithm']} on {'raw' if red == 'none' else red + '-reduced'} embeddings"
-    long = None
-    for metric in dict.fromkeys(["v_measure", *settings.metrics]):
-        if metric not in scores.columns:
-            raise ValueError(f"tables.metrics: {metric!r} is not a column of the scores")
-        label = METRIC_LABELS.get(metric, metric)
-        v = metric == "v_measure"
-        summary = summarize(scores) if v else summarize(keep, metric)
-        t2 = table2(summary, model_names, datasets=datasets, metric=metric, **settings.table2)
-        marks, notes2, long_m = table2_statistics(
-            scores if v else keep,
-            t2,
-            model_names,
-            datasets,
-            settings.table2,
-            statistics,
-            seed=settings.seed,
-            metric=metric,
-            split_kinds=kinds,
-        )
-        long = long_m if v else long
-        marks, trained_notes = mark_trained(t2, marks, model_names, settings.trained_on)
-        notes2 = notes2 + trained_notes
-        chance_notes, plain2 = [], t2
-        if chance is not None:
-            t2, marks = chance.add_row(t2, marks, metric)
-            chance_notes = [chance.note()]
-        _write(
-            label_average(t2),
-            outputs["table2" if v else f"table2_{metric}"],
-            f"Table 2: {label} x 100, {cfg}, mean over splits.",
-            mark_best=True,
-            footnotes=notes2
-            + chance_notes
-            + model_notes(settings.model_notes, model_names)
-            + (nc_plain if v else [])
-            + ([status] if status else []),
-            suffix=label_average(marks),
-            csv_table=label_average(plain2),
-        )
-        present = summary[summary.model.isin(list(model_names))] if model_names and v else summary
-        t3, n_models = table3(present, configurations, datasets=datasets, metric=metric)
-        per_cell = present.groupby(["algorithm", "reduction", "dataset"]).model.nunique()
-        notes = (
-            [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."]
-            if v and len(per_cell) and per_cell.min() < n_models
-            else []
-        )
-        marks3, plain3 = None, t3
-        if chance is not None:
-            t3, marks3 = chance.add_row(t3, None, metric)
-        _write(
-            label_average(t3),
-            outputs["table3" if v else f"table3_{metric}"],
-            f"Table 3: {label} x 100 per (algorithm, reduction), mean over the {n_models} model(s) present.",
-            mark_best=True,
-            footnotes=notes + chance_notes + (nc_plain if v else []) + ([status] if status else []),
-            suffix=label_average(marks3),
-            csv_table=label_average(plain3),
-        )
-        log(to_markdown(label_average(t2), mark_best=True, suffix=label_average(marks)))
-        if v:
-            log(to_markdown(label_average(t3), mark_best=True, suffix=label_average(marks3)))
-    if long is not None:
-        write_text(long.round(6).to_csv(index=False), outputs["table2_statistics"]["csv"])
-        from tecb.report import stats as S
+    if "csv" in paths:
+        write_text(to_csv(t1, 0), paths["csv"])
+    return t1
 
-        frames = [
-            S.intervals(
-                keep,
-                m,
-                split_kinds=kinds,
-                confidence=opts["confidence"],
-                n_resamples=opts["n_resamples"],
-                seed=settings.seed,
-            )
-            for m in dict.fromkeys(["v_measure", *settings.metrics])
-        ]
-        write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), outputs["intervals"]["csv"])
-    if chance is not None:
-        write_text(chance.summary.round(6).to_csv(index=False), outputs["chance"]["csv"])
-    if settings.per_kind:
-        _per_kind_table(keep, settings, kinds, chance, opts, outputs["table2_per_kind"], cfg, log)
-    if reference is None:
-        return
+
+def _write_table2(run: _Run, metric: str, summary: pd.DataFrame):
+    """Table 2 (or ``table2_{metric}``): one row per model. Return the long statistics table (None without
+    statistics), the chance footnotes and ``(table, suffix)`` as shown. ``summary``: the scores' per-cell means."""
+    settings, model_names, v = run.settings, run.model_names, metric == "v_measure"
+    t2 = table2(summary, model_names, datasets=run.datasets, metric=metric, **settings.table2)
+    marks, notes2, long_m = table2_statistics(
+        run.scores if v else run.keep,
+        t2,
+        model_names,
+        run.datasets,
+        settings.table2,
+        run.statistics,
+        seed=settings.seed,
+        metric=metric,
+        split_kinds=run.kinds,
+    )
+    marks, trained_notes = mark_trained(t2, marks, model_names, settings.trained_on)
+    notes2 = notes2 + trained_notes
+    chance_notes, plain2 = [], t2
+    if run.chance is not None:
+        t2, marks = run.chance.add_row(t2, marks, metric)
+        chance_notes = [run.chance.note()]
+    _write(
+        label_average(t2),
+        run.outputs["table2" if v else f"table2_{metric}"],
+        f"Table 2: {METRIC_LABELS.get(metric, metric)} x 100, {run.cfg}, mean over splits.",
+        mark_best=True,
+        footnotes=notes2
+        + chance_notes
+        + model_notes(settings.model_notes, model_names)
+        + (run.nc_plain if v else [])
+        + run.status_line(),
+        suffix=label_average(marks),
+        csv_table=label_average(plain2),
+    )
+    return long_m, chance_notes, (label_average(t2), label_average(marks))
+
+
+def _write_table3(run: _Run, metric: str, summary: pd.DataFrame, chance_notes: list):
+    """Table 3 (or ``table3_{metric}``): one row per (algorithm, reduction), the mean over the models present.
+    Return ``(table, suffix)`` as shown."""
+    v = metric == "v_measure"
+    present = summary[summary.model.isin(list(run.model_names))] if run.model_names and v else summary
+    configurations = [tuple(c) for c in run.settings.configurations]
+    t3, n_models = table3(present, configurations, datasets=run.datasets, metric=metric)
+    per_cell = present.groupby(["algorithm", "reduction", "dataset"]).model.nunique()
+    notes = (
+        [f"Some cells average fewer models (as few as {per_cell.min()}): those without a result are left out."]
+        if v and len(per_cell) and per_cell.min() < n_models
+        else []
+    )
+    marks3, plain3 = None, t3
+    if run.chance is not None:
+        t3, marks3 = run.chance.add_row(t3, None, metric)
+    _write(
+        label_average(t3),
+        run.outputs["table3" if v else f"table3_{metric}"],
+        f"Table 3: {METRIC_LABELS.get(metric, metric)} x 100 per (algorithm, reduction), mean over the {n_models} "
+        "model(s) present.",
+        mark_best=True,
+        footnotes=notes + chance_notes + (run.nc_plain if v else []) + run.status_line(),
+        suffix=label_average(marks3),
+        csv_table=label_average(plain3),
+    )
+    return label_average(t3), label_average(marks3)
+
+
+def _write_statistics(run: _Run, long: pd.DataFrame) -> None:
+    """``table2_statistics`` (Table 2's significance tests) and ``intervals`` (every metric's bootstrap)."""
+    from tecb.report import stats as S
+
+    write_text(long.round(6).to_csv(index=False), run.outputs["table2_statistics"]["csv"])
+    frames = [
+        S.intervals(
+            run.keep,
+            m,
+            split_kinds=run.kinds,
+            confidence=run.opts["confidence"],
+            n_resamples=run.opts["n_resamples"],
+            seed=run.settings.seed,
+        )
+        for m in dict.fromkeys(["v_measure", *run.settings.metrics])
+    ]
+    write_text(pd.concat(frames, ignore_index=True).round(6).to_csv(index=False), run.outputs["intervals"]["csv"])
+
+
+def _write_vs_paper(run: _Run, t1: pd.DataFrame, reference, reference_table1) -> None:
+    """``table{1,2,3}_vs_paper``: this run's Tables 1-3 beside the paper's (this run, paper, delta)."""
+    outputs, settings, model_names, nc_notes = run.outputs, run.settings, run.model_names, run.nc_notes
     p1 = (
         paper_table1(reference_table1)
         if reference_table1 and Path(reference_table1).exists()
@@ -369,7 +457,7 @@ def render_tables(
         p1.rename(columns=TABLE1_LABELS),
         decimals=0,
         column_label="Statistic",
-        not_comparable=not_comparable,
+        not_comparable=run.not_comparable,
     )
     write_formats(
         t1_vs,
@@ -378,20 +466,20 @@ def render_tables(
         decimals=0,
         footnotes=nc_notes,
     )
-    summary = summarize(scores)
-    t2 = table2(summary, model_names, datasets=datasets, **settings.table2)
+    summary = summarize(run.scores)
+    t2 = table2(summary, model_names, datasets=run.datasets, **settings.table2)
     write_formats(
-        compare(label_average(t2), paper_table2(reference), not_comparable=not_comparable),
+        compare(label_average(t2), paper_table2(reference), not_comparable=run.not_comparable),
         outputs["table2_vs_paper"],
-        f"Table 2 ({cfg}) beside the paper's per-model results: V-measure x "
+        f"Table 2 ({run.cfg}) beside the paper's per-model results: V-measure x "
         "100, delta = this run - paper. Models are matched by their config `name`.",
-        footnotes=nc_notes + ([status] if status else []),
+        footnotes=nc_notes + run.status_line(),
     )
     present = summary[summary.model.isin(list(model_names))] if model_names else summary
-    t3, n_models = table3(present, configurations, datasets=datasets)
+    t3, n_models = table3(present, [tuple(c) for c in settings.configurations], datasets=run.datasets)
     p3, n_paper = paper_table3(reference)
     write_formats(
-        compare(label_average(t3), p3, not_comparable=not_comparable),
+        compare(label_average(t3), p3, not_comparable=run.not_comparable),
         outputs["table3_vs_paper"],
         f"Table 3 beside the paper's printed Table 3 (mean over its {n_paper} models); this run "
         f"averages {n_models} model(s).",
@@ -400,13 +488,15 @@ def render_tables(
             "its per-model results give 32.93 (29.49). Paper rows it does not print are n/a."
         ]
         + nc_notes
-        + ([status] if status else []),
+        + run.status_line(),
     )
 
 
-def _per_kind_table(keep, settings: TableSettings, kinds, chance, opts, paths, cfg, log) -> None:
+def _per_kind_table(run: _Run, log) -> None:
     """``table2_per_kind``: Table 2's configuration, one column per (dataset, split kind) of the datasets whose
     splits are of different designs, each cell the mean over that kind's splits with its interval."""
+    keep, settings, kinds, chance, opts, cfg = run.keep, run.settings, run.kinds, run.chance, run.opts, run.cfg
+    paths = run.outputs["table2_per_kind"]
     from tecb.report import stats as S
 
     long = S.kind_means(

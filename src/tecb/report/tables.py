@@ -27,6 +27,25 @@ KEYS = ["model", "dataset", "reduction", "algorithm"]
 _DATASET_RE = re.compile(r"^(?P<group>.+?)Clustering(?P<kind>S2S|P2P)$")
 
 
+def read_keyed(paths, keys, names, required=()) -> list[pd.DataFrame]:
+    """Each file of ``paths`` (parquet) with its key's parts as leading columns ``names``: ``keys`` gives each
+    file's key in the order of ``paths`` (the rule names them; no path parsing). A file without one of the
+    ``required`` columns is a ValueError."""
+    paths, keys = list(paths), [tuple(k) for k in keys]
+    if len(paths) != len(keys):
+        raise ValueError(f"{len(paths)} score files but {len(keys)} keys")
+    frames = []
+    for path, key in zip(map(str, paths), keys):
+        df = pd.read_parquet(path)
+        for col in required:
+            if col not in df.columns:
+                raise ValueError(f"{path}: missing column {col!r}")
+        for name, value in reversed(list(zip(names, key))):
+            df.insert(0, name, value)
+        frames.append(df)
+    return frames
+
+
 def dataset_order(datasets) -> list[str]:
     """The paper's six datasets first (in the paper's order), then any others by name."""
     present = set(datasets)
@@ -262,10 +281,7 @@ def table2_statistics(
         reduction=table2_config["reduction"],
         datasets=columns,
         metric=metric,
-        test=opts["test"],
-        alpha=opts["alpha"],
-        confidence=opts["confidence"],
-        n_resamples=opts["n_resamples"],
+        **{key: opts[key] for key in ("test", "alpha", "confidence", "n_resamples")},
         seed=seed,
         averages=averages,
         split_kinds=split_kinds,

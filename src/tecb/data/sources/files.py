@@ -24,14 +24,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def gunzip(data: bytes, where: str) -> bytes:
     """Decompress gzip ``data``; a truncated or corrupt stream is an error naming ``where``."""
     try:

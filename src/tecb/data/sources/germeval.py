@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tecb.data.sources.files import REDOWNLOAD, SourceFileError, decode, gunzip, sha256_bytes, sha256_file
+from tecb.data.sources.files import REDOWNLOAD, SourceFileError, decode, gunzip, sha256_bytes
+from tecb.io import file_sha256
 
 BLURB_FILES = ("blurbs_train.txt", "blurbs_dev.txt", "blurbs_test.txt")
 
@@ -211,7 +212,7 @@ def read_blurbs_source(path: str | Path) -> BlurbsSource:
         for p in found:
             _parse_file(p.read_bytes(), str(p), files, books, p.name)
     elif path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
-        archive = sha256_file(path)
+        archive = file_sha256(path)
         try:
             with zipfile.ZipFile(path) as zf:
                 found = sorted((n for n in zf.namelist() if _blurbs_name(n)), key=_file_order)

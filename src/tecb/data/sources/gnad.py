@@ -99,6 +99,12 @@ def parse_body(html_body: str) -> tuple[str, list[str]]:
     return " ".join("".join(parser.description).split()), parser.paragraphs
 
 
+def is_sqlite(path: str | Path) -> bool:
+    """Whether the file starts with the SQLite header."""
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
 def read_articles(sqlite_path: str | Path) -> list[Article]:
     """Read the newsroom articles of a One Million Posts ``corpus.sqlite3``."""
     sqlite_path = Path(sqlite_path)
@@ -106,9 +112,7 @@ def read_articles(sqlite_path: str | Path) -> list[Article]:
         raise FileNotFoundError(f"{sqlite_path}: no such file")
     if sqlite_path.is_dir():
         raise SourceFileError(f"{sqlite_path}: is a folder; million_posts needs the corpus.sqlite3 file")
-    with open(sqlite_path, "rb") as fh:
-        magic = fh.read(16)
-    if magic != b"SQLite format 3\x00":
+    if not is_sqlite(sqlite_path):
         raise GnadFormatError(
             f"{sqlite_path}: cannot read table Articles (not an SQLite database: it does not start "
             f"with the SQLite header); million_posts needs corpus.sqlite3 from "
