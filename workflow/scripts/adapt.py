@@ -2,34 +2,21 @@
 
 import torch
 
-from tecb.adapt.jobs import run
+from tecb.adapt.jobs import Files, Job, Scoring, run
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 p, i, out, w = snakemake.params, snakemake.input, snakemake.output, snakemake.wildcards
-run(
-    method=w.method,
-    variant=w.variant,
+job = Job(w.method, w.variant, w.dataset, int(w.seed), dict(p.settings), dict(p.protocol), p.text_kind)
+scoring = Scoring(dict(p.algorithm), p.eval_seed, p.eval_batch_size, p.eval_max_length, p.eval_every)
+files = Files(
     model_dir=i.model,
-    dataset=w.dataset,
-    encoder=dict(p.encoder),
-    benchmark_embeddings=i.benchmark,
     datasets={n: (s, t, sp) for n, s, t, sp in zip(p.names, p.sources, i.texts, i.splits)},
-    posts_path=i.get("posts"),
-    settings=dict(p.settings),
-    protocol=dict(p.protocol),
-    algorithm=dict(p.algorithm),
-    seed=int(w.seed),
-    eval_seed=p.eval_seed,
-    device=p.device,
-    eval_every=p.eval_every,
-    eval_batch_size=p.eval_batch_size,
-    eval_max_length=p.eval_max_length,
-    strict=p.strict,
-    text_kind=p.text_kind,
-    out_path=out.scores,
+    scores=out.scores,
     model_out=out.model,
-    timings_path=out.timings,
-    log=log,
+    timings=out.timings,
+    posts=i.get("posts"),
+    benchmark_embeddings=i.benchmark,
 )
+run(job, scoring=scoring, files=files, encoder=dict(p.encoder), device=p.device, strict=p.strict, log=log)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -196,42 +197,72 @@ def _write_scores(rows: list[dict], meta: dict, path) -> None:
     io.write_table(table.replace_schema_metadata({"tecb": json.dumps(meta, sort_keys=True)}), path)
 
 
+@dataclass(frozen=True)
+class Job:
+    """What one training job trains: ``method`` under protocol ``variant`` (argue: its objective) for the evaluated
+    ``dataset`` with training ``seed``. ``settings``: the method's (schema-filled); ``protocol``: the
+    ``adapt.protocol`` section; ``text_kind``: the dataset's ``text`` (``p2p``: methods with a ``p2p_max_length``
+    train at that length, None meaning the benchmark's)."""
+
+    method: str
+    variant: str
+    dataset: str
+    seed: int
+    settings: dict
+    protocol: dict
+    text_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How every scored step is scored, as the benchmark scores a model: ``algorithm`` (k-means on raw vectors)
+    with the config's ``seed`` (also ``disjoint``'s category split), encoded ``batch_size`` texts at a time at
+    ``max_length`` tokens (None: the benchmark's), also every ``every`` optimizer steps (None: step 0 and the end
+    of each phase only)."""
+
+    algorithm: dict
+    seed: int
+    batch_size: int
+    max_length: int | None = None
+    every: int | None = None
+
+
+@dataclass(frozen=True)
+class Files:
+    """A job's files. Inputs: ``model_dir`` (the base model), ``datasets`` (name -> ``(source, texts_path,
+    splits_path)`` of the evaluated dataset and of every other dataset the job may read), ``posts`` (the forum's
+    ``corpus.sqlite3``, argue's reply pairs, or None), ``benchmark_embeddings`` (the embed stage's file of the
+    evaluated dataset: step 0 is asserted against it, None: not checked). Outputs: ``scores`` (per step and split,
+    the protocol record in its metadata), ``model_out`` (the adapted model with ``protocol.json``), ``timings``."""
+
+    model_dir: str | Path
+    datasets: dict
+    scores: str | Path
+    model_out: str | Path
+    timings: str | Path
+    posts: str | Path | None = None
+    benchmark_embeddings: str | Path | None = None
+
+
 def run(
+    job: Job,
     *,
-    method: str,
-    variant: str,
-    model_dir,
-    dataset: str,
-    encoder: dict | None = None,
-    benchmark_embeddings=None,
-    datasets: dict,
-    posts_path,
-    settings: dict,
-    protocol: dict,
-    algorithm: dict,
-    seed: int,
-    eval_seed: int,
+    scoring: Scoring,
+    files: Files,
+    encoder: dict | None,
     device: str,
-    eval_every: int | None,
-    eval_batch_size: int,
-    eval_max_length: int | None,
-    out_path,
     strict: bool = False,
-    text_kind: str | None = None,
-    model_out,
-    timings_path,
     log=print,
 ) -> None:
-    """Workflow entry point. ``datasets``: name -> ``(source, texts_path, splits_path)`` of ``dataset`` and of
-    every other dataset the variant may train on; ``posts_path``: the forum's ``corpus.sqlite3`` (argue's reply
-    pairs) or None. ``encoder``: the model's resolved embed settings (:func:`tecb.embed.spec.encoder_settings`:
-    prompt, pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder
-    ``model_dir``), so the base model is loaded and encoded as the embed stage does; ``benchmark_embeddings``: the
-    embed stage's file of ``dataset``, against which the step-0 vectors are asserted. Writes the per-(step, split)
-    scores (``out_path``, the protocol record in its metadata), the adapted model with ``protocol.json``
-    (``model_out``) and the durations (``timings_path``). ``strict``: a run that did not do what its method says
-    (:func:`what_ran`) fails instead of being flagged in its outputs. ``text_kind``: the dataset's ``text`` (``p2p``:
-    methods with a ``p2p_max_length`` train at that length, None meaning the benchmark's)."""
+    """Workflow entry point: build the job's leak-free training data, train, score, write :class:`Files`'
+    outputs. ``encoder``: the model's resolved embed settings (:func:`tecb.embed.spec.encoder_settings`: prompt,
+    pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder), so the
+    base model is loaded and encoded as the embed stage does. ``strict``: a run that did not do what its method
+    says (:func:`what_ran`) fails instead of being flagged in its outputs."""
+    method, variant, dataset, seed = job.method, job.variant, job.dataset, job.seed
+    settings, protocol, model_dir = job.settings, job.protocol, files.model_dir
+    algorithm, eval_seed, eval_max_length = scoring.algorithm, scoring.seed, scoring.max_length
+    out_path, model_out, timings_path = files.scores, files.model_out, files.timings
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
     from tecb.adapt.training import load_base
     from tecb.data.sources.gnad import read_posts
@@ -239,10 +270,10 @@ def run(
 
     started = time.perf_counter()
     device = resolve_device(device)
-    loaded = {name: proto.read_labelled(name, src, t, s) for name, (src, t, s) in datasets.items()}
+    loaded = {name: proto.read_labelled(name, src, t, s) for name, (src, t, s) in files.datasets.items()}
     evaluated = loaded[dataset]
     others = [d for name, d in loaded.items() if name != dataset]
-    posts = read_posts(posts_path) if (posts_path and method == "argue") else None
+    posts = read_posts(files.posts) if (files.posts and method == "argue") else None
     plan = build_plan(
         method=method,
         variant=variant,
@@ -284,19 +315,19 @@ def run(
     meta["eval_max_length"] = eval_max_length
     meta["encoder"] = {k: v for k, v in encoder.items() if k != "path"}
     settings = dict(settings)
-    if "p2p_max_length" in settings and is_p2p(dataset, text_kind):  # P2P: training sees the text, not the title
+    if "p2p_max_length" in settings and is_p2p(dataset, job.text_kind):  # P2P: training sees the text, not the title
         settings["max_length"] = settings["p2p_max_length"] or bench_length
     meta["train_max_length"] = int(settings["max_length"])
 
     def step0_check(vectors) -> dict:
-        if benchmark_embeddings is None:
+        if files.benchmark_embeddings is None:
             return {"skipped": "no benchmark embeddings given"}
         if eval_max_length != bench_length:
             return {"skipped": f"adapt.eval_max_length {eval_max_length} is not the benchmark's {bench_length}"}
         record = check_base_vectors(
             vectors,
             plan.eval_texts,
-            benchmark_embeddings,
+            files.benchmark_embeddings,
             all_texts=evaluated.texts,
             float32=not (device.startswith("cuda") and encoder.get("dtype", "float32") != "float32"),
         )
@@ -312,7 +343,7 @@ def run(
         t0 = time.perf_counter()
         trained_length, model.max_seq_length = model.max_seq_length, eval_max_length
         try:
-            vectors = encode(model, plan.eval_texts, batch_size=eval_batch_size, encode_kwargs=encode_kwargs)
+            vectors = encode(model, plan.eval_texts, batch_size=scoring.batch_size, encode_kwargs=encode_kwargs)
         finally:
             model.max_seq_length = trained_length
         if not calls:  # step 0: the base model, which must be the benchmark's
@@ -335,7 +366,7 @@ def run(
             seed=seed,
             device=device,
             output_dir=str(model_out),
-            eval_every=eval_every,
+            eval_every=scoring.every,
             evaluate=during_training,
             log=log,
             save_max_length=eval_max_length,
