@@ -207,3 +207,26 @@ def demo_run(tmp_path_factory) -> Path:
     _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
     run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
     return workdir
+
+
+REAL_DATA = SHARED / "data" / "real"  # the full real files (GermEval 2019 dev, 10kGNAD test)
+
+
+def real_project(dest: Path, config_name: str, config: dict) -> Path:
+    """A copy of the project for a real-data run: ``../shared/data/real`` linked into ``resources/real/`` (as a user
+    puts the downloads there), the packaged models placed as ``make real`` does, ``config`` written to
+    ``config/{config_name}.yaml``. Without the real files: a failure under ``TECB_REQUIRE_REAL_DATA=1`` (CI), else
+    a skip."""
+    from tecb.embed.packaged import place_packaged_models
+
+    if not REAL_DATA.exists():
+        if os.environ.get("TECB_REQUIRE_REAL_DATA") == "1":
+            pytest.fail(f"{REAL_DATA} is missing but TECB_REQUIRE_REAL_DATA=1")
+        pytest.skip("no ../shared/data/real beside the checkout")
+    work = copy_project(dest)
+    (work / "resources" / "real").mkdir(parents=True)
+    for name in ("germeval2019", "10kgnad"):
+        (work / "resources" / "real" / name).symlink_to(REAL_DATA / name, target_is_directory=True)
+    place_packaged_models(work / "resources" / "real" / "models", log=lambda m: None)
+    (work / "config" / f"{config_name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return work

@@ -14,20 +14,15 @@ shown in Table 6. The full real Table 6 (every method, three seeds) is `make rea
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import ROOT, SHARED, copy_project, run_snakemake
-
-from tecb.embed.packaged import place_packaged_models
+from conftest import ROOT, real_project, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
-REAL = SHARED / "data" / "real"
-REQUIRED = os.environ.get("TECB_REQUIRE_REAL_DATA") == "1"
 DATASET = "BlurbsClusteringS2S"
 
 
@@ -54,16 +49,7 @@ def adapt_test_config() -> dict:
 
 @pytest.fixture(scope="module")
 def adapt_run(tmp_path_factory):
-    if not REAL.exists():
-        if REQUIRED:
-            pytest.fail(f"{REAL} is missing but TECB_REQUIRE_REAL_DATA=1")
-        pytest.skip("no ../shared/data/real beside the checkout")
-    work = copy_project(tmp_path_factory.mktemp("real_adapt") / "proj")
-    (work / "resources" / "real").mkdir(parents=True)
-    for name in ("germeval2019", "10kgnad"):
-        (work / "resources" / "real" / name).symlink_to(REAL / name, target_is_directory=True)
-    place_packaged_models(work / "resources" / "real" / "models", log=lambda m: None)
-    (work / "config" / "real-adapt-ci.yaml").write_text(yaml.safe_dump(adapt_test_config(), sort_keys=False))
+    work = real_project(tmp_path_factory.mktemp("real_adapt") / "proj", "real-adapt-ci", adapt_test_config())
     res = work / "results" / "real-adapt-ci"
     bench = res / "scores" / "minilm" / DATASET / "none" / "kmeans.parquet"
     targets = [str(res.relative_to(work) / "adapt" / "table6.md"), str(bench.relative_to(work))]

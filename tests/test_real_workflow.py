@@ -10,21 +10,16 @@ and each encoder's input note. The full run (six encoders, 14 configurations) is
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, SHARED, copy_project, run_snakemake
+from conftest import ROOT, real_project, run_snakemake
 
-from tecb.embed.packaged import place_packaged_models
 from tecb.io import read_embeddings
 
 pytestmark = pytest.mark.workflow
 
-REAL = SHARED / "data" / "real"
-REQUIRED = os.environ.get("TECB_REQUIRE_REAL_DATA") == "1"  # CI: the shared real files must be there
 MODELS = ("tokenlearn", "minilm-static")
 DATASETS = ("BlurbsClusteringS2S", "BlurbsClusteringP2P", "TenKGnadClusteringP2P")
 
@@ -45,16 +40,7 @@ def real_test_config() -> dict:
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory):
-    if not REAL.exists():
-        if REQUIRED:
-            pytest.fail(f"{REAL} is missing but TECB_REQUIRE_REAL_DATA=1")
-        pytest.skip("no ../shared/data/real beside the checkout")
-    work = copy_project(tmp_path_factory.mktemp("real") / "proj")
-    (work / "resources" / "real").mkdir(parents=True)
-    for name in ("germeval2019", "10kgnad"):
-        (work / "resources" / "real" / name).symlink_to(REAL / name, target_is_directory=True)
-    place_packaged_models(work / "resources" / "real" / "models", log=lambda m: None)  # as `make real` does
-    (work / "config" / "real-ci.yaml").write_text(yaml.safe_dump(real_test_config(), sort_keys=False))
+    work = real_project(tmp_path_factory.mktemp("real") / "proj", "real-ci", real_test_config())
     run_snakemake(
         work, "--configfile", "config/real-ci.yaml", "--cores", "2", "results/real-ci/tables/table2.md", "all"
     )

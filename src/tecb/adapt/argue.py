@@ -13,7 +13,7 @@ continues (no MLM).
 
 from __future__ import annotations
 
-from tecb.adapt.training import Phase, chunked, encode_features
+from tecb.adapt.training import Phase, chunked, encode_features, optimizer_settings
 
 # argueBERT Appendix Table 5 (pre-training: lr 2e-5 for BERT-base, max seq length 128; its 100,000 / 1,000,000
 # steps are replaced by epochs over the given pairs; the batch size is not stated: 32 here) and Table 6
@@ -118,11 +118,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="pairs",
             batches=lambda rng: chunked(rng.permutation(len(trained)), int(settings["batch_size"])),
             loss=pair_loss,
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            warmup_ratio=settings["warmup_ratio"],
-            weight_decay=settings["weight_decay"],
-            max_grad_norm=settings["max_grad_norm"],
+            **optimizer_settings(settings),
             modules=[heads],
             info={"objective": data.objective or "+".join(objectives), "pairs": len(trained)},
         )
@@ -148,11 +144,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
                 name="siamese",
                 batches=lambda rng: chunked(rng.permutation(len(siamese)), int(settings["siamese_batch_size"])),
                 loss=siamese_loss,
-                lr=settings["siamese_lr"],
-                epochs=settings["siamese_epochs"],
-                warmup_ratio=settings["siamese_warmup_ratio"],
-                weight_decay=settings["weight_decay"],
-                max_grad_norm=settings["max_grad_norm"],
+                **optimizer_settings(settings, prefix="siamese_"),
                 info={"objectives": sorted({p[3] for p in siamese}), "pairs": len(siamese)},
             )
         )

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from tecb.adapt.training import Phase, add_projection_head, chunked, embed, hold_out, validation_score
+from tecb.adapt.training import (
+    Phase,
+    add_projection_head,
+    chunked,
+    embed,
+    hold_out,
+    optimizer_settings,
+    validation_score,
+)
 
 # COB §4 / Table 3 (20NG: lambda 90, r 1.0; instances of 50 documents) and the authors' released training code
 # (batch of 1 instance, 1 epoch, 10 % linear warm-up, sentence-transformers' fit defaults: AdamW lr 2e-5, weight
@@ -23,7 +31,7 @@ from tecb.adapt.training import Phase, add_projection_head, chunked, embed, hold
 # the pooling (projection_dim; 0: none). instance_size is read by the protocol code. The authors keep the epoch with
 # the best validation score: validation_fraction of the training instances (training side only, never the evaluated
 # data) are held out for it (0: no selection, the last epoch).
-DEFAULTS = {
+FIT_DEFAULTS = {  # the authors' sentence-transformers fit settings, COB's and its triplet baseline's
     "lr": 2e-5,
     "batch_size": 1,
     "epochs": 1,
@@ -31,6 +39,9 @@ DEFAULTS = {
     "warmup_ratio": 0.1,
     "weight_decay": 0.01,
     "max_grad_norm": 1.0,
+}
+DEFAULTS = {
+    **FIT_DEFAULTS,
     "lambda_": 90.0,
     "regularization": 1.0,
     "instance_size": 50,
@@ -142,11 +153,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="cob",
             batches=batches,
             loss=loss,
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            warmup_ratio=settings["warmup_ratio"],
-            weight_decay=settings["weight_decay"],
-            max_grad_norm=settings["max_grad_norm"],
+            **optimizer_settings(settings),
             validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )
     ]

@@ -65,6 +65,18 @@ class Phase:
     validate: Callable[[], float] | None = None
 
 
+def optimizer_settings(settings: dict, prefix: str = "") -> dict:
+    """The optimisation keywords of a :class:`Phase` from a method's ``settings``: learning rate, epochs and warm-up
+    (``prefix``: a second phase's own, e.g. argue's ``siamese_lr``), weight decay and gradient clipping."""
+    return {
+        "lr": settings[f"{prefix}lr"],
+        "epochs": settings[f"{prefix}epochs"],
+        "warmup_ratio": settings[f"{prefix}warmup_ratio"],
+        "weight_decay": settings["weight_decay"],
+        "max_grad_norm": settings["max_grad_norm"],
+    }
+
+
 def method_module(method: str):
     """The module implementing ``method`` (``tecb.adapt.simcse`` ...)."""
     if method not in METHODS:

@@ -13,8 +13,16 @@ from itertools import combinations
 
 import numpy as np
 
-from tecb.adapt.cob import check_instances
-from tecb.adapt.training import Phase, add_projection_head, chunked, encode_features, hold_out, validation_score
+from tecb.adapt.cob import FIT_DEFAULTS, check_instances
+from tecb.adapt.training import (
+    Phase,
+    add_projection_head,
+    chunked,
+    encode_features,
+    hold_out,
+    optimizer_settings,
+    validation_score,
+)
 
 # COB's released baseline (run_triplets_model with the script defaults): batch 1, 1 epoch, 10 % warm-up,
 # sentence-transformers' fit defaults (AdamW lr 2e-5, weight decay 0.01, gradient norm 1), TripletLoss defaults
@@ -25,13 +33,7 @@ from tecb.adapt.training import Phase, add_projection_head, chunked, encode_feat
 # encodings) cost about what COB's step does. Model selection as COB's (validation_fraction of the instances held
 # out, the epoch with the best validation V-measure kept).
 DEFAULTS = {
-    "lr": 2e-5,
-    "batch_size": 1,
-    "epochs": 1,
-    "max_length": 128,
-    "warmup_ratio": 0.1,
-    "weight_decay": 0.01,
-    "max_grad_norm": 1.0,
+    **FIT_DEFAULTS,
     "margin": 5.0,
     "triplet_fraction": 25,
     "instance_size": 50,
@@ -113,11 +115,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="triplet",
             batches=lambda rng: chunked(rng.permutation(len(triplets)), int(settings["batch_size"])),
             loss=loss,
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            warmup_ratio=settings["warmup_ratio"],
-            weight_decay=settings["weight_decay"],
-            max_grad_norm=settings["max_grad_norm"],
+            **optimizer_settings(settings),
             validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )
     ]

@@ -261,6 +261,8 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from tecb.report.figures import legend_below_panels
+
     model_names = model_names or {}
     datasets = dataset_order(long.dataset.unique()) if len(long) else []
     ncols = max(1, min(3, len(datasets)))
@@ -289,23 +291,7 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("optimizer step (0 = base model)")
         ax.set_ylabel("V-measure x 100")
-    for ax in list(axes.flat)[len(datasets) :]:
-        ax.axis("off")
-    entries = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            entries.setdefault(label, handle)
-    fig.tight_layout()
-    if entries:
-        fig.legend(
-            list(entries.values()),
-            list(entries),
-            loc="upper center",
-            bbox_to_anchor=(0.5, 0.0),
-            ncol=max(1, min(len(entries), 2 * ncols)),
-            fontsize=8,
-            frameon=False,
-        )
+    legend_below_panels(fig, axes, len(datasets), ncols)
     with matplotlib.rc_context({"svg.hashsalt": "tecb"}), atomic_path(out_path) as tmp:
         ext = Path(out_path).suffix.lstrip(".") or "png"
         fig.savefig(
