@@ -93,7 +93,7 @@ else:
             labels=update(
                 [labels_path("{model}", "{dataset}", r, a) for a, r in CONFIGURATIONS]
             ),
-            member_keys=update(result("cluster_keys", "{model}", "{dataset}.json")),
+            member_keys=update(cluster_keys_path("{model}", "{dataset}")),
         log:
             log_path("cluster", "{model}", "{dataset}", "batch.log"),
         benchmark:
