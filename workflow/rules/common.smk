@@ -333,7 +333,7 @@ def unit_outputs():
         for m in sorted({m for m, _ in units})
         if m in BATCHED_MODELS
     ]
-    if config["cluster"]["batch"]:
+    if CLUSTER_BATCH:
         files += [cluster_keys_path(m, d) for m, d in units]
     return files
 

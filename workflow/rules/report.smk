@@ -31,7 +31,7 @@ BENCHMARK_KEYS = (
     ]
 ) + (
     [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
-    if config["cluster"]["batch"]
+    if CLUSTER_BATCH
     else [
         ("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS
     ]
