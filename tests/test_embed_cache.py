@@ -78,7 +78,7 @@ def test_the_whole_demo_plans_with_the_cache(tmp_path, shard_size):
     """Every target of the demo (the report's runtimes included) plans with the cache on, sharded or not: the
     report does not ask for an embed job's benchmark file, which only the uncached embed rule would write."""
     work = copy_project(tmp_path / "p")
-    # the demo batches its embedding (embed.batch), which the cache's per-dataset entries do not combine with
+    # per-dataset jobs here (the demo's embed.batch with the cache: tests/test_embed_switches.py)
     embed = {"cache_dir": str(tmp_path / "cache"), "shard_size": shard_size, "batch": False}
     (work / "config" / "cached.yaml").write_text(yaml.safe_dump({"embed": embed}))
     proc = run_snakemake(

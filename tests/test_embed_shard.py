@@ -148,7 +148,7 @@ def test_sharded_run_writes_the_unsharded_bytes(tmp_path):
 
     tiny.unlink()
     cached = _ran(run("cached", {"cache_dir": "resources/embedding-cache", "shard_size": 150}))
-    assert cached["embed_shard"] == 2 and cached["embed_compute_merge"] == 1, cached  # another size: 2 shards
+    assert cached["embed_shard"] == 2 and cached["embed_compute"] == 1, cached  # 2 shards, merged into the entry
     assert "embed_merge" not in cached and "embed" not in cached, cached
     assert _sha(tiny) == expected
     timings = json.loads((work / f"results/a/timings/embed/tiny-bert/{DATASET}.json").read_text())

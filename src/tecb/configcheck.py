@@ -375,19 +375,6 @@ def mteb_model_errors(config: dict) -> list[str]:
     return [message for key, spec in models.items() for message in entry_errors(key, spec, datasets)]
 
 
-def embed_batch_errors(config: dict) -> list[str]:
-    """``embed.batch`` with a per-dataset embedding scheme (the cache's entries, shards): refused, not ignored."""
-    embed = config.get("embed") or {}
-    if not embed.get("batch"):
-        return []
-    return [
-        f"embed.batch: true does not combine with embed.{key} (each (model, dataset) is its own job there); "
-        f"set embed.batch: false or embed.{key}: null"
-        for key in ("cache_dir", "shard_size")
-        if embed.get(key) is not None
-    ]
-
-
 def builder_errors(config: dict) -> list[str]:
     """A dataset whose source names no builder: a file of your own needs ``builder: custom`` on its source."""
     from tecb.data.datasets import BUILDERS, builder_of
@@ -445,9 +432,7 @@ def validated_config(config: dict, schema_path) -> dict:
     filled, messages = schema_errors(config, load_schema(schema_path))
     if not messages:
         # the keys as given (the schema's defaults, e.g. trust_remote_code: false, are no one's mistake)
-        messages = (
-            parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled) + embed_batch_errors(filled)
-        )
+        messages = parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled)
         messages = messages or mteb_model_errors(filled)
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])

@@ -67,6 +67,30 @@ def shard_path(model, dataset, start, stop):
     return result("shards", model, dataset, f"{start}-{stop}.parquet")
 
 
+def embed_batch_keys_path(model):
+    """The keys of a model's embedding batch (tecb.embed.batch): which datasets' files are up to date."""
+    return result("embeddings", model, "batch_keys.json")
+
+
+def embed_key_path(model, dataset):
+    """The cache key of one (model, dataset) of this run (checkpoint embed_key, config embed.cache_dir)."""
+    return result("embeddings", model, f"{dataset}.key.json")
+
+
+def cache_entry_path(key, part):
+    """A file of the embedding cache's entry ``key`` (config embed.cache_dir; tecb.embed.cache.entry_paths):
+    ``embeddings``, ``timings`` or the ``benchmark`` of the job that computed it. Outside the run's folders: the
+    store is shared by run folders (a placeholder folder under results/{run}/ when there is no store).
+    """
+    store = config["embed"].get("cache_dir") or result("no-embed-cache")
+    suffix = {
+        "embeddings": ".parquet",
+        "timings": ".timings.json",
+        "benchmark": ".benchmark.tsv",
+    }
+    return os.path.join(store, f"{key}{suffix[part]}")
+
+
 def reduced_path(model, dataset, reduction):
     return result("reduced", model, dataset, f"{reduction}.parquet")
 
@@ -83,7 +107,22 @@ def labels_path(model, dataset, reduction, algorithm):
     return result("labels", model, dataset, reduction, f"{algorithm}.parquet")
 
 
+def cluster_keys_path(model, dataset):
+    """The keys of a (model, dataset)'s cluster batch (config cluster.batch; tecb.cluster.batch)."""
+    return result("cluster_keys", model, f"{dataset}.json")
+
+
 SCORES = result("scores.parquet")
+
+
+def chance_path(dataset):
+    """The random-partition scores of a dataset (rule chance)."""
+    return result("chance", f"{dataset}.parquet")
+
+
+def chance_mteb_v2_path(dataset):
+    """The MTEB v2 protocol on random vectors for a dataset (rule chance_mteb_v2)."""
+    return result("chance", f"{dataset}.mteb_v2.parquet")
 
 
 def table_path(stem, ext):
@@ -289,10 +328,13 @@ def unit_outputs():
     files += sorted({reduced_path(m, d, r) for m, d, r, _ in SCORE_KEYS if r != "none"})
     for key in SCORE_KEYS:
         files += [score_path(*key), timing_path(*key), labels_path(*key)]
-    if EMBED_BATCH:
-        files += [embed_batch_keys_path(m) for m in sorted({m for m, _ in units})]
-    if config["cluster"]["batch"]:
-        files += [result("cluster_keys", m, f"{d}.json") for m, d in units]
+    files += [
+        embed_batch_keys_path(m)
+        for m in sorted({m for m, _ in units})
+        if m in BATCHED_MODELS
+    ]
+    if CLUSTER_BATCH:
+        files += [cluster_keys_path(m, d) for m, d in units]
     return files
 
 

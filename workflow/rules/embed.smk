@@ -108,70 +108,77 @@ rule distill_static:
         "../scripts/distill_static.py"
 
 
-if not EMBED_BATCH:
-
-    rule embed:
-        """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
-        input:
-            texts=texts_path("{dataset}"),
-            model=model_input,
-            digest=model_digest_input,
-        output:
-            embeddings=embedding_path("{model}", "{dataset}"),
-            timings=job_timing_path("embed", "{model}", "{dataset}"),
-        log:
-            log_path("embed", "{model}", "{dataset}.log"),
-        benchmark:
-            benchmark_path("embed", "{model}", "{dataset}.tsv")
-        conda:
-            model_env
-        threads: config["embed"]["threads"]
-        resources:
-            gpu=gpus_for,
-        params:
-            settings=lambda wildcards: encoder_settings(
-                model_spec(wildcards.model), config["embed"], wildcards.dataset
-            ),
-            seed=embed_seed,
-        script:
-            "../scripts/embed.py"
-
-else:
-
-    # embed.batch: every dataset of one model in one job (the rule embed then does not exist); update(): a rerun
-    # keeps the datasets whose key is unchanged (tecb.embed.batch), so reruns stay exact.
-    rule embed_batch:
-        """Every dataset of one model, each as an embed job would (same bytes), embedding only what changed."""
-        input:
-            texts=[texts_path(d) for d in DATASETS],
-            model=model_input,
-            digest=model_digest_input,
-        output:
-            embeddings=update([embedding_path("{model}", d) for d in DATASETS]),
-            timings=update([job_timing_path("embed", "{model}", d) for d in DATASETS]),
-            batch_keys=update(embed_batch_keys_path("{model}")),
-        log:
-            log_path("embed", "{model}", "batch.log"),
-        benchmark:
-            benchmark_path("embed", "{model}", "batch.tsv")
-        conda:
-            model_env
-        threads: config["embed"]["threads"]
-        resources:
-            gpu=gpus_for,
-        params:
-            datasets=DATASETS,
-            settings=lambda wildcards: {
-                d: encoder_settings(model_spec(wildcards.model), config["embed"], d)
-                for d in DATASETS
-            },
-            seed=embed_seed,
-            kind=model_kind,
-        script:
-            "../scripts/embed_batch.py"
+# The writers of a run's embeddings/{model}/{dataset}.parquet: embed (per dataset), embed_batch (per model),
+# embed_merge (per shard) and embed_cached (a link from the store): each owns the models functions/embed.smk
+# gives it (wildcard constraints), so every output has one writer whatever the switches.
 
 
-# --- embedding cache shared by run folders (config embed.cache_dir): embed_cache.smk ---------------------
+rule embed:
+    """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
+    input:
+        texts=texts_path("{dataset}"),
+        model=model_input,
+        digest=model_digest_input,
+    output:
+        embeddings=embedding_path("{model}", "{dataset}"),
+        timings=job_timing_path("embed", "{model}", "{dataset}"),
+    log:
+        log_path("embed", "{model}", "{dataset}.log"),
+    benchmark:
+        benchmark_path("embed", "{model}", "{dataset}.tsv")
+    wildcard_constraints:
+        model=alternatives(EMBEDDED_MODELS),
+    conda:
+        model_env
+    threads: config["embed"]["threads"]
+    resources:
+        gpu=gpus_for,
+    params:
+        settings=lambda wildcards: encoder_settings(
+            model_spec(wildcards.model), config["embed"], wildcards.dataset
+        ),
+        seed=embed_seed,
+    script:
+        "../scripts/embed.py"
+
+
+# embed.batch: every dataset of one model in one job; update(): a rerun keeps the datasets whose key is
+# unchanged (tecb.embed.batch), so reruns stay exact. With embed.cache_dir it fills the store's entries and
+# links the run's files from them (an entry is an entry whoever computed it).
+rule embed_batch:
+    """Every dataset of one model, each as an embed job would (same bytes), embedding only what changed."""
+    input:
+        texts=[texts_path(d) for d in DATASETS],
+        model=model_input,
+        digest=model_digest_input,
+    output:
+        embeddings=update([embedding_path("{model}", d) for d in DATASETS]),
+        timings=update([job_timing_path("embed", "{model}", d) for d in DATASETS]),
+        batch_keys=update(embed_batch_keys_path("{model}")),
+    log:
+        log_path("embed", "{model}", "batch.log"),
+    benchmark:
+        benchmark_path("embed", "{model}", "batch.tsv")
+    wildcard_constraints:
+        model=alternatives(BATCHED_MODELS),
+    conda:
+        model_env
+    threads: config["embed"]["threads"]
+    resources:
+        gpu=gpus_for,
+    params:
+        datasets=DATASETS,
+        settings=lambda wildcards: {
+            d: encoder_settings(model_spec(wildcards.model), config["embed"], d)
+            for d in DATASETS
+        },
+        seed=embed_seed,
+        kind=model_kind,
+    script:
+        "../scripts/embed_batch.py"
+
+
+# --- the content-addressed store shared by run folders (config embed.cache_dir): embed_cache.smk ----------
 
 
 include: "embed_cache.smk"

@@ -2,116 +2,87 @@
 # A transformer model's (model, dataset) is embedded by one embed_shard job (GPU) per range of whole chunks
 # (checkpoint embed_plan: a local job that counts the dataset's texts), and embed_merge (cheap, CPU) writes the
 # shards as the run's embeddings file: byte for byte the file one embed job writes (tecb.embed.shard). Other
-# kinds (TF-IDF fits on all texts) are embedded by the embed rule as without sharding. With the embedding cache
-# (embed.cache_dir), embed_compute_merge writes a missing cache entry of a sharded model from its shards instead.
-
-from tecb.embed.shard import SHARDABLE_KINDS
+# kinds (TF-IDF fits on all texts) are embedded as without sharding. With the embedding cache (embed.cache_dir),
+# embed_compute writes a missing cache entry of a sharded model from its shards instead (embed_cache.smk).
+# Which models are sharded: SHARDED_MODELS, MERGED_MODELS (functions/embed.smk).
 
 
 include: "functions/embed_shard.smk"
 
 
-if SHARD_SIZE:
+localrules:
+    embed_plan,
 
-    localrules:
-        embed_plan,
 
-    checkpoint embed_plan:
-        """The shards of a dataset: [start, stop) text ranges of whole chunks, about embed.shard_size texts each."""
-        input:
-            texts=texts_path("{dataset}"),
-        output:
-            shard_plan_path("{dataset}"),
-        log:
-            log_path("embed_plan", "{dataset}.log"),
-        wildcard_constraints:
-            dataset=alternatives(DATASETS),
-        conda:
-            "../../envs/embed.yaml"
-        params:
-            shard_size=plan_shard_size,
-            chunk_size=config["embed"]["chunk_size"],
-        script:
-            "../scripts/embed_plan.py"
+checkpoint embed_plan:
+    """The shards of a dataset: [start, stop) text ranges of whole chunks, about embed.shard_size texts each."""
+    input:
+        texts=texts_path("{dataset}"),
+    output:
+        shard_plan_path("{dataset}"),
+    log:
+        log_path("embed_plan", "{dataset}.log"),
+    wildcard_constraints:
+        dataset=alternatives(DATASETS if SHARDED_MODELS else []),
+    conda:
+        "../../envs/embed.yaml"
+    params:
+        shard_size=plan_shard_size,
+        chunk_size=config["embed"]["chunk_size"],
+    script:
+        "../scripts/embed_plan.py"
 
-    rule embed_shard:
-        """One shard of a (model, dataset): texts start..stop-1 embedded as the embed rule embeds them all."""
-        input:
-            texts=texts_path("{dataset}"),
-            model=model_input,
-            digest=model_digest_input,
-        output:
-            embeddings=temp(shard_path("{model}", "{dataset}", "{start}", "{stop}")),
-            timings=job_timing_path(
-                "embed_shard", "{model}", "{dataset}", "{start}-{stop}"
-            ),
-        log:
-            log_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.log"),
-        benchmark:
-            benchmark_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.tsv")
-        wildcard_constraints:
-            model=alternatives(SHARDED_MODELS),
-            dataset=alternatives(DATASETS),
-            start=r"\d+",
-            stop=r"\d+",
-        conda:
-            model_env
-        threads: config["embed"]["threads"]
-        resources:
-            gpu=gpus_for,
-        params:
-            settings=lambda wildcards: encoder_settings(
-                model_spec(wildcards.model), config["embed"], wildcards.dataset
-            ),
-            start=lambda wildcards: int(wildcards.start),
-            stop=lambda wildcards: int(wildcards.stop),
-        script:
-            "../scripts/embed_shard.py"
 
-    if not EMBED_CACHE:
+rule embed_shard:
+    """One shard of a (model, dataset): texts start..stop-1 embedded as the embed rule embeds them all."""
+    input:
+        texts=texts_path("{dataset}"),
+        model=model_input,
+        digest=model_digest_input,
+    output:
+        embeddings=temp(shard_path("{model}", "{dataset}", "{start}", "{stop}")),
+        timings=job_timing_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}"),
+    log:
+        log_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.log"),
+    benchmark:
+        benchmark_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.tsv")
+    wildcard_constraints:
+        model=alternatives(SHARDED_MODELS),
+        dataset=alternatives(DATASETS),
+        start=r"\d+",
+        stop=r"\d+",
+    conda:
+        model_env
+    threads: config["embed"]["threads"]
+    resources:
+        gpu=gpus_for,
+    params:
+        settings=lambda wildcards: encoder_settings(
+            model_spec(wildcards.model), config["embed"], wildcards.dataset
+        ),
+        start=lambda wildcards: int(wildcards.start),
+        stop=lambda wildcards: int(wildcards.stop),
+    script:
+        "../scripts/embed_shard.py"
 
-        ruleorder: embed_merge > embed
 
-        rule embed_merge:
-            """A run's embeddings file from its shards, as one embed job writes it (its timings: the shards' sum)."""
-            input:
-                unpack(merge_input),
-                # not read: named so that a prefetch is planned before the shards are (`--until prefetch_model`)
-                model=model_input,
-            output:
-                embeddings=embedding_path("{model}", "{dataset}"),
-                timings=job_timing_path("embed", "{model}", "{dataset}"),
-            log:
-                log_path("embed_merge", "{model}", "{dataset}.log"),
-            benchmark:
-                benchmark_path("embed", "{model}", "{dataset}.tsv")
-            wildcard_constraints:
-                model=alternatives(SHARDED_MODELS),
-                dataset=alternatives(DATASETS),
-            conda:
-                "../../envs/embed.yaml"
-            script:
-                "../scripts/embed_merge.py"
-
-    if EMBED_CACHE:
-
-        ruleorder: embed_compute_merge > embed_compute
-
-        rule embed_compute_merge:
-            """A missing cache entry of a sharded model: the shards of the run's (model, dataset) with its key."""
-            input:
-                unpack(cache_merge_input),
-            output:
-                # update(), as embed_compute: never deletes an entry another run finished meanwhile
-                embeddings=update(os.path.join(EMBED_CACHE, "{key}.parquet")),
-                timings=update(os.path.join(EMBED_CACHE, "{key}.timings.json")),
-            log:
-                shared_log("embed_compute_merge", "{key}.log"),
-            benchmark:
-                os.path.join(EMBED_CACHE, "{key}.benchmark.tsv")
-            wildcard_constraints:
-                key="[0-9a-f]{64}",
-            conda:
-                "../../envs/embed.yaml"
-            script:
-                "../scripts/embed_merge.py"
+rule embed_merge:
+    """A run's embeddings file from its shards, as one embed job writes it (its timings: the shards' sum)."""
+    input:
+        unpack(merge_input),
+        # not read: named so that a prefetch is planned before the shards are (`--until prefetch_model`)
+        model=model_input,
+    output:
+        embeddings=embedding_path("{model}", "{dataset}"),
+        timings=job_timing_path("embed", "{model}", "{dataset}"),
+    log:
+        log_path("embed_merge", "{model}", "{dataset}.log"),
+    benchmark:
+        benchmark_path("embed", "{model}", "{dataset}.tsv")
+    wildcard_constraints:
+        model=alternatives(MERGED_MODELS),
+        dataset=alternatives(DATASETS),
+    conda:
+        "../../envs/embed.yaml"
+    script:
+        "../scripts/embed_merge.py"

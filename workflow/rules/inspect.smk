@@ -11,32 +11,33 @@ INSPECT_OUTPUTS = [cluster_view_path(m, d) for m, d in VIEW_KEYS] + (
 )
 
 
-# cluster.batch: the (model, dataset)'s cluster_batch job writes it (tecb.report.confusion.batch_step)
-if not config["cluster"]["batch"]:
-
-    rule cluster_view:
-        input:
-            texts=texts_path("{dataset}"),
-            splits=splits_path("{dataset}"),
-            labels=labels_path("{model}", "{dataset}", VIEW_CONFIG[1], VIEW_CONFIG[0]),
-        output:
-            report(
-                cluster_view_path("{model}", "{dataset}"),
-                caption="../report/clusters.rst",
-                category="Clusters",
-                subcategory="{model}",
-                labels={"model": "{model}", "dataset": "{dataset}"},
-            ),
-        log:
-            log_path("cluster_view", "{model}", "{dataset}.log"),
-        conda:
-            "../../envs/tables.yaml"
-        params:
-            title=view_title,
-            split=INSPECT["split"],
-            top_terms=INSPECT["top_terms"],
-        script:
-            "../scripts/cluster_view.py"
+# one job per (model, dataset); with cluster.batch its cluster_batch job writes it instead
+# (tecb.report.confusion.batch_step; CLUSTER_STEP_MODELS: functions/cluster.smk)
+rule cluster_view:
+    input:
+        texts=texts_path("{dataset}"),
+        splits=splits_path("{dataset}"),
+        labels=labels_path("{model}", "{dataset}", VIEW_CONFIG[1], VIEW_CONFIG[0]),
+    output:
+        report(
+            cluster_view_path("{model}", "{dataset}"),
+            caption="../report/clusters.rst",
+            category="Clusters",
+            subcategory="{model}",
+            labels={"model": "{model}", "dataset": "{dataset}"},
+        ),
+    log:
+        log_path("cluster_view", "{model}", "{dataset}.log"),
+    wildcard_constraints:
+        model=alternatives(CLUSTER_STEP_MODELS),
+    conda:
+        "../../envs/tables.yaml"
+    params:
+        title=view_title,
+        split=INSPECT["split"],
+        top_terms=INSPECT["top_terms"],
+    script:
+        "../scripts/cluster_view.py"
 
 
 rule truncation:

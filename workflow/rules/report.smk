@@ -17,16 +17,21 @@ MTEB_META_KEYS = list(dict.fromkeys((m, mteb_task(d) is None) for m, d in MTEB_K
 MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
     mteb_meta_path(m, c) for m, c in MTEB_META_KEYS
 ]
-# With the embedding cache (embed.cache_dir) a run's embed jobs only link an entry (rule embed_cached): the
-# time of computing it is in the entry's timings, linked to results/{run}/timings/embed/, not a job benchmark.
-# With embed.batch one benchmark per model (rule embed_batch), as with cluster.batch one per (model, dataset).
+# One benchmark per embed job that computes (functions/embed.smk says which rule writes a model's files): per
+# model with embed.batch (rule embed_batch), per dataset (embed; embed_merge writes the embed benchmark of a
+# sharded model). A model linked from the store (embed_cached) has none: the time of computing the entry is in its
+# timings, linked to results/{run}/timings/embed/. With cluster.batch one per (model, dataset).
 BENCHMARK_KEYS = (
-    [("embed", f"{m}/batch") for m in MODELS]
-    if EMBED_BATCH
-    else [("embed", f"{m}/{d}") for m in MODELS for d in DATASETS if not EMBED_CACHE]
+    [("embed", f"{m}/batch") for m in MODELS if m in BATCHED_MODELS]
+    + [
+        ("embed", f"{m}/{d}")
+        for m in MODELS
+        for d in DATASETS
+        if m in EMBEDDED_MODELS + MERGED_MODELS
+    ]
 ) + (
     [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]
-    if config["cluster"]["batch"]
+    if CLUSTER_BATCH
     else [
         ("reduce", f"{m}/{d}/{r}") for m in MODELS for d in DATASETS for r in REDUCTIONS
     ]

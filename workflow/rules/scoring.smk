@@ -9,27 +9,28 @@ MTEB_V2_LONG = table_path("table_mteb_v2_long", "csv")
 SCORING_OUTPUTS = MTEB_V2_TABLE + [MTEB_V2_HTML, MTEB_V2_LONG] if MTEB_V2 else []
 
 
-# cluster.batch: the (model, dataset)'s cluster_batch job scores it (tecb.report.mteb_v2.batch_step)
-if not config["cluster"]["batch"]:
-
-    rule mteb_v2:
-        """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
-        input:
-            embeddings=embedding_path("{model}", "{dataset}"),
-            splits=splits_path("{dataset}"),
-        output:
-            mteb_v2_path("{model}", "{dataset}"),
-        log:
-            log_path("mteb_v2", "{model}", "{dataset}.log"),
-        conda:
-            "../../envs/cluster.yaml"
-        threads: config["cluster"]["threads"]
-        params:
-            seed=SEED,
-            options=MTEB_V2_OPTIONS,
-            max_documents=mteb_v2_max_documents,
-        script:
-            "../scripts/mteb_v2.py"
+# one job per (model, dataset); with cluster.batch its cluster_batch job scores it instead
+# (tecb.report.mteb_v2.batch_step; CLUSTER_STEP_MODELS: functions/cluster.smk)
+rule mteb_v2:
+    """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
+    input:
+        embeddings=embedding_path("{model}", "{dataset}"),
+        splits=splits_path("{dataset}"),
+    output:
+        mteb_v2_path("{model}", "{dataset}"),
+    log:
+        log_path("mteb_v2", "{model}", "{dataset}.log"),
+    wildcard_constraints:
+        model=alternatives(CLUSTER_STEP_MODELS),
+    conda:
+        "../../envs/cluster.yaml"
+    threads: config["cluster"]["threads"]
+    params:
+        seed=SEED,
+        options=MTEB_V2_OPTIONS,
+        max_documents=mteb_v2_max_documents,
+    script:
+        "../scripts/mteb_v2.py"
 
 
 rule mteb_v2_table:

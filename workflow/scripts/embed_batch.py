@@ -31,6 +31,7 @@ with threadpool_limits(snakemake.threads):
         model_path=inp.model[0] if inp.model else None,
         digest_path=inp.digest[0] if inp.digest else None,
         keys_path=out.batch_keys,
+        cache_dir=snakemake.config["embed"].get("cache_dir"),  # the store's entries, filled and linked
         log=log,
     )
 finish()  # skip the interpreter teardown: every output is written

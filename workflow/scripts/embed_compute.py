@@ -1,26 +1,35 @@
-"""Embed one (model, dataset) into its embedding-cache entry {cache_dir}/{key}.parquet (as embed.py does into a
-run's file; params.owner names the run's model and dataset with that key), under the entry's lock: an entry that
-another run finished meanwhile is kept, not computed again (tecb.embed.cache.fill_entry)."""
+"""Make one (model, dataset)'s embedding-cache entry {cache_dir}/{key}.parquet (params.owner names the run's model
+and dataset with that key), under the entry's lock: an entry that another run finished meanwhile is kept, not
+computed again (tecb.embed.cache.fill_entry). The entry is embedded as embed.py embeds a run's file or, for a
+sharded model (embed.shard_size), merged from the run's shards as embed_merge.py merges them: the same bytes."""
 
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
 
-from threadpoolctl import threadpool_limits
-
 from tecb.embed.cache import fill_entry
-from tecb.embed.encode import embed_dataset
-from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
 model, dataset = snakemake.params.owner["model"], snakemake.params.owner["dataset"]
-embed_options = job_embed_options(snakemake.config, model=model)
-digest = recorded_digest(snakemake.input.get("digest"))
 log(f"cache entry of {model} / {dataset}")
 
 
+def merge(paths):
+    from tecb.embed.shard import merge_shards, merge_timings
+
+    meta = merge_shards(list(snakemake.input.shards), paths["embeddings"])
+    timings = merge_timings(list(snakemake.input.timings), paths["timings"])
+    log(f"{len(snakemake.input.shards)} shard(s), {meta['n_texts']} texts, vectors_sha256 {meta['vectors_sha256']}")
+    log(f"shards' seconds: {timings['shard_seconds']}")
+
+
 def compute(paths):
+    from threadpoolctl import threadpool_limits
+
+    from tecb.embed.encode import embed_dataset
+    from tecb.embed.spec import job_embed_options, recorded_digest
+
     if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
         import torch
 
@@ -30,14 +39,17 @@ def compute(paths):
             snakemake.input.texts,
             paths["embeddings"],
             snakemake.params.settings,
-            embed_options,
+            job_embed_options(snakemake.config, model=model),
             seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
             log=log,
             dataset=dataset,
-            model_digest=digest,
+            model_digest=recorded_digest(snakemake.input.get("digest")),
             timings_path=paths["timings"],
         )
 
 
-fill_entry(os.path.dirname(snakemake.output.embeddings), snakemake.wildcards.key, compute, log=log)
+sharded = "shards" in snakemake.input.keys()
+fill_entry(
+    os.path.dirname(snakemake.output.embeddings), snakemake.wildcards.key, merge if sharded else compute, log=log
+)
 finish()  # skip the interpreter teardown: every output is written

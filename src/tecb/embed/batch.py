@@ -13,7 +13,6 @@ datasets whose key changed or whose files are missing (:func:`tecb.io.keep_or_co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
 
 
 def run_embed_batch(
@@ -25,6 +24,7 @@ def run_embed_batch(
     model_path=None,
     digest_path=None,
     keys_path,
+    cache_dir=None,
     log=print,
 ) -> list[str]:
     """Embed every dataset that is not already up to date; returns the datasets embedded.
@@ -33,10 +33,13 @@ def run_embed_batch(
     :func:`tecb.embed.spec.encoder_settings`), ``texts`` (its texts.parquet) and the two outputs ``embeddings``
     and ``timings``. ``kind``, ``model_path`` (the directory or file a model is read from, if any) and
     ``digest_path`` (a local model's model_digest file, if any) say what the model's files are
-    (:func:`tecb.embed.cache.model_content`); ``embed_options`` and ``seed`` are an embed job's.
+    (:func:`tecb.embed.cache.model_content`); ``embed_options`` and ``seed`` are an embed job's. With
+    ``cache_dir`` (config ``embed.cache_dir``) a dataset to embed is the store's entry of its key: computed into the
+    store under the entry's lock unless finished (:func:`tecb.embed.cache.fill_entry`, verified), then linked (or
+    copied) to the member's outputs, as the embed_cached rule links it.
     """
     from tecb import io
-    from tecb.embed.cache import cache_key, model_content
+    from tecb.embed.cache import cache_key, entry_paths, fill_entry, link_or_copy, model_content
     from tecb.embed.spec import file_sha256, recorded_digest
 
     names = [m["dataset"] for m in members]
@@ -49,13 +52,25 @@ def run_embed_batch(
     keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
     computed = []
     for member in members:
-        compute = partial(_embed_member, member, embed_options, seed=seed, digest=digest, log=log)
         key = cache_key(
             settings=member["settings"],
             seed=seed,
             texts_sha256=file_sha256(member["texts"]),
             model_content=content,
         )
+
+        def embed(paths, member=member):
+            _embed_member({**member, **paths}, embed_options, seed=seed, digest=digest, log=log)
+
+        def compute(member=member, key=key, embed=embed):
+            if cache_dir is None:
+                embed({})
+                return
+            fill_entry(cache_dir, key, embed, log=log)
+            for name, source in entry_paths(cache_dir, key).items():
+                link_or_copy(source, member[name])
+                log(f"{member[name]} <- {source}")
+
         outputs = [member["embeddings"], member["timings"]]
         if io.keep_or_compute(
             keys, keys_path, name=member["dataset"], key=key, outputs=outputs, compute=compute, log=log

@@ -93,6 +93,20 @@ def is_finished(cache_dir, key: str) -> bool:
         return False
 
 
+def finished_keys(cache_dir) -> list[str]:
+    """The keys of the store's finished entries (:func:`is_finished`, cheap), sorted; none for a missing store."""
+    try:
+        names = os.listdir(cache_dir)
+    except OSError:
+        return []
+    keys = (n[:-5] for n in names if len(n) == 69 and n.endswith(".json") and _is_key(n[:-5]))
+    return sorted(k for k in keys if is_finished(cache_dir, k))
+
+
+def _is_key(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
 def verify_entry(cache_dir, key: str) -> str:
     """Why the entry cannot be used (``""``: it is finished and its files are what its record says)."""
     record_file = record_path(cache_dir, key)

@@ -1,6 +1,17 @@
 # Input, threads and resources functions of the rules in cluster.smk, which includes this file first.
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
+# --- the cluster stage's switch, read here and only here -----------------------------------------------------
+# cluster.batch chooses the granularity of the jobs that write a (model, dataset)'s reductions, scores, labels,
+# timings, MTEB v2 score and cluster view, never their bytes: one cluster_batch job per (model, dataset), or one
+# reduce job per reduction, one cluster job per configuration, one mteb_v2 and one cluster_view job. The wildcard
+# constraints below give each file exactly one writer (the rules all exist; no ruleorder).
+CLUSTER_BATCH = config["cluster"]["batch"]
+#: models whose (model, dataset) units one cluster_batch job makes
+CLUSTER_BATCH_MODELS = MODELS if CLUSTER_BATCH else []
+#: models whose units the per-step jobs make (reduce, cluster, mteb_v2, cluster_view)
+CLUSTER_STEP_MODELS = [m for m in MODELS if m not in CLUSTER_BATCH_MODELS]
+
 
 def cluster_input(wildcards):
     """A cluster job reads the splits and either the raw embeddings (`none`) or one reduced file."""

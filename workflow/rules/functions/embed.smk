@@ -2,18 +2,44 @@
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
 
-# embed.batch: one job per model embeds every dataset (rule embed_batch instead of embed)
-EMBED_BATCH = config["embed"]["batch"]
-
-
-def embed_batch_keys_path(model):
-    """The keys of a model's embedding batch (tecb.embed.batch): which datasets' files are up to date."""
-    return result("embeddings", model, "batch_keys.json")
+from tecb.embed.shard import SHARDABLE_KINDS
 
 
 def models_of_kind(*kinds):
     """The configured models whose `kind` is one of ``kinds``."""
     return [m for m, spec in config["models"].items() if spec["kind"] in kinds]
+
+
+# --- the embed stage's switches, read here and only here ---------------------------------------------------
+# They choose, per model, the granularity of the jobs that make a run's embeddings/{model}/{dataset}.parquet and
+# whether the content-addressed store (embed.cache_dir) holds the vectors; every combination is served, and the
+# wildcard constraints below give each (model, dataset) file exactly one writer, and no ruleorder is needed.
+#   per shard    embed.shard_size, transformer kinds (tecb.embed.shard.SHARDABLE_KINDS): embed_shard jobs, then
+#                embed_merge (the run's file) or, with the store, embed_compute (the store's entry)
+#   per model    embed.batch, the other models: one embed_batch job embeds every dataset (and, with the store,
+#                fills its entries and links the run's files from them)
+#   per dataset  otherwise: embed, or with the store embed_compute (the entry, by key) then embed_cached (the link)
+EMBED_BATCH = config["embed"]["batch"]
+EMBED_CACHE = config["embed"].get("cache_dir")
+SHARD_SIZE = config["embed"].get("shard_size")
+#: models whose datasets are embedded in shards
+SHARDED_MODELS = models_of_kind(*SHARDABLE_KINDS) if SHARD_SIZE else []
+#: models whose datasets one embed_batch job embeds (it writes their run files, also with the store)
+BATCHED_MODELS = (
+    [m for m in config["models"] if m not in SHARDED_MODELS] if EMBED_BATCH else []
+)
+#: models whose run files are linked from the store by embed_cached (the entry: embed_compute, by key)
+LINKED_MODELS = (
+    [m for m in config["models"] if m not in BATCHED_MODELS] if EMBED_CACHE else []
+)
+#: models whose run files embed_merge writes from their shards (without the store)
+MERGED_MODELS = [m for m in SHARDED_MODELS if m not in LINKED_MODELS]
+#: models whose run files the embed rule writes, one job per dataset
+EMBEDDED_MODELS = [
+    m
+    for m in config["models"]
+    if m not in BATCHED_MODELS + LINKED_MODELS + MERGED_MODELS
+]
 
 
 def model_spec(model):

@@ -1,18 +1,26 @@
-# Input and resources functions of the rules in embed_cache.smk (config embed.cache_dir), which includes this
-# file first. Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
+# Input, params and resources functions of the rules in embed_cache.smk (config embed.cache_dir), which includes
+# this file first. Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
 import glob
 import json
 from types import SimpleNamespace
 
-from tecb.embed.cache import entry_paths, is_finished
-
-EMBED_CACHE = config["embed"].get("cache_dir")
+from tecb.embed.cache import entry_paths, finished_keys
 
 
-def embed_key_path(model, dataset):
-    """The cache key of one (model, dataset) of this run (checkpoint embed_key)."""
-    return result("embeddings", model, f"{dataset}.key.json")
+def unfinished_key_constraint():
+    """The key wildcard of embed_compute: any key but those of the store's finished entries, so a finished entry is
+    the output of no job and Snakemake takes it as a source file (verified in full before it is linked,
+    embed_cached.py). Listed by the main process only: a cluster job runs the job it was given (its script keeps
+    an entry another run finished meanwhile: tecb.embed.cache.fill_entry)."""
+    if not EMBED_CACHE:
+        return alternatives([])
+    finished = finished_keys(EMBED_CACHE) if workflow.is_main_process else []
+    # a key is 64 characters: a lookahead of a whole key excludes exactly that key
+    return (f"(?!{alternatives(finished)})" if finished else "") + "[0-9a-f]{64}"
+
+
+UNFINISHED_KEY = unfinished_key_constraint()
 
 
 def cache_entry_input(wildcards):
@@ -21,9 +29,7 @@ def cache_entry_input(wildcards):
     modification time could make the run's link look older than an input."""
     key_file = checkpoints.embed_key.get(**wildcards).output[0]
     with open(key_file) as f:
-        return {
-            "embeddings": entry_paths(EMBED_CACHE, json.load(f)["key"])["embeddings"]
-        }
+        return {"embeddings": cache_entry_path(json.load(f)["key"], "embeddings")}
 
 
 _KEY_OWNERS = {}
@@ -35,7 +41,7 @@ def key_owner(key):
         for path in sorted(glob.glob(embed_key_path("*", "*"))):
             with open(path) as f:
                 record = json.load(f)
-            if record["model"] in MODELS and record["dataset"] in DATASETS:
+            if record["model"] in LINKED_MODELS and record["dataset"] in DATASETS:
                 _KEY_OWNERS.setdefault(
                     record["key"], (record["model"], record["dataset"])
                 )
@@ -43,18 +49,15 @@ def key_owner(key):
 
 
 def cache_compute_input(wildcards):
-    """What computing a cache entry reads. A finished entry (its record matches its files) is never planned again
-    (write-once store): the input named then exists nowhere and no rule makes it, so Snakemake takes the entry as
-    a source file (verified in full before it is linked: embed_cached.py).
-    """
-    entry = entry_paths(EMBED_CACHE, wildcards.key)
-    if is_finished(EMBED_CACHE, wildcards.key):
-        return {"cached": entry["embeddings"] + ".is-cached"}
+    """What computing a cache entry reads: the shards of the run's (model, dataset) with that key for a sharded
+    model (functions/embed_shard.smk), else its texts and model, as an embed job."""
     owner = key_owner(wildcards.key)
     if owner is None:
         raise ValueError(
             f"embed.cache_dir: no (model, dataset) of this run has cache key {wildcards.key}"
         )
+    if owner[0] in SHARDED_MODELS:
+        return shard_inputs(*owner)
     wc = SimpleNamespace(model=owner[0], dataset=owner[1])
     return {
         "texts": texts_path(wc.dataset),
@@ -70,10 +73,22 @@ def cache_owner(wildcards):
     return {"model": owner[0], "dataset": owner[1]}
 
 
+def cache_sharded(wildcards):
+    """Whether a cache entry being computed is merged from shards (a cheap CPU job)."""
+    return cache_owner(wildcards)["model"] in SHARDED_MODELS
+
+
+def cache_threads(wildcards):
+    """The threads computing a cache entry uses: an embed job's; one to merge shards."""
+    return 1 if cache_sharded(wildcards) else config["embed"]["threads"]
+
+
 def cache_gpus(wildcards):
-    """GPUs computing a cache entry asks for: as the embed rule (none for TF-IDF)."""
+    """GPUs computing a cache entry asks for: as the embed rule (none for TF-IDF), none to merge shards."""
     owner = key_owner(wildcards.key)
-    return gpus_for(SimpleNamespace(model=owner[0])) if owner else 0
+    if owner is None or cache_sharded(wildcards):
+        return 0
+    return gpus_for(SimpleNamespace(model=owner[0]))
 
 
 def cache_settings(wildcards):

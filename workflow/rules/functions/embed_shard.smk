@@ -3,9 +3,7 @@
 
 import json
 
-SHARD_SIZE = config["embed"].get("shard_size")
-# models whose datasets are embedded in shards: transformer kinds (tecb.embed.shard.SHARDABLE_KINDS)
-SHARDED_MODELS = models_of_kind(*SHARDABLE_KINDS) if SHARD_SIZE else []
+# SHARD_SIZE and SHARDED_MODELS: functions/embed.smk (the embed stage's switches)
 
 
 def plan_shard_size(wildcards):
@@ -43,19 +41,3 @@ def shard_inputs(model, dataset):
 def merge_input(wildcards):
     """What the embed_merge job of a run's (model, dataset) reads: its shards."""
     return shard_inputs(wildcards.model, wildcards.dataset)
-
-
-def cache_merge_input(wildcards):
-    """What the embed_compute_merge job of a cache entry reads: the shards of the run's (model, dataset) with that
-    key. Not for a finished entry or a model that is not sharded: the input named then exists nowhere and no
-    rule makes it, so Snakemake takes embed_compute (or the entry as a source file), as cache_compute_input.
-    """
-    entry = entry_paths(EMBED_CACHE, wildcards.key)
-    owner = key_owner(wildcards.key)
-    if (
-        is_finished(EMBED_CACHE, wildcards.key)
-        or owner is None
-        or owner[0] not in SHARDED_MODELS
-    ):
-        return {"not_sharded": entry["embeddings"] + ".not-sharded"}
-    return shard_inputs(*owner)

@@ -13,21 +13,11 @@ def table_report(stem):
     )
 
 
-def chance_path(dataset):
-    """The random-partition scores of a dataset (rule chance)."""
-    return result("chance", f"{dataset}.parquet")
-
-
 def chance_inputs(wildcards):
     """The chance file of every dataset when tables.chance is on."""
     if not config["tables"]["chance"]["enabled"]:
         return []
     return [chance_path(d) for d in DATASETS]
-
-
-def chance_mteb_v2_path(dataset):
-    """The MTEB v2 protocol on random vectors for a dataset (rule chance_mteb_v2)."""
-    return result("chance", f"{dataset}.mteb_v2.parquet")
 
 
 def chance_mteb_v2_inputs(wildcards):

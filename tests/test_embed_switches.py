@@ -1,0 +1,149 @@
+"""The switches of the embed and cluster stages (embed.batch, embed.cache_dir, embed.shard_size, cluster.batch)
+choose the granularity of the jobs, never the bytes (issue 36 item 1): all 16 combinations are served (none is
+refused), the workflow has no `ruleorder`, a dry run of each combination names exactly one rule for each output
+(the embeddings file's writer decided per model by workflow/rules/functions/embed.smk), and each combination run to
+all targets writes the default's bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+
+import pytest
+import yaml
+from conftest import ROOT, copy_project, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+#: (embed.batch, embed.cache_dir set, embed.shard_size set, cluster.batch)
+SWITCHES = list(itertools.product([False, True], repeat=4))
+DEFAULT = (False, False, False, False)
+
+
+def _name(switches) -> str:
+    names = ("embed_batch", "cache", "shard", "cluster_batch")
+    return "+".join(n for n, on in zip(names, switches, strict=True) if on) or "default"
+
+
+def _switch_config(switches, cache_dir: str) -> dict:
+    embed_batch, cache, shard, cluster_batch = switches
+    return {
+        "embed": {
+            "batch": embed_batch,
+            "cache_dir": cache_dir if cache else None,
+            "shard_size": 100 if shard else None,
+        },
+        "cluster": {"batch": cluster_batch},
+    }
+
+
+def test_the_workflow_has_no_ruleorder():
+    files = [ROOT / "workflow" / "Snakefile", *sorted((ROOT / "workflow" / "rules").rglob("*.smk"))]
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.match(r"\s*ruleorder\s*:", line)]  # fmt: skip
+    assert not found, found
+
+
+def _planned_jobs(stdout: str) -> list[tuple[str, list[str]]]:
+    """(rule, outputs) of each job a dry run prints."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:\n)", stdout):
+        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):\n", block)
+        out = re.search(r"^    output: (.*)$", block, flags=re.M)
+        if head:
+            outputs = [re.sub(r" \((update|temporary)\)$", "", o) for o in out.group(1).split(", ")] if out else []
+            jobs.append((head.group(1), outputs))
+    return jobs
+
+
+def _expected_writer(model: str, switches) -> str:
+    """The rule that writes a demo model's embeddings files (functions/embed.smk: per shard, per model, per dataset,
+    linked from the store)."""
+    embed_batch, cache, shard, _ = switches
+    if shard and model == "tiny-bert":  # a transformer: embedded per shard
+        return "embed_cached" if cache else "embed_merge"
+    if embed_batch:
+        return "embed_batch"
+    return "embed_cached" if cache else "embed"
+
+
+@pytest.mark.parametrize("switches", SWITCHES, ids=_name)
+def test_each_combination_plans_one_writer_per_output(tmp_path, switches):
+    work = copy_project(tmp_path / "p")
+    (work / "config" / "switches.yaml").write_text(yaml.safe_dump(_switch_config(switches, str(tmp_path / "cache"))))
+    proc = run_snakemake(
+        work, "-n", "--configfile", "config/demo.yaml", "config/switches.yaml", "--cores", "1", "--resources", "gpu=1"
+    )
+    writers: dict[str, list[str]] = {}
+    for rule, outputs in _planned_jobs(proc.stdout):
+        for path in outputs:
+            writers.setdefault(path, []).append(rule)
+    assert writers, proc.stdout[-3000:]
+    twice = {p: r for p, r in writers.items() if len(r) > 1}
+    assert not twice, twice
+    demo = yaml.safe_load((work / "config" / "demo.yaml").read_text())
+    for model in demo["models"]:
+        path = f"results/demo/embeddings/{model}/BlurbsClusteringS2S.parquet"
+        assert writers.get(path) == [_expected_writer(model, switches)], (model, writers.get(path))
+
+
+# --- every combination run to all targets: the default's bytes -------------------------------------------------
+
+DATASET = "TenKGnadClusteringS2S"
+#: a small config over the demo's: one dataset, a TF-IDF and the tiny BERT (sharded with embed.shard_size: chunks
+#: of 64 texts in every combination, as the chunk size is an embedding setting), a raw and a reduced configuration
+TINY = {
+    "run": "sw",
+    "datasets": {DATASET: {"source": "million_posts", "text": "s2s", "n_splits": 3}},
+    "models": {
+        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
+        "tiny-bert": {"name": "tiny BERT (random init)", "kind": "tiny-bert"},
+    },
+    "embed": {"batch_size": 16, "threads": 1, "chunk_size": 64},
+    "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
+    "tables": {"chance": {"n_draws": 10}, "per_kind": False},
+    "scoring": {"protocols": ["paper"]},
+    "pretrain": {"enabled": False},
+}
+#: what records time (as tests/test_reproducible.py) or the switches themselves (the run's config in the report)
+TIMED = ("benchmarks", "timings", "logs")
+#: bookkeeping a switch adds: the keys of batches and of the store, the shard plans
+BOOKKEEPING = re.compile(r"(^embeddings/[^/]+/(batch_keys|[^/]+\.key)\.json$|^cluster_keys/|^shards/)")
+
+
+def _hashes(results) -> dict[str, str]:
+    out = {}
+    for path in sorted(results.rglob("*")):
+        rel = path.relative_to(results).as_posix()
+        timed = any(p in TIMED for p in rel.split("/")) or "runtime" in rel.rsplit("/", 1)[-1]
+        if path.is_file() and not timed and rel != "report/config.yaml":
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _run_all(tmp_path_factory, switches) -> dict[str, str]:
+    work = copy_project(tmp_path_factory.mktemp(_name(switches)))
+    config = {**TINY, **_switch_config(switches, "resources/embedding-cache")}
+    config["embed"] = {**TINY["embed"], **config["embed"]}
+    (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    args = ("--configfile", "config/demo.yaml", "config/tiny.yaml", "--cores", "1", "--resources", "gpu=1")
+    run_snakemake(work, *args)
+    assert "Nothing to be done" in run_snakemake(work, "-n", *args).stdout  # a finished run plans nothing
+    return _hashes(work / "results" / "sw")
+
+
+@pytest.fixture(scope="module")
+def default_hashes(tmp_path_factory):
+    return _run_all(tmp_path_factory, DEFAULT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("switches", [s for s in SWITCHES if s != DEFAULT], ids=_name)
+def test_each_combination_writes_the_defaults_bytes(tmp_path_factory, default_hashes, switches):
+    hashes = _run_all(tmp_path_factory, switches)
+    assert any(p.startswith("embeddings/tiny-bert/") for p in default_hashes), sorted(default_hashes)
+    differ = sorted(p for p in default_hashes if hashes.get(p) != default_hashes[p])
+    assert not differ, differ
+    extra = sorted(p for p in set(hashes) - set(default_hashes) if not BOOKKEEPING.search(p))
+    assert not extra, extra
