@@ -6,7 +6,7 @@ CORES  ?= all
 # make real, measured once (benchmarks/real_run_cpu.md: 73 min wall on 2 cores shared with other work)
 REAL_MINUTES := 75
 REAL_CPU := 65 CPU-minutes, measured on 2 shared cores: benchmarks/real_run_cpu.md
-REAL_ADAPT_TIME := about 60 min on 2 CPU cores (README, 'Training for clustering on real text')
+REAL_ADAPT_TIME := 18 jobs, 81 job-minutes, 88 min wall on 2 shared CPU cores (README, 'Training for clustering on real text')
 
 .PHONY: setup quickstart demo real real-adapt test test-fast check-envs lint format paper-dry-run clean
 
