@@ -306,12 +306,17 @@ def unsupervised_plan(texts: Sequence[str]) -> object:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"„»A-ZÄÖÜ0-9])")
 
 
+def sentences(text: str) -> list[str]:
+    """A text's sentences (split after . ! ? before an upper-case letter, a digit or an opening quote)."""
+    return [x.strip() for x in _SENTENCE_END.split(text.strip()) if x.strip()]
+
+
 def segments(text: str, *, min_words: int) -> list[str]:
     """The consecutive segments of a text for the order objective: its sentences; a text of one sentence with at
     least ``min_words`` words is cut at its middle word (ALBERT's segments need not be sentences); else none."""
-    sentences = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    if len(sentences) >= 2:
-        return sentences
+    parts = sentences(text)
+    if len(parts) >= 2:
+        return parts
     words = text.split()
     if len(words) >= max(2, min_words):
         mid = len(words) // 2
@@ -373,9 +378,9 @@ def lead_and_rest(text: str) -> tuple[str, str] | None:
     lines = [line.strip() for line in text.strip().split("\n") if line.strip()]
     if len(lines) >= 2:
         return lines[0], " ".join(lines[1:])
-    sentences = [x.strip() for x in _SENTENCE_END.split(text.strip()) if x.strip()]
-    if len(sentences) >= 2:
-        return sentences[0], " ".join(sentences[1:])
+    parts = sentences(text)
+    if len(parts) >= 2:
+        return parts[0], " ".join(parts[1:])
     return None
 
 
