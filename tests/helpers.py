@@ -35,16 +35,31 @@ def job_counts(output: str) -> dict[str, int]:
     return counts
 
 
+def _job_blocks(output: str):
+    """``(rule, block)`` of every job a dry run (``snakemake -n``) lists, its block the lines under ``rule NAME:``."""
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", output):
+        m = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block.strip())
+        if m:
+            yield m.group(1), block
+
+
 def planned_jobs(output: str) -> set[tuple]:
-    """``{(rule, frozenset(wildcard items))}`` of every job a dry run (``snakemake -n``) lists."""
+    """``{(rule, frozenset(wildcard items))}`` of every job a dry run lists."""
     jobs = set()
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
-        m = re.match(r"(?:local)?rule (\w+):", block.strip())
-        if not m:
-            continue
+    for rule, block in _job_blocks(output):
         wc = re.search(r"^\s+wildcards: (.*)$", block, flags=re.M)
         items = frozenset(tuple(kv.split("=", 1)) for kv in wc.group(1).split(", ")) if wc else frozenset()
-        jobs.add((m.group(1), items))
+        jobs.add((rule, items))
+    return jobs
+
+
+def planned_outputs(output: str) -> list[tuple[str, list[str]]]:
+    """``(rule, output paths)`` of every job a dry run lists, without the ``(update)``/``(temporary)`` marks."""
+    jobs = []
+    for rule, block in _job_blocks(output):
+        out = re.search(r"^\s+output: (.*)$", block, flags=re.M)
+        outputs = [re.sub(r" \((update|temporary)\)$", "", o) for o in out.group(1).split(", ")] if out else []
+        jobs.append((rule, outputs))
     return jobs
 
 

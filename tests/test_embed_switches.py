@@ -13,6 +13,7 @@ import re
 import pytest
 import yaml
 from conftest import ROOT, copy_project, run_snakemake
+from helpers import planned_outputs
 
 pytestmark = pytest.mark.workflow
 
@@ -45,18 +46,6 @@ def test_the_workflow_has_no_ruleorder():
     assert not found, found
 
 
-def _planned_jobs(stdout: str) -> list[tuple[str, list[str]]]:
-    """(rule, outputs) of each job a dry run prints."""
-    jobs = []
-    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:\n)", stdout):
-        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):\n", block)
-        out = re.search(r"^    output: (.*)$", block, flags=re.M)
-        if head:
-            outputs = [re.sub(r" \((update|temporary)\)$", "", o) for o in out.group(1).split(", ")] if out else []
-            jobs.append((head.group(1), outputs))
-    return jobs
-
-
 def _expected_writer(model: str, switches) -> str:
     """The rule that writes a demo model's embeddings files (functions/embed.smk: per shard, per model, per dataset,
     linked from the store)."""
@@ -76,7 +65,7 @@ def test_each_combination_plans_one_writer_per_output(tmp_path, switches):
         work, "-n", "--configfile", "config/demo.yaml", "config/switches.yaml", "--cores", "1", "--resources", "gpu=1"
     )
     writers: dict[str, list[str]] = {}
-    for rule, outputs in _planned_jobs(proc.stdout):
+    for rule, outputs in planned_outputs(proc.stdout):
         for path in outputs:
             writers.setdefault(path, []).append(rule)
     assert writers, proc.stdout[-3000:]

@@ -190,6 +190,22 @@ def pretrain_checkpoint_dir(model, method, dataset, seed):
     return result("checkpoints", model, method, dataset, f"seed{seed}")
 
 
+def adapt_path(*parts):
+    return result("adapt", *parts)
+
+
+def adapt_score_path(model, method, variant, dataset, seed):
+    return adapt_path(model, method, variant, dataset, f"seed{seed}.parquet")
+
+
+def adapt_model_path(model, method, variant, dataset, seed):
+    return result("checkpoints", model, f"{method}-{variant}", dataset, f"seed{seed}")
+
+
+def adapt_timing_path(model, method, variant, dataset, seed):
+    return job_timing_path("adapt", model, method, variant, dataset, f"seed{seed}")
+
+
 def job_timing_path(step, *keys):
     """Durations of an embed or pretrain job (JSON): results/{run}/timings/{step}/{key}/.../{last key}.json."""
     return result("timings", step, *keys[:-1], f"{keys[-1]}.json")

@@ -1,5 +1,6 @@
-# Paths, config cross-checks, targets and input functions of the rules in adapt.smk, which includes this file
-# first. Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
+# Config cross-checks, targets and input functions of the rules in adapt.smk (its path functions are in
+# common.smk), which includes this file first. Kept apart from the rules: `snakemake --lint` flags a file that
+# mixes rules and functions.
 
 
 def adapt_variants(method):
@@ -9,22 +10,6 @@ def adapt_variants(method):
     return variants_of(
         method, AD_PROTOCOL["supervised"], AD_PROTOCOL["argue_objectives"]
     )
-
-
-def adapt_path(*parts):
-    return result("adapt", *parts)
-
-
-def adapt_score_path(model, method, variant, dataset, seed):
-    return adapt_path(model, method, variant, dataset, f"seed{seed}.parquet")
-
-
-def adapt_model_path(model, method, variant, dataset, seed):
-    return result("checkpoints", model, f"{method}-{variant}", dataset, f"seed{seed}")
-
-
-def adapt_timing_path(model, method, variant, dataset, seed):
-    return job_timing_path("adapt", model, method, variant, dataset, f"seed{seed}")
 
 
 def adapt_source_of(dataset):
