@@ -40,17 +40,15 @@ def render(
         seed=seed,
         per_kind=per_kind,
     )
-    F.render_tables(
-        settings,
-        scores,
-        texts,
-        splits,
-        outputs=outputs,
+    inputs = F.TableInputs(
+        scores=scores,
+        texts=texts,
+        splits=splits,
+        chance=chance_paths,
         reference=reference,
         reference_table1=reference_table1,
-        chance_paths=chance_paths,
-        log=log,
     )
+    F.render_tables(settings, inputs, outputs=outputs, log=log)
 
 
 def render_vs_paper(scores, datasets, texts, splits, names, out) -> None:

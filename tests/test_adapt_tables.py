@@ -10,6 +10,7 @@ import pytest
 from tecb.adapt.jobs import _write_scores
 from tecb.report import adapt_tables
 from tecb.report.render import stem_paths
+from tecb.report.stats import Statistics
 
 
 def _job(tmp_path, name, base, adapted, steps=6, skipped=None, seed=42):
@@ -56,12 +57,9 @@ def test_table6_pairs_adapted_with_base_split_by_split(tmp_path):
         "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
     }
     adapt_tables.render(
-        [j[0] for j in jobs],
-        [j[1] for j in jobs],
-        [j[2] for j in jobs],
+        adapt_tables.ReportInputs(keys=[j[1] for j in jobs], scores=[j[0] for j in jobs], timings=[j[2] for j in jobs]),
         outputs,
-        statistics={"test": "permutation", "alpha": 0.05, "confidence": 0.95, "n_resamples": 1000},
-        seed=42,
+        statistics=Statistics(test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42),
         model_names={"m": "Model"},
         log=lambda *_: None,
     )
@@ -88,7 +86,7 @@ def test_table6_marks_a_significant_gain(tmp_path):
     path, key, _ = _job(tmp_path, ("m", "cob", "lodo", "BlurbsClusteringS2S"), base, adapted)
     long, meta = adapt_tables.collect([path], [key])
     table, suffix = adapt_tables.table6(
-        long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+        long, meta, statistics=Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
     )
     assert table["Δ"].iloc[0] == pytest.approx(100 * (sum(adapted) - sum(base)) / 10)
     assert float(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")
@@ -128,7 +126,9 @@ def test_table6_has_a_ran_column(tmp_path):
     )
     long, meta = adapt_tables.collect([path], [key])
     meta[key]["training"]["phases"] = {"clusterns": {"clustering_started_at": None, "batches": 4}}
-    table, _ = adapt_tables.table6(long, meta, test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=200, seed=0)
+    table, _ = adapt_tables.table6(
+        long, meta, statistics=Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=200, seed=0)
+    )
     assert table["ran"].tolist() == ["NEVER CLUSTERED (plain SimCSE)"]
 
 
@@ -145,7 +145,7 @@ def test_table6_statistics_are_table2s_stratified_by_split_design(tmp_path):
     path, key, _ = _job(tmp_path, ("m", "cob", "lodo", "BlurbsClusteringS2S"), base, adapted)
     long, meta = adapt_tables.collect([path], [key])
     kinds = {"BlurbsClusteringS2S": {i: k for i, k in enumerate("cccfffww")}}
-    common = {"test": "bootstrap", "alpha": 0.05, "confidence": 0.95, "n_resamples": 2000, "seed": 3}
+    common = {"statistics": Statistics(test="bootstrap", alpha=0.05, confidence=0.95, n_resamples=2000, seed=3)}
     _, pooled = adapt_tables.table6(long, meta, **common)
     _, strat = adapt_tables.table6(long, meta, split_kinds=kinds, **common)
     strata = list("cccfffww")
@@ -165,7 +165,7 @@ def test_table6_has_the_chance_row_of_table2(tmp_path):
         {"split": [0, 1, 0, 1, 0, 1], "draw": [0, 0, 1, 1, 2, 2], "v_measure": [0.02, 0.04, 0.01, 0.03, 0.05, 0.07]}
     )
     table, suffix = adapt_tables.table6(
-        long, meta, test="wilcoxon", alpha=0.05, confidence=0.5, n_resamples=200, seed=0,
+        long, meta, statistics=Statistics(test="wilcoxon", alpha=0.05, confidence=0.5, n_resamples=200, seed=0),
         chance={"TenKGnadClusteringS2S": chance},
     )  # fmt: skip
     row = [i for i in table.index if i.startswith("Random partition (chance)")]
@@ -187,14 +187,16 @@ def test_two_seeds_enter_the_interval_and_the_test_by_hand(tmp_path):
     jobs = [_job(tmp_path, name, base, seed_a, seed=1), _job(tmp_path, name, base, seed_b, seed=2)]
     long, meta = adapt_tables.collect([j[0] for j in jobs], [j[1] for j in jobs])
     table, suffix = adapt_tables.table6(
-        long, meta, test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+        long, meta, statistics=Statistics(test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
     )
     assert float(table["p"].iloc[0]) == pytest.approx(0.25)
     assert table["seeds"].iloc[0] == "2"
     assert table["Δ"].iloc[0] == pytest.approx((10 + 5.5) / 2 / 4)
     long_a, meta_a = adapt_tables.collect([jobs[0][0]], [jobs[0][1]])
     alone, _ = adapt_tables.table6(
-        long_a, meta_a, test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42
+        long_a,
+        meta_a,
+        statistics=Statistics(test="permutation", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42),
     )
     assert float(alone["p"].iloc[0]) == pytest.approx(0.125)
 

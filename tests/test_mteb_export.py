@@ -59,13 +59,11 @@ def _export(tmp_path, scores):
     targets = [(m, d, cache / M.result_relpath(m, MODELS[m], d, MTEB_TASKS[d])) for m in MODELS for d in PROVENANCE]
     metas = [(m, cache / M.meta_relpath(m, MODELS[m], custom)) for m in MODELS for custom in (False, True)]
     M.write_mteb_results(
-        tmp_path / "scores.parquet",
+        M.ResultFiles(scores=tmp_path / "scores.parquet", results=targets, metas=metas),
         MODELS,
-        targets,
         mteb_tasks=MTEB_TASKS,
         log=lambda m: None,
         provenance=PROVENANCE,
-        meta_targets=metas,
         resolved_revisions={"gbert": "abc123def"},
     )
     return cache
@@ -174,11 +172,11 @@ def test_same_hub_id_twice_is_refused(tmp_path):
     models = {"a": {"kind": "huggingface", "id": "x/y"}, "b": {"kind": "huggingface", "id": "x/y"}}
     scores = scores.replace({"model": {"gbert": "a", "tfidf": "b"}})
     scores.to_parquet(tmp_path / "scores.parquet")
+    targets = [("a", "BlurbsClusteringS2S", tmp_path / "1.json"), ("b", "BlurbsClusteringS2S", tmp_path / "2.json")]
     with pytest.raises(ValueError, match=r"models 'a' and 'b' have the same hub id and revision"):
         M.write_mteb_results(
-            tmp_path / "scores.parquet",
+            M.ResultFiles(scores=tmp_path / "scores.parquet", results=targets),
             models,
-            [("a", "BlurbsClusteringS2S", tmp_path / "1.json"), ("b", "BlurbsClusteringS2S", tmp_path / "2.json")],
             mteb_tasks={},
             log=lambda m: None,
         )

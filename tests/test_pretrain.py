@@ -291,15 +291,15 @@ def test_table5_and_figure(tmp_path):
         "figure2": out / "figure2.png",
         **{stem: {ext: out / f"{stem}.{ext}" for ext in fmts} for stem in ("table5", "best_epochs", "table5_vs_paper")},
     }
+    inputs = pretrain_tables.ReportInputs(
+        keys=keys, scores=paths, baselines=base, reference=ROOT / "reference" / "paper_table5.csv"
+    )
     pretrain_tables.render(
-        paths,
-        keys,
-        base,
-        ROOT / "reference" / "paper_table5.csv",
-        {"wwm": [10], "tsdae": [1]},
-        {"wwm": 10, "tsdae": 1},
+        inputs,
         outputs,
-        {"gbert-base": "GBERT-base"},
+        table_epochs={"wwm": [10], "tsdae": [1]},
+        budgets={"wwm": 10, "tsdae": 1},
+        model_names={"gbert-base": "GBERT-base"},
         log=lambda m: None,
         not_comparable={"BlurbsClusteringS2S": ""},
     )

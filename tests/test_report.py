@@ -163,9 +163,8 @@ def test_write_mteb_results(tmp_path):
     _scores().to_parquet(tmp_path / "scores.parquet")
     targets = [("m1", "BlurbsClusteringS2S", tmp_path / "a.json"), ("m2", "BlurbsClusteringS2S", tmp_path / "b.json")]
     paths = mteb_results.write_mteb_results(
-        tmp_path / "scores.parquet",
+        mteb_results.ResultFiles(scores=tmp_path / "scores.parquet", results=targets),
         {"m1": {"kind": "huggingface", "id": "a/b"}, "m2": {"kind": "huggingface"}},
-        targets,
         mteb_tasks={"BlurbsClusteringS2S": None},
         log=lambda m: None,
     )

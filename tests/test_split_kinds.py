@@ -119,7 +119,8 @@ def _kind_scores(n_models=2):
 def test_table_statistics_and_kind_means_use_the_split_kinds():
     scores = _kind_scores()
     kinds = {"BlurbsClusteringS2S": {s: "coarse" if s < 4 else "fine" for s in range(8)}}
-    common = dict(algorithm="kmeans", reduction="none", datasets=["BlurbsClusteringS2S"], n_resamples=2000, seed=42)
+    statistics = S.Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=2000, seed=42)
+    common = dict(algorithm="kmeans", reduction="none", datasets=["BlurbsClusteringS2S"], statistics=statistics)
     plain = S.table_statistics(scores, **common)
     strat = S.table_statistics(scores, split_kinds=kinds, **common)
     a_plain, a_strat = plain[plain.model == "a"].iloc[0], strat[strat.model == "a"].iloc[0]
@@ -268,14 +269,12 @@ def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     write_table(pa.Table.from_batches([embedding_batch(schema, 0, x)]), tmp_path / "e.parquet")
     mteb_v2.run(tmp_path / "e.parquet", tmp_path / "s.parquet", tmp_path / "m.parquet", dataset="Mine", seed=42, **opts)
     paths = {ext: tmp_path / f"v2.{ext}" for ext in ("md", "csv", "tex", "html")}
-    mteb_v2.render_table(
-        {("m", "Mine"): tmp_path / "m.parquet"},
-        {"m": "M"},
-        ["Mine"],
-        paths,
-        tmp_path / "long.csv",
-        log=lambda m: None,
+    files = mteb_v2.TableFiles(
+        results={("m", "Mine"): tmp_path / "m.parquet"},
         chance={"Mine": tmp_path / "c.parquet"},
+        table=paths,
+        long=tmp_path / "long.csv",
     )
+    mteb_v2.render_table(files, {"m": "M"}, ["Mine"], log=lambda m: None)
     md = paths["md"].read_text()
     assert f"| {T.CHANCE_ROW} |" in md and T.CHANCE_ROW not in paths["csv"].read_text()

@@ -12,6 +12,8 @@ from tecb.report import stats as S
 from tecb.report import tables as T
 
 DATASETS = ["BlurbsClusteringS2S", "TenKGnadClusteringS2S"]
+#: the config's default statistics with seed 42
+STATS = S.Statistics.from_config(T.STATISTICS_DEFAULTS, seed=42)
 
 
 # --- intervals -----------------------------------------------------------------------------
@@ -172,7 +174,7 @@ def _scores(n_splits=20):
 
 def test_table_statistics_and_marks():
     scores = _scores()
-    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, seed=42)
+    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, statistics=STATS)
     assert set(long.column) == set(DATASETS) | {S.AVERAGE}
     bad = long[long.model == "bad"]
     assert not bad.not_worse.any()
@@ -194,7 +196,7 @@ def test_table_statistics_and_marks():
     html = R.to_html(t2, mark_best=True, suffix=marks)
     assert "† [" in html
     # seeded: the same statistics again
-    again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, seed=42)
+    again = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS, statistics=STATS)
     pd.testing.assert_frame_equal(long, again)
 
 
@@ -237,7 +239,7 @@ def test_statistics_follow_the_tables_average_columns():
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     t2 = T.table2(T.summarize(scores), names, datasets=[DATASETS[0], "MyData"])
     marks, notes, long = T.table2_statistics(
-        scores, t2, names, [DATASETS[0], "MyData"], {"algorithm": "kmeans", "reduction": "none"}, {}, seed=42
+        scores, t2, names, {"algorithm": "kmeans", "reduction": "none"}, STATS, intervals=True
     )
     assert set(long.column) == set(t2.columns)
     for col in t2.columns:  # every column's statistics average what the table averages

@@ -377,9 +377,8 @@ def test_mteb_v2_table_writes_the_paths_it_is_given(tmp_path):
         files[(m, "BlurbsClusteringS2S")] = path
     table_paths = {ext: tmp_path / "out" / f"v2-{ext}.txt" for ext in ("md", "csv", "tex", "html")}
     long_path = tmp_path / "elsewhere" / "rows.csv"
-    table = mteb_v2.render_table(
-        files, {"a": "A", "b": "B"}, ["BlurbsClusteringS2S"], table_paths, long_path, log=lambda m: None
-    )
+    outputs = mteb_v2.TableFiles(results=files, table=table_paths, long=long_path)
+    table = mteb_v2.render_table(outputs, {"a": "A", "b": "B"}, ["BlurbsClusteringS2S"], log=lambda m: None)
     assert sorted((tmp_path / "out").iterdir()) == sorted(table_paths.values())
     assert table.at["B", "BlurbsClusteringS2S"] == pytest.approx(41.0)
     assert "± 1.00" in table_paths["md"].read_text()

@@ -1,6 +1,7 @@
 """Table 6, the training curves and the training costs from the training jobs' scores."""
 
-from tecb.report.adapt_tables import render
+from tecb.report.adapt_tables import ReportInputs, render
+from tecb.report.stats import Statistics
 from tecb.report.tables import split_kinds
 from tecb.runlog import open_log
 
@@ -12,15 +13,17 @@ outputs = {
     "table6": {**dict(zip(p.formats, out.table6)), "html": out.table6_html},
     "costs": dict(zip(("md", "csv"), out.costs)),
 }
+inputs = ReportInputs(
+    keys=p.jobs,
+    scores=snakemake.input.scores,
+    timings=snakemake.input.timings,
+    chance=dict(zip(p.datasets, snakemake.input.chance)),  # empty when tables.chance is off
+)
 render(
-    snakemake.input.scores,
-    p.jobs,
-    snakemake.input.timings,
+    inputs,
     outputs,
-    statistics=p.statistics,
-    seed=p.seed,
+    statistics=Statistics.from_config(p.statistics, seed=p.seed),
     model_names=p.model_names,
     split_kinds=split_kinds(p.datasets, snakemake.input.splits),  # Blurbs' designs, as Table 2 stratifies them
-    chance_paths=dict(zip(p.datasets, snakemake.input.chance)),  # empty when tables.chance is off
     log=log,
 )

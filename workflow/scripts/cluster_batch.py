@@ -22,7 +22,8 @@ if "mteb_v2" in p.steps:
     steps.append(
         mteb_v2.batch_step(
             inp.embeddings, inp.splits, out.mteb_v2, dataset=w.dataset, seed=p.seed,
-            max_documents=v2["max_documents"], options=v2["options"], threads=threads, log=log,
+            settings=mteb_v2.Settings(max_documents=v2["max_documents"], options=v2["options"]), threads=threads,
+            log=log,
         )
     )  # fmt: skip
 if "view" in p.steps:

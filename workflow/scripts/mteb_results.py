@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tecb.io import dataset_provenance
-from tecb.report.mteb_results import write_mteb_results
+from tecb.report.mteb_results import ResultFiles, write_mteb_results
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -13,12 +13,10 @@ meta_targets = list(zip(p.meta_models, snakemake.output.meta))
 provenance = {d: dataset_provenance(s) for d, s in zip(p.datasets, snakemake.input.splits)}
 resolved = {m: Path(f).read_text().strip() for m, f in p.revision_files.items() if Path(f).exists()}
 write_mteb_results(
-    snakemake.input.scores,
+    ResultFiles(scores=snakemake.input.scores, results=targets, metas=meta_targets),
     p.models,
-    targets,
     mteb_tasks=dict(p.mteb_tasks),
-    log=log,
     provenance=provenance,
-    meta_targets=meta_targets,
     resolved_revisions=resolved,
+    log=log,
 )

@@ -5,9 +5,10 @@ from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
 p, out = snakemake.params, snakemake.output
-table_paths = {**dict(zip(p.formats, out.table)), "html": out.html}
-files = dict(zip(map(tuple, p.pairs), snakemake.input[: len(p.pairs)]))
-chance = dict(zip(p.datasets, snakemake.input.chance)) if snakemake.input.chance else None
-mteb_v2.render_table(
-    files, p.model_names, p.datasets, table_paths, out.long, log=log, chance=chance, confidence=p.confidence
+files = mteb_v2.TableFiles(
+    results=dict(zip(map(tuple, p.pairs), snakemake.input[: len(p.pairs)])),
+    chance=dict(zip(p.datasets, snakemake.input.chance)) if snakemake.input.chance else None,
+    table={**dict(zip(p.formats, out.table)), "html": out.html},
+    long=out.long,
 )
+mteb_v2.render_table(files, p.model_names, p.datasets, confidence=p.confidence, log=log)

@@ -1,7 +1,7 @@
 """Table 5, best epochs, the comparison with the paper and Figure 2 from the pre-training scores."""
 
 from tecb.report.paper import comparability
-from tecb.report.pretrain_tables import render
+from tecb.report.pretrain_tables import ReportInputs, render
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -11,15 +11,18 @@ outputs = {"scores": out.scores, "figure2": out.figure2}
 for stem in ("table5", "best_epochs", "table5_vs_paper"):
     outputs[stem] = {**dict(zip(p.formats, out[stem])), "html": out[f"{stem}_html"]}
 not_comparable = comparability(p.datasets, snakemake.input.splits)
+inputs = ReportInputs(
+    keys=p.seed_keys,
+    scores=snakemake.input.scores,
+    baselines=baselines,
+    reference=snakemake.input.reference,
+)
 render(
-    snakemake.input.scores,
-    p.seed_keys,
-    baselines,
-    snakemake.input.reference,
-    p.table_epochs,
-    p.budgets,
+    inputs,
     outputs,
-    p.model_names,
-    log=log,
+    table_epochs=p.table_epochs,
+    budgets=p.budgets,
+    model_names=p.model_names,
     not_comparable=not_comparable,
+    log=log,
 )

@@ -1,7 +1,7 @@
 """Render Tables 1-3 (and, with the paper's reference, the tables beside the paper) from scores and datasets,
 to the files the rule declares: per table its formats (params.formats) and its html, the CSV-only files as CSV."""
 
-from tecb.report.table_files import TableSettings, render_tables
+from tecb.report.table_files import TableInputs, TableSettings, render_tables
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -21,14 +21,12 @@ settings = TableSettings(
     per_kind=p.per_kind,
     trained_on=p.trained_on,
 )
-render_tables(
-    settings,
-    scores_path=inp.scores,
-    texts_paths=inp.texts,
-    splits_paths=inp.splits,
-    outputs=outputs,
+inputs = TableInputs(
+    scores=inp.scores,
+    texts=inp.texts,
+    splits=inp.splits,
+    chance=list(inp.chance) if p.chance else None,
     reference=reference,
     reference_table1=reference_table1,
-    chance_paths=list(inp.chance) if p.chance else None,
-    log=log,
 )
+render_tables(settings, inputs, outputs=outputs, log=log)

@@ -19,6 +19,8 @@ The figure draws the mean V-measure over training steps per (method, protocol), 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -119,23 +121,21 @@ def table6(
     long: pd.DataFrame,
     meta: dict,
     *,
-    test: str,
-    alpha: float,
-    confidence: float,
-    n_resamples: int,
-    seed: int,
+    statistics: stats.Statistics,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
     chance: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
-    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``split_kinds``
+    significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``statistics``: the test,
+    its level and the intervals' (:class:`tecb.report.stats.Statistics`). ``split_kinds``
     (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
     resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
     ``chance`` (dataset -> the chance rule's rows, :func:`tecb.report.chance.chance_scores`): one row per dataset,
     a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
     floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
+    draws = {"n_resamples": statistics.n_resamples, "seed": statistics.seed}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
     datasets = {d: i for i, d in enumerate(dataset_order(long.dataset.unique()))}
@@ -166,11 +166,11 @@ def table6(
         strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
         training = [meta[(*key, s)].get("training", {}) for s in seeds]
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
-        interval = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed, "strata": strata}
+        interval = {"confidence": statistics.confidence, **draws, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
         lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
         lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
-        p = stats.seeds_paired_pvalue(by_seed - b, test=test, n_resamples=n_resamples, seed=seed, strata=strata)
+        p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -202,7 +202,7 @@ def table6(
         from tecb.report.chance import chance_summary
         from tecb.report.tables import CHANCE_ROW
 
-        floor = chance_summary(chance, metric="v_measure", confidence=confidence).set_index("column")
+        floor = chance_summary(chance, metric="v_measure", confidence=statistics.confidence).set_index("column")
         for dataset in dataset_order([d for d in chance if d in floor.index]):
             cell = floor.loc[dataset]
             index.append(f"{CHANCE_ROW} · all splits · {header_label(dataset)}")
@@ -222,7 +222,7 @@ def table6(
             suffix.iat[i, columns.index(col)] = text
         if not np.isnan(p):
             table.iat[i, columns.index("p")] = f"{p:.3f}"
-            if p < alpha:
+            if p < statistics.alpha:
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
@@ -303,37 +303,42 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportInputs:
+    """The files Table 6 is made from: per training job its ``scores`` and ``timings`` file, ``keys`` naming
+    each job ``(model, method, variant, dataset, seed)`` in the order of both, and ``chance`` (dataset -> the
+    chance rule's file, :mod:`tecb.report.chance`; None or empty: no chance rows)."""
+
+    keys: Sequence[Sequence]
+    scores: Sequence
+    timings: Sequence
+    chance: Mapping | None = None
+
+
 def render(
-    score_paths,
-    keys,
-    timing_paths,
+    inputs: ReportInputs,
     outputs: dict,
     *,
-    statistics: dict,
-    seed: int,
+    statistics: stats.Statistics,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
-    chance_paths: dict | None = None,
     log=print,
 ) -> None:
     """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
-    (format -> path). ``statistics``: the config's ``tables.statistics`` (test, alpha, confidence, n_resamples)."""
+    (format -> path). ``statistics``: the config's ``tables.statistics`` with the run's seed
+    (:meth:`tecb.report.stats.Statistics.from_config`)."""
     import pyarrow as pa
 
-    long, meta = collect(score_paths, keys)
+    long, meta = collect(inputs.scores, inputs.keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
-    test, alpha, confidence = statistics["test"], statistics["alpha"], statistics["confidence"]
+    test, alpha, confidence = statistics.test, statistics.alpha, statistics.confidence
     table, suffix = table6(
         long,
         meta,
-        test=test,
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=statistics["n_resamples"],
-        seed=seed,
+        statistics=statistics,
         model_names=model_names,
         split_kinds=split_kinds,
-        chance={d: pd.read_parquet(p) for d, p in (chance_paths or {}).items()},
+        chance={d: pd.read_parquet(p) for d, p in (inputs.chance or {}).items()},
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
     notes = [
@@ -366,7 +371,7 @@ def render(
         suffix=suffix,
     )
     timings = {}
-    for key, path in zip(keys, timing_paths):
+    for key, path in zip(inputs.keys, inputs.timings):
         model, method, variant, dataset, s = key
         timings[(model, method, variant, dataset, int(s))] = json.loads(Path(path).read_text(encoding="utf-8"))
     cost = costs(meta, timings, model_names)

@@ -34,6 +34,8 @@ k-means (``minibatch_kmeans``, batch 500, ``n_init: auto``) and mteb's seed 42; 
 from __future__ import annotations
 
 # numpy/pandas/pyarrow are imported inside the functions: the workflow imports this module to name its outputs
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 TASK_PREFIX = "tecb."
@@ -52,6 +54,8 @@ MTEB_TASKS = {
     ("slvnwhrl/tenkgnad-clustering-p2p", "5c59e41555244b7e45c9a6be2d720ab4bafae558"): "TenKGnadClusteringP2P",
 }
 CUSTOM_ROOT = "custom"  # the custom-named results' cache, inside results/{run}/mteb/
+#: the (algorithm, reduction) of the paper protocol: k-means on raw embeddings
+PAPER_CONFIGURATION = ("kmeans", "none")
 
 
 def task_name(dataset: str) -> str:
@@ -178,14 +182,14 @@ def mteb_result(
     *,
     spec: dict,
     mteb_task: str | None,
-    algorithm: str = "kmeans",
-    reduction: str = "none",
+    configuration: tuple[str, str] = PAPER_CONFIGURATION,
     provenance: dict | None = None,
     resolved_revision: str | None = None,
 ) -> dict:
     """The MTEB result object of one (model, dataset) from the long scores table; ``spec`` is the model's config
-    entry, ``mteb_task`` the mteb task name it is stored under (:func:`mteb_task_of`; ``None`` = custom)."""
-
+    entry, ``mteb_task`` the mteb task name it is stored under (:func:`mteb_task_of`; ``None`` = custom),
+    ``configuration`` the ``(algorithm, reduction)`` whose scores it reports."""
+    algorithm, reduction = configuration
     sub = scores[
         (scores.model == model)
         & (scores.dataset == dataset)
@@ -242,28 +246,36 @@ def not_mteb_because(provenance: dict) -> str:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class ResultFiles:
+    """The files of :func:`write_mteb_results`: it reads ``scores`` (the long scores table) and writes one MTEB JSON
+    per ``(model, dataset, path)`` of ``results`` and one ``model_meta.json`` per ``(model, path)`` of ``metas``."""
+
+    scores: str | Path
+    results: Sequence[tuple]
+    metas: Sequence[tuple] = ()
+
+
 def write_mteb_results(
-    scores_path,
+    files: ResultFiles,
     models: dict[str, dict],
-    targets,
     *,
     mteb_tasks: dict[str, str | None],
-    algorithm: str = "kmeans",
-    reduction: str = "none",
-    log=print,
+    configuration: tuple[str, str] = PAPER_CONFIGURATION,
     provenance: dict[str, dict] | None = None,
-    meta_targets=(),
     resolved_revisions: dict[str, str | None] | None = None,
+    log=print,
 ) -> list[Path]:
-    """Write one MTEB JSON per ``(model, dataset, path)`` of ``targets`` and ``model_meta.json`` per
-    ``(model, path)`` of ``meta_targets``; ``models`` maps keys to config specs, ``mteb_tasks`` datasets to their
-    mteb task name or ``None`` (:func:`mteb_task_of`), ``provenance`` datasets to the provenance their files
-    record (:func:`tecb.io.dataset_provenance`)."""
+    """Write the files of ``files`` (:class:`ResultFiles`) for the ``configuration`` ``(algorithm, reduction)``;
+    ``models`` maps keys to config specs, ``mteb_tasks`` datasets to their mteb task name or ``None``
+    (:func:`mteb_task_of`), ``provenance`` datasets to the provenance their files record
+    (:func:`tecb.io.dataset_provenance`), ``resolved_revisions`` models to the revision actually used."""
     import pandas as pd
 
     from tecb.io import write_json
 
-    scores = pd.read_parquet(scores_path)
+    targets, (algorithm, reduction) = files.results, configuration
+    scores = pd.read_parquet(files.scores)
     folders: dict[str, str] = {}
     for model in dict.fromkeys(m for m, *_ in targets):
         folder = model_folder(model, models[model])
@@ -282,14 +294,13 @@ def write_mteb_results(
             dataset,
             spec=models[model],
             mteb_task=mteb_tasks.get(dataset),
-            algorithm=algorithm,
-            reduction=reduction,
+            configuration=configuration,
             provenance=(provenance or {}).get(dataset),
             resolved_revision=(resolved_revisions or {}).get(model),
         )
         write_json(result, path)
         paths.append(Path(path))
-    for model, path in meta_targets:
+    for model, path in files.metas:
         write_json(model_meta(model, models[model]), path)
         paths.append(Path(path))
     named = sum(1 for _, d, _ in targets if mteb_tasks.get(d))

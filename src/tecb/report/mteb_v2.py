@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -423,6 +425,15 @@ def _n_embedded(n: int, limit: dict) -> int:
     return n
 
 
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """How :func:`run` scores a dataset beyond its task class's recipe: ``max_documents`` (replaces the task's limit;
+    None keeps it) and ``options`` (keys of :data:`DEFAULTS`)."""
+
+    max_documents: int | None
+    options: Mapping
+
+
 def batch_step(
     embeddings_path,
     splits_path,
@@ -430,13 +441,14 @@ def batch_step(
     *,
     dataset: str,
     seed: int,
-    max_documents: int | None,
-    options: dict,
+    settings: Settings,
     threads: int,
     log=print,
 ) -> dict:
     """:func:`run` as a step of the (model, dataset)'s ``cluster_batch`` job (:func:`tecb.cluster.batch.run_batch`),
-    on the ``threads`` its own ``mteb_v2`` job would run on: the same file, without a process of its own."""
+    with ``settings`` (:class:`Settings`), on the ``threads`` its own ``mteb_v2`` job would run on: the same file,
+    without a process of its own."""
+    max_documents, options = settings.max_documents, settings.options
 
     def compute():
         from threadpoolctl import threadpool_limits
@@ -543,27 +555,37 @@ def _add_chance(table, suffix, chance: dict, datasets, metric: str, confidence: 
     return add_chance_row(table, suffix, cells)
 
 
+@dataclass(frozen=True, kw_only=True)
+class TableFiles:
+    """The files of :func:`render_table`. Inputs: ``results`` ((model, dataset) -> :func:`run`'s file, as for
+    :func:`collect`) and ``chance`` (dataset -> :func:`tecb.report.chance_v2.mteb_v2_chance`'s file; None: no
+    chance row). Outputs (the rule's declared ones): ``table`` (format -> path: ``md``, ``csv``, ``tex``, ``html``)
+    and ``long`` (the CSV of one row per (model, dataset))."""
+
+    results: Mapping
+    table: Mapping
+    long: str | Path
+    chance: Mapping | None = None
+
+
 def render_table(
-    files,
+    files: TableFiles,
     model_names,
     datasets,
-    table_paths,
-    long_path,
+    *,
     metric: str = "v_measure",
-    log=print,
-    chance: dict | None = None,
     confidence: float = 0.95,
+    log=print,
 ) -> pd.DataFrame:
-    """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") to ``table_paths`` (format
-    -> path: ``md``, ``csv``, ``tex``, ``html``) and one row per (model, dataset) to the CSV ``long_path``; the
-    rule passes its declared outputs. ``files`` as for :func:`collect`. ``chance`` (dataset -> path of
-    :func:`tecb.report.chance_v2.mteb_v2_chance`) adds the chance row (not in the CSV) and marks ‡ the cells not
-    above its ``confidence`` range."""
+    """The MTEB v2 table (models x datasets, ``metric`` x 100, "± SD over bootstraps") and its long CSV to the
+    outputs of ``files`` (:class:`TableFiles`). Its ``chance`` files add the chance row (not in the CSV) and mark ‡
+    the cells not above its ``confidence`` range."""
     from tecb.io import write_text
     from tecb.report import render as R
     from tecb.report import tables as T
 
-    long = collect(files)
+    chance, table_paths = files.chance, files.table
+    long = collect(files.results)
     summary = long.assign(reduction="none", algorithm="mteb_v2")
     table = T.table2(summary, model_names, algorithm="mteb_v2", reduction="none", datasets=datasets, metric=metric)
     suffix = _sd_suffix(table, summary, model_names, metric)
@@ -593,6 +615,6 @@ def render_table(
     )
     if "csv" in table_paths:
         write_text(R.to_csv(plain), table_paths["csv"])
-    write_text(long.round(6).to_csv(index=False), long_path)
+    write_text(long.round(6).to_csv(index=False), files.long)
     log(R.to_markdown(table, mark_best=True, suffix=suffix))
     return table

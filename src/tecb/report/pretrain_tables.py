@@ -9,6 +9,8 @@ score at the fixed budget; Figure 2 draws the mean curve over epochs with a min-
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -182,26 +184,38 @@ def figure2(summ: pd.DataFrame, out_path, model_names: dict | None = None) -> No
     save(fig, out_path)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportInputs:
+    """The files Table 5 is made from: one ``scores`` file per pre-training job, ``keys`` naming each job
+    ``(model, method, dataset, seed)`` in their order, ``baselines`` ((model, dataset) -> the un-adapted model's
+    k-means/raw score file) and ``reference`` (the paper's Table 5 CSV; None or a missing file: no comparison)."""
+
+    keys: Sequence[Sequence]
+    scores: Sequence
+    baselines: Mapping
+    reference: str | Path | None
+
+
 def render(
-    seed_paths,
-    seed_keys,
-    baseline_paths: dict,
-    reference_path,
+    inputs: ReportInputs,
+    outputs: dict,
+    *,
     table_epochs: dict,
     budgets: dict,
-    outputs: dict,
     model_names: dict | None = None,
-    log=print,
     not_comparable: dict | None = None,
+    log=print,
 ) -> None:
     """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
     ``scores`` (Parquet), ``figure2`` (PNG) and, per table (``table5``, ``best_epochs``, ``table5_vs_paper``),
-    a mapping format -> path (``md``, ``csv``, ``tex``, ``html``)."""
+    a mapping format -> path (``md``, ``csv``, ``tex``, ``html``). ``table_epochs``: method -> the epochs Table 5
+    shows; ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`)."""
     import pyarrow as pa
 
-    long = collect(seed_paths, seed_keys)
+    reference_path = inputs.reference
+    long = collect(inputs.scores, inputs.keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
-    summ = summary(per_seed(long), baselines(baseline_paths))
+    summ = summary(per_seed(long), baselines(inputs.baselines))
     t5 = table5(summ, table_epochs, model_names)
     from tecb.report.paper import comparability_line
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,31 @@ KEYS = ["model", "dataset", "reduction", "algorithm"]
 TESTS = ("wilcoxon", "permutation", "bootstrap")
 MAX_EXACT_PERMUTATION = 16  # enumerate all 2^n sign flips up to this many splits, else Monte Carlo
 AVERAGE = "Average"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Statistics:
+    """How a table's differences are tested and its intervals drawn: the paired ``test`` (one of :data:`TESTS`),
+    the significance level ``alpha`` (of the Holm-adjusted p-values), the ``confidence`` of the bootstrap
+    intervals, the ``n_resamples`` of every bootstrap or Monte Carlo test and the ``seed`` of every resampling."""
+
+    test: str
+    alpha: float
+    confidence: float
+    n_resamples: int
+    seed: int
+
+    @classmethod
+    def from_config(cls, statistics: Mapping, *, seed: int) -> Statistics:
+        """The spec of the config's ``tables.statistics`` section (its ``test``, ``alpha``, ``confidence`` and
+        ``n_resamples``; the other keys say what is shown) with the run's ``seed``."""
+        return cls(
+            test=statistics["test"],
+            alpha=statistics["alpha"],
+            confidence=statistics["confidence"],
+            n_resamples=statistics["n_resamples"],
+            seed=seed,
+        )
 
 
 def _single(values) -> bool:
@@ -379,11 +405,7 @@ def table_statistics(
     reduction: str,
     datasets: Sequence[str],
     metric: str = "v_measure",
-    test: str = "wilcoxon",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int,
+    statistics: Statistics,
     averages: Mapping[str, Sequence[str]] | None = None,
     split_kinds: Mapping[str, Mapping[int, str]] | None = None,
 ) -> pd.DataFrame:
@@ -392,8 +414,9 @@ def table_statistics(
     Columns are ``datasets`` and the average columns of ``averages`` (name -> the datasets it averages; default
     ``{"Average": datasets}``), each only over models with a result on all its datasets. Returns a long frame:
     ``column, model, mean, ci_low, ci_high, n_splits, best, diff, p_value, p_holm, not_worse, test`` (scores in
-    the metric's own scale, 0..1). ``split_kinds`` (dataset -> split id -> kind): the datasets whose splits
-    are of different designs; their intervals and tests are stratified by kind.
+    the metric's own scale, 0..1). ``statistics``: the test, its level and the intervals' (:class:`Statistics`).
+    ``split_kinds`` (dataset -> split id -> kind): the datasets whose splits are of different designs; their
+    intervals and tests are stratified by kind.
     """
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
     per = _per_split(sub, metric)
@@ -408,9 +431,9 @@ def table_statistics(
             series_by_model,
             kinds=kinds if any(kinds) else None,
             test=column_test,
-            alpha=alpha,
-            n_resamples=n_resamples,
-            seed=seed,
+            alpha=statistics.alpha,
+            n_resamples=statistics.n_resamples,
+            seed=statistics.seed,
         )
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
@@ -418,9 +441,9 @@ def table_statistics(
             lo, hi = bootstrap_interval(
                 [s.to_numpy() for s in series],
                 strata=strata if any(k is not None for k in strata) else None,
-                confidence=confidence,
-                n_resamples=n_resamples,
-                seed=seed,
+                confidence=statistics.confidence,
+                n_resamples=statistics.n_resamples,
+                seed=statistics.seed,
             )
             n = sum(len(s) for s in series_by_model[row["model"]])
             out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
@@ -429,7 +452,7 @@ def table_statistics(
         column(
             d,
             {m: [per[(m, d, reduction, algorithm)]] for m in models if (m, d, reduction, algorithm) in per},
-            test,
+            statistics.test,
             [d],
         )
     for name, group in (averages if averages is not None else {AVERAGE: datasets}).items():
@@ -438,7 +461,7 @@ def table_statistics(
             column(
                 name,
                 {m: [per[(m, d, reduction, algorithm)] for d in group] for m in complete},
-                "permutation" if test == "wilcoxon" else test,
+                "permutation" if statistics.test == "wilcoxon" else statistics.test,
                 list(group),
             )
     cols = [

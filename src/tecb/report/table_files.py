@@ -20,6 +20,7 @@ from tecb.report.paper import (
     paper_table3,
 )
 from tecb.report.render import FORMATS, stem_paths, to_csv, to_markdown, write_formats
+from tecb.report.stats import Statistics
 from tecb.report.tables import (
     CHANCE_ROW,
     METRIC_LABELS,
@@ -92,6 +93,27 @@ class TableSettings:
     def statistics_options(self) -> dict:
         """The statistics options in use, defaults filled in (all defaults when off)."""
         return {**STATISTICS_DEFAULTS, **(self.statistics_used or {})}
+
+    @property
+    def statistics_spec(self) -> Statistics:
+        """:attr:`statistics_options` with the ``seed``, as a :class:`tecb.report.stats.Statistics` (all defaults
+        when off: the per-kind table and the chance floor draw their intervals with them)."""
+        return Statistics.from_config(self.statistics_options, seed=self.seed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableInputs:
+    """The files the tables are computed from: ``scores`` (the long scores table, :func:`collect_scores`), the
+    ``texts`` and ``splits`` files of each dataset of the settings (in their order), ``chance`` (one
+    :mod:`tecb.report.chance` file per dataset, in the same order; None: no chance rows) and the paper's
+    ``reference`` Tables 2-3 and ``reference_table1`` (None: no ``table{1,2,3}_vs_paper``)."""
+
+    scores: str | Path
+    texts: Sequence
+    splits: Sequence
+    chance: Sequence | None = None
+    reference: str | Path | None = None
+    reference_table1: str | Path | None = None
 
 
 def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> list[str]:
@@ -214,31 +236,21 @@ class _Chance:
         )
 
 
-def render_tables(
-    settings: TableSettings,
-    scores_path,
-    texts_paths,
-    splits_paths,
-    *,
-    outputs,
-    reference=None,
-    reference_table1=None,
-    chance_paths=None,
-    log=print,
-) -> None:
+def render_tables(settings: TableSettings, inputs: TableInputs, *, outputs, log=print) -> None:
     """Write Tables 1-3 and, with a ``reference``, ``table{1,2,3}_vs_paper`` to exactly the files of ``outputs``.
 
-    ``outputs`` maps each key of :func:`table_keys` to ``{format: path}`` (formats of :data:`FORMATS`; the tables
-    rule passes its declared outputs; :func:`outputs_in` names them in a folder); a directory is accepted as
-    ``outputs_in(directory, table_keys(...))``. ``settings.statistics`` adds bootstrap intervals and significance
-    marks to Table 2 and writes ``table2_statistics`` and ``intervals`` (stratified by split kind for the
-    datasets that record kinds); each further metric adds ``table2_{metric}`` and ``table3_{metric}``;
-    ``chance_paths`` (one :mod:`tecb.report.chance` file per dataset) add the chance row under every score table
-    and ``chance``; ``settings.per_kind`` writes ``table2_per_kind``. An ``Average`` over fewer than the paper's
-    six datasets is headed ``Average (k of the paper's 6)``.
+    ``inputs``: the files read (:class:`TableInputs`). ``outputs`` maps each key of :func:`table_keys` to
+    ``{format: path}`` (formats of :data:`FORMATS`; the tables rule passes its declared outputs; :func:`outputs_in`
+    names them in a folder); a directory is accepted as ``outputs_in(directory, table_keys(...))``.
+    ``settings.statistics`` adds bootstrap intervals and significance marks to Table 2 and writes
+    ``table2_statistics`` and ``intervals`` (stratified by split kind for the datasets that record kinds); each
+    further metric adds ``table2_{metric}`` and ``table3_{metric}``; ``inputs.chance`` (one :mod:`tecb.report.chance`
+    file per dataset) add the chance row under every score table and ``chance``; ``settings.per_kind`` writes
+    ``table2_per_kind``. An ``Average`` over fewer than the paper's six datasets is headed ``Average (k of the
+    paper's 6)``.
     """
-    run = _prepare(settings, scores_path, texts_paths, splits_paths, outputs, reference, chance_paths)
-    t1 = _write_table1(run, texts_paths, splits_paths)
+    run = _prepare(settings, inputs, outputs)
+    t1 = _write_table1(run, inputs.texts, inputs.splits)
     long = None
     for metric in dict.fromkeys(["v_measure", *settings.metrics]):
         if metric not in run.scores.columns:
@@ -257,8 +269,8 @@ def render_tables(
         write_text(run.chance.summary.round(6).to_csv(index=False), run.outputs["chance"]["csv"])
     if settings.per_kind:
         _per_kind_table(run, log)
-    if reference is not None:
-        _write_vs_paper(run, t1, reference, reference_table1)
+    if inputs.reference is not None:
+        _write_vs_paper(run, t1, inputs.reference, inputs.reference_table1)
 
 
 @dataclass(frozen=True)
@@ -295,6 +307,10 @@ class _Run:
         return self.settings.statistics_options
 
     @cached_property
+    def spec(self) -> Statistics:
+        return self.settings.statistics_spec
+
+    @cached_property
     def nc_notes(self) -> list[str]:
         """The footnotes on datasets not comparable with the paper's."""
         paper = {d: r for d, r in self.not_comparable.items() if d in PAPER_DATASETS}
@@ -316,24 +332,24 @@ class _Run:
         return [status] if status else []
 
 
-def _prepare(settings, scores_path, texts_paths, splits_paths, outputs, reference, chance_paths) -> _Run:
+def _prepare(settings: TableSettings, inputs: TableInputs, outputs) -> _Run:
     """Check ``outputs`` against the tables to write and read what they share (:class:`_Run`)."""
     datasets = list(settings.datasets)
     keys = table_keys(
-        reference is not None,
+        inputs.reference is not None,
         settings.metrics,
         settings.statistics_on,
         per_kind=settings.per_kind,
-        chance=chance_paths is not None,
+        chance=inputs.chance is not None,
     )
     if isinstance(outputs, (str, Path)):
         outputs = outputs_in(outputs, keys)
     _check_outputs(outputs, keys)
-    kinds = read_split_kinds(datasets, splits_paths)
-    confidence = settings.statistics_options["confidence"]
-    chance = _Chance(datasets, chance_paths, kinds, confidence) if chance_paths is not None else None
-    scores = pd.read_parquet(scores_path)
-    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, splits_paths))
+    kinds = read_split_kinds(datasets, inputs.splits)
+    confidence = settings.statistics_spec.confidence
+    chance = _Chance(datasets, inputs.chance, kinds, confidence) if inputs.chance is not None else None
+    scores = pd.read_parquet(inputs.scores)
+    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, inputs.splits))
 
 
 def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:
@@ -366,10 +382,9 @@ def _write_table2(run: _Run, metric: str, summary: pd.DataFrame):
         run.scores if v else run.keep,
         t2,
         model_names,
-        run.datasets,
         settings.table2,
-        run.statistics,
-        seed=settings.seed,
+        run.spec if run.statistics is not None else None,
+        intervals=run.opts["intervals"],
         metric=metric,
         split_kinds=run.kinds,
     )
@@ -434,9 +449,9 @@ def _write_statistics(run: _Run, long: pd.DataFrame) -> None:
             run.keep,
             m,
             split_kinds=run.kinds,
-            confidence=run.opts["confidence"],
-            n_resamples=run.opts["n_resamples"],
-            seed=run.settings.seed,
+            confidence=run.spec.confidence,
+            n_resamples=run.spec.n_resamples,
+            seed=run.spec.seed,
         )
         for m in dict.fromkeys(["v_measure", *run.settings.metrics])
     ]
@@ -496,6 +511,7 @@ def _per_kind_table(run: _Run, log) -> None:
     """``table2_per_kind``: Table 2's configuration, one column per (dataset, split kind) of the datasets whose
     splits are of different designs, each cell the mean over that kind's splits with its interval."""
     keep, settings, kinds, chance, opts, cfg = run.keep, run.settings, run.kinds, run.chance, run.opts, run.cfg
+    spec = run.spec
     paths = run.outputs["table2_per_kind"]
     from tecb.report import stats as S
 
@@ -504,9 +520,9 @@ def _per_kind_table(run: _Run, log) -> None:
         algorithm=settings.table2["algorithm"],
         reduction=settings.table2["reduction"],
         split_kinds=kinds,
-        confidence=opts["confidence"],
-        n_resamples=opts["n_resamples"],
-        seed=settings.seed,
+        confidence=spec.confidence,
+        n_resamples=spec.n_resamples,
+        seed=spec.seed,
     )
     pairs = [(d, k) for d in settings.datasets for k in dict.fromkeys((kinds.get(d) or {}).values())]
     columns = [f"{d} {k}" for d, k in pairs]
@@ -523,7 +539,7 @@ def _per_kind_table(run: _Run, log) -> None:
     notes = [
         "Per split kind (coarse: top-level genre splits; fine: second-level genre splits; within-genre: one split "
         "per top-level genre, clustered by its second-level genres): the levels differ by design, so these are "
-        f"the means to compare. [low, high]: {opts['confidence']:.0%} bootstrap interval over that kind's splits."
+        f"the means to compare. [low, high]: {spec.confidence:.0%} bootstrap interval over that kind's splits."
     ]
     if not pairs:
         notes = ["No dataset of this run records split kinds (its splits are of one design)."]

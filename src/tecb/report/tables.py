@@ -256,21 +256,21 @@ def table2_statistics(
     scores: pd.DataFrame,
     t2: pd.DataFrame,
     model_names,
-    datasets,
     table2_config,
-    statistics: dict | None,
+    statistics,
     *,
-    seed: int,
+    intervals: bool,
     metric: str = "v_measure",
     split_kinds: dict | None = None,
 ):
     """Intervals and significance marks for Table 2 (see :mod:`tecb.report.stats`): ``(suffix, footnotes, long)``;
-    ``(None, [], None)`` when ``statistics`` is off. ``split_kinds`` (dataset -> split -> kind, :func:`split_kinds`):
-    those datasets' intervals and tests are stratified by split kind."""
+    ``(None, [], None)`` when ``statistics`` (a :class:`tecb.report.stats.Statistics`) is None (off).
+    ``intervals``: show the intervals in the cells (the config's ``tables.statistics.intervals``). ``split_kinds``
+    (dataset -> split -> kind, :func:`split_kinds`): those datasets' intervals and tests are stratified by split
+    kind."""
     from tecb.report import stats as S
 
-    opts = {**STATISTICS_DEFAULTS, **(statistics or {})}
-    if statistics is None or not opts["enabled"]:
+    if statistics is None:
         return None, [], None
     keep = scores[scores.model.isin(list(model_names))] if model_names else scores
     columns = [c for c in t2.columns if c not in ("Average", OTHER_AVERAGE)]
@@ -281,14 +281,13 @@ def table2_statistics(
         reduction=table2_config["reduction"],
         datasets=columns,
         metric=metric,
-        **{key: opts[key] for key in ("test", "alpha", "confidence", "n_resamples")},
-        seed=seed,
+        statistics=statistics,
         averages=averages,
         split_kinds=split_kinds,
     )  # the averages as add_averages() forms them
-    suffix = S.table_marks(t2, long, model_names, show_intervals=opts["intervals"])
+    suffix = S.table_marks(t2, long, model_names, show_intervals=intervals)
     stratified = [d for d in columns if (split_kinds or {}).get(d)]
-    note = S.describe_test(opts["test"], opts["alpha"], opts["confidence"], opts["intervals"], stratified)
+    note = S.describe_test(statistics.test, statistics.alpha, statistics.confidence, intervals, stratified)
     return suffix, [note], long
 
 
