@@ -509,7 +509,7 @@ def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, t
     from tecb import io
     from tecb.adapt.jobs import check_base_vectors, encode
     from tecb.adapt.training import embed, load_base
-    from tecb.embed.encode import embed_dataset, encode_options
+    from tecb.embed.encode import EmbedJob, embed_dataset, encode_options
     from tecb.embed.spec import encoder_settings
 
     texts, labels = topic_corpus(3, 0)
@@ -518,7 +518,9 @@ def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, t
                      tmp_path / "s.parquet", "D")  # fmt: skip
     spec = {"kind": "local", "path": str(base_model), "prompt": "Thema: ", "pooling": "cls", "normalize": True}
     options = {"batch_size": 4, "device": "cpu", "dtype": "float32"}
-    embed_dataset(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None, log=lambda *_: None)
+    embed_dataset(
+        EmbedJob(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None), log=lambda *_: None
+    )
     encoder = encoder_settings(spec, options, "D")
     model = load_base(encoder, device="cpu")
     assert model.tecb_prompt == "Thema: "

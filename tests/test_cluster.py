@@ -281,12 +281,8 @@ def test_run_configuration_writes_scores_timings_and_labels(tmp_path):
     runs = []
     for _ in range(2):
         cluster.run_configuration(
-            tmp_path / "splits.parquet",
             SPECS["hdbscan"],
-            out["scores"],
-            out["timings"],
-            out["labels"],
-            reduced_path=tmp_path / "pca.parquet",
+            files=cluster.ClusterFiles(tmp_path / "splits.parquet", **out, reduced=tmp_path / "pca.parquet"),
             threads=1,
             log=lambda m: None,
             seed=42,

@@ -12,8 +12,8 @@ from helpers import blobs, job_counts
 
 from tecb import io
 from tecb.cluster import batch
-from tecb.cluster.algorithms import run_configuration
-from tecb.cluster.reduce import run_reduction
+from tecb.cluster.algorithms import ClusterFiles, run_configuration
+from tecb.cluster.reduce import ReduceFiles, run_reduction
 
 KINDS = ("scores", "timings", "labels")
 
@@ -52,11 +52,8 @@ def _members(tmp_path, data, specs):
 
 def _run(tmp_path, data, specs, logs=None, reductions=(), embeddings=None):
     return batch.run_batch(
-        _members(tmp_path, data, specs),
-        reductions=list(reductions),
-        embeddings_path=embeddings,
-        splits_path=data["splits"],
-        keys_path=tmp_path / "batch" / "keys.json",
+        batch.Batch(reductions=list(reductions), members=_members(tmp_path, data, specs)),
+        files=batch.BatchFiles(embeddings=embeddings, splits=data["splits"], keys=tmp_path / "batch" / "keys.json"),
         seed=42,
         max_memory_gb=None,
         cache_umap=False,
@@ -79,9 +76,8 @@ def test_batch_writes_the_per_configuration_bytes_and_recomputes_only_what_chang
     for name, spec in SPECS3.items():
         reduction, algorithm = name.split("/")
         out = [tmp_path / "solo" / f"{reduction}-{algorithm}-{k}.parquet" for k in KINDS]
-        run_configuration(
-            data["splits"], spec, *out, reduced_path=data[reduction], seed=42, threads=1, log=lambda m: None
-        )
+        files = ClusterFiles(data["splits"], *out, reduced=data[reduction])
+        run_configuration(spec, files=files, seed=42, threads=1, log=lambda m: None)
         solo[name] = (out[0].read_bytes(), out[2].read_bytes())
 
     assert _run(tmp_path, data, SPECS3) == list(SPECS3)
@@ -180,9 +176,8 @@ def test_reductions_run_first_with_the_reduce_jobs_bytes_and_rerun_exactly(tmp_p
     solo = {}
     for r, spec in pca.items():
         out = tmp_path / f"solo-{r}.parquet"
-        run_reduction(
-            emb, data["splits"], spec, out, reduction=r, seed=42, threads=1, cache_umap=False, log=lambda m: None
-        )
+        files = ReduceFiles(embeddings=emb, splits=data["splits"], reduced=out)
+        run_reduction(spec, files=files, reduction=r, seed=42, threads=1, cache_umap=False, log=lambda m: None)
         solo[r] = out.read_bytes()
     logs = []
     assert _run(tmp_path, data, SPECS3, logs, reductions(pca), emb) == ["reduce:a", "reduce:b", *SPECS3]

@@ -9,6 +9,7 @@ from helpers import write_texts
 
 from tecb.embed import encode
 from tecb.embed.batch import run_embed_batch
+from tecb.embed.cache import ModelFiles
 from tecb.embed.spec import encoder_settings
 from tecb.embed.tiny_bert import create_tiny_bert
 
@@ -40,8 +41,7 @@ def _run(tmp_path, spec, *, seed, model_path=None, datasets=DATASETS, logs=None)
         _members(tmp_path, spec, datasets),
         embed_options=OPTIONS,
         seed=seed,
-        kind=spec["kind"],
-        model_path=model_path,
+        model=ModelFiles(spec["kind"], path=model_path),
         keys_path=tmp_path / "batch" / "keys.json",
         log=logs.append if logs is not None else lambda m: None,
     )
@@ -57,8 +57,11 @@ def _solo(tmp_path, spec, name, *, seed):
     member = next(m for m in _members(tmp_path, spec) if m["dataset"] == name)
     out = tmp_path / "solo" / f"{name}.parquet"
     encode.embed_dataset(
-        member["texts"], out, member["settings"], OPTIONS, seed=seed, log=lambda m: None, dataset=name,
-        timings_path=tmp_path / "solo" / f"{name}.timings.json",
+        encode.EmbedJob(
+            member["texts"], out, member["settings"], OPTIONS, seed=seed, dataset=name,
+            timings=tmp_path / "solo" / f"{name}.timings.json",
+        ),
+        log=lambda m: None,
     )  # fmt: skip
     return out.read_bytes()
 

@@ -36,7 +36,8 @@ def test_shard_ranges_are_whole_chunks():
 
 def test_tfidf_is_not_sharded(tmp_path):
     with pytest.raises(ValueError, match="TF-IDF cannot be sharded"):
-        embed_shard(tmp_path / "t.parquet", tmp_path / "o.parquet", {"kind": "tfidf"}, {}, start=0, stop=1, seed=1)
+        job = encode.EmbedJob(tmp_path / "t.parquet", tmp_path / "o.parquet", {"kind": "tfidf"}, {}, seed=1)
+        embed_shard(job, start=0, stop=1)
 
 
 @pytest.mark.slow
@@ -48,11 +49,11 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path):
     pq.write_table(pa.table({"text_id": pa.array(range(N), pa.int32()), "text": TEXTS}), texts)
 
     whole = tmp_path / "whole.parquet"
-    encode.embed_dataset(texts, whole, spec, options, seed=1, dataset="d")
+    encode.embed_dataset(encode.EmbedJob(texts, whole, spec, options, seed=1, dataset="d"))
     shards = []
     for i, (start, stop) in enumerate(shard_ranges(N, encode.CHUNK_SIZE)):
         shards.append(tmp_path / f"shard{i}.parquet")
-        embed_shard(texts, shards[-1], spec, options, start=start, stop=stop, seed=1, dataset="d")
+        embed_shard(encode.EmbedJob(texts, shards[-1], spec, options, seed=1, dataset="d"), start=start, stop=stop)
     assert len(shards) == 3
     merged = tmp_path / "merged.parquet"
     merge_shards(shards, merged)

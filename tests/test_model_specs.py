@@ -54,7 +54,7 @@ def run(tmp_path, spec, texts=TEXTS, name="out", **kwargs):
     texts_path = write_texts(tmp_path / f"{name}-texts.parquet", texts)
     out = tmp_path / f"{name}.parquet"
     meta = embed.embed_dataset(
-        texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **QUIET, **{"seed": 42, **kwargs}
+        embed.EmbedJob(texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **{"seed": 42, **kwargs}), **QUIET
     )
     table = pq.read_table(out)
     stored = json.loads(table.schema.metadata[b"tecb"])
@@ -246,7 +246,9 @@ def test_trust_remote_code_runs_the_models_own_code(tmp_path, tiny_dir):
     assert meta["trust_remote_code"] is True
     # the same remote code inside a sentence-transformers directory (how hub models ship it)
     st = tmp_path / "remote-st"
-    embed.load_sentence_transformer(str(remote), device="cpu", trust_remote_code=True).save(str(st))
+    embed.load_sentence_transformer(str(remote), loading=embed.Loading(trust_remote_code=True), device="cpu").save(
+        str(st)
+    )
     for name in ("configuration_tiny.py", "modeling_tiny.py"):
         shutil.copy(remote / name, st / name)
     vectors, _ = run(tmp_path, {"kind": "local", "path": str(st), "trust_remote_code": True}, name="remote-st")

@@ -176,14 +176,12 @@ def test_vectors_equal_mtebs_own_encode(tmp_path, minilm):
     write_texts(texts, TEXTS)
     spec = {"kind": "mteb", "name": MINILM, "path": str(minilm), "batch_size": 2}
     meta = embed.embed_dataset(
-        texts,
-        tmp_path / "e.parquet",
-        spec,
-        {"device": "cpu", "batch_size": 32},
-        seed=None,
+        embed.EmbedJob(
+            texts, tmp_path / "e.parquet", spec, {"device": "cpu", "batch_size": 32}, seed=None,
+            dataset="BlurbsClusteringS2S",
+        ),
         log=lambda *a: None,
-        dataset="BlurbsClusteringS2S",
-    )
+    )  # fmt: skip
     got, recorded = read_embeddings(tmp_path / "e.parquet")
     assert recorded["vectors_sha256"] == meta["vectors_sha256"]
     # mteb's own: its wrapper on the same weights, called as its clustering evaluator calls it
@@ -260,6 +258,7 @@ def test_load_wrapper_uses_mtebs_loader_and_a_prompt_override_applies(minilm):
 def test_sharded_equals_unsharded_byte_for_byte(tmp_path, minilm):
     """embed.shard_size with kind mteb: shards of whole chunks (embed.chunk_size) merge into the one job's bytes."""
     import hashlib
+    from dataclasses import replace
 
     from tecb.embed.shard import embed_shard, merge_shards, shard_ranges
 
@@ -269,14 +268,12 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path, minilm):
     texts = tmp_path / "texts.parquet"
     write_texts(texts, TEXTS)
     whole = tmp_path / "whole.parquet"
-    embed.embed_dataset(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S", log=lambda *a: None)
+    job = embed.EmbedJob(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S")
+    embed.embed_dataset(job, log=lambda *a: None)
     shards = []
     for i, (start, stop) in enumerate(shard_ranges(len(TEXTS), 2, 2)):
         shards.append(tmp_path / f"shard{i}.parquet")
-        embed_shard(
-            texts, shards[-1], spec, options, start=start, stop=stop, seed=None, dataset="TenKGnadClusteringS2S",
-            log=lambda *a: None,
-        )  # fmt: skip
+        embed_shard(replace(job, embeddings=shards[-1]), start=start, stop=stop, log=lambda *a: None)
     assert len(shards) == 3
     merged = tmp_path / "merged.parquet"
     merge_shards(shards, merged)

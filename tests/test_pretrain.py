@@ -135,17 +135,19 @@ def test_delete_words_keeps_order_and_at_least_one():
 
 
 def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
-    from tecb.embed.encode import embed_dataset
+    from tecb.embed.encode import EmbedJob, embed_dataset
 
     root, model = tiny
     out = tmp_path / "emb.parquet"
     embed_dataset(
-        root / "texts.parquet",
-        out,
-        {"kind": "tiny-bert", "path": str(model)},
-        {"device": "cpu", "batch_size": 32},
+        EmbedJob(
+            root / "texts.parquet",
+            out,
+            {"kind": "tiny-bert", "path": str(model)},
+            {"device": "cpu", "batch_size": 32},
+            seed=42,
+        ),
         log=lambda m: None,
-        seed=42,
     )
     embed_vectors, _ = io.read_embeddings(out)
     texts = pq.read_table(root / "texts.parquet").column("text").to_pylist()

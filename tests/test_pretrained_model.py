@@ -52,14 +52,12 @@ def test_embed_path_equals_sentence_transformers_encode(tmp_path, minilm):
     pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
     out = tmp_path / "minilm.parquet"
     meta = embed.embed_dataset(
-        texts,
-        out,
-        {"kind": "local", "path": str(minilm), "batch_size": 3},
-        {"device": "cpu"},
+        embed.EmbedJob(
+            texts, out, {"kind": "local", "path": str(minilm), "batch_size": 3}, {"device": "cpu"}, seed=42,
+            model_digest="d" * 64,
+        ),
         log=lambda *a: None,
-        model_digest="d" * 64,
-        seed=42,
-    )
+    )  # fmt: skip
     got = np.array(pq.read_table(out).column("embedding").to_pylist(), dtype=np.float32)
     reference = SentenceTransformer(str(minilm), device="cpu").encode(TEXTS, convert_to_numpy=True)
     assert got.shape == reference.shape == (len(TEXTS), 384)

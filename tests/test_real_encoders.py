@@ -49,7 +49,9 @@ def stored_vectors(tmp_path, texts: list[str], spec: dict) -> tuple[np.ndarray, 
     path = tmp_path / "texts.parquet"
     pq.write_table(pa.table({"text_id": pa.array(range(len(texts)), pa.int32()), "text": texts}), path)
     out = tmp_path / "vectors.parquet"
-    embed.embed_dataset(path, out, spec, {"device": "cpu", "batch_size": 32}, seed=42, log=lambda *a: None)
+    embed.embed_dataset(
+        embed.EmbedJob(path, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=lambda *a: None
+    )
     table = pq.read_table(out)
     meta = json.loads(table.schema.metadata[b"tecb"])
     return np.array(table.column("embedding").to_pylist(), dtype=np.float32), meta

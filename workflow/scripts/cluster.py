@@ -2,20 +2,22 @@
 
 from threadpoolctl import threadpool_limits
 
-from tecb.cluster.algorithms import run_configuration
+from tecb.cluster.algorithms import ClusterFiles, run_configuration
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
 w, out = snakemake.wildcards, snakemake.output
 with threadpool_limits(snakemake.threads):  # BLAS/OpenMP use exactly the job's declared threads
     run_configuration(
-        snakemake.input.splits,
         snakemake.params.spec,
-        out.scores,
-        out.timings,
-        out.labels,
-        embeddings_path=snakemake.input.get("embeddings"),
-        reduced_path=snakemake.input.get("reduced"),
+        files=ClusterFiles(
+            splits=snakemake.input.splits,
+            scores=out.scores,
+            timings=out.timings,
+            labels=out.labels,
+            embeddings=snakemake.input.get("embeddings"),
+            reduced=snakemake.input.get("reduced"),
+        ),
         seed=snakemake.params.seed,
         threads=snakemake.threads,
         max_memory_gb=snakemake.config["cluster"]["max_memory_gb"],

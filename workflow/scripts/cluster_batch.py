@@ -8,7 +8,7 @@ CACHE = snakemake.config["cluster"].get("numba_cache")
 if CACHE:
     os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
 
-from tecb.cluster.batch import batch_members, batch_reductions, run_batch  # noqa: E402
+from tecb.cluster.batch import Batch, BatchFiles, batch_members, batch_reductions, run_batch  # noqa: E402
 from tecb.report import confusion, mteb_v2  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402
 
@@ -34,23 +34,20 @@ if "view" in p.steps:
             top_n=view["top_terms"], log=log,
         )
     )  # fmt: skip
+members = batch_members(
+    p.members,
+    inp,
+    out,
+    reduced={r["name"]: r["out"] for r in reductions},
+    cluster_threads=snakemake.config["cluster"]["threads"],
+    max_threads=snakemake.threads,
+)
 run_batch(
-    batch_members(
-        p.members,
-        inp,
-        out,
-        reduced={r["name"]: r["out"] for r in reductions},
-        cluster_threads=snakemake.config["cluster"]["threads"],
-        max_threads=snakemake.threads,
-    ),
-    reductions=reductions,
-    embeddings_path=inp.embeddings,
-    splits_path=inp.splits,
-    keys_path=out.member_keys,
+    Batch(reductions=reductions, members=members, steps=steps),
+    files=BatchFiles(embeddings=inp.embeddings, splits=inp.splits, keys=out.member_keys),
     seed=p.seed,
     max_memory_gb=snakemake.config["cluster"]["max_memory_gb"],
     cache_umap=bool(CACHE),
-    steps=steps,
     log=log,
     where=f"{w.model}/{w.dataset}: ",
 )

@@ -11,7 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 
 from threadpoolctl import threadpool_limits
 
-from tecb.embed.encode import embed_dataset
+from tecb.embed.encode import EmbedJob, embed_dataset
 from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
 
@@ -25,15 +25,15 @@ digest = recorded_digest(snakemake.input.get("digest"))
 # BLAS/OpenMP on exactly the job's threads, not on every core of the machine: the TF-IDF SVD's vectors depend on
 # the BLAS thread count (benchmarks/blas_kernels.md), so this keeps them equal across machines (issue 21.6)
 with threadpool_limits(snakemake.threads):
-    embed_dataset(
-        snakemake.input.texts,
-        snakemake.output.embeddings,
-        snakemake.params.settings,
-        embed_options,
+    job = EmbedJob(
+        texts=snakemake.input.texts,
+        embeddings=snakemake.output.embeddings,
+        model_spec=snakemake.params.settings,
+        embed_options=embed_options,
         seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
-        log=log,
         dataset=snakemake.wildcards.dataset,
         model_digest=digest,
-        timings_path=snakemake.output.timings,
+        timings=snakemake.output.timings,
     )
+    embed_dataset(job, log=log)
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

@@ -8,6 +8,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 from threadpoolctl import threadpool_limits
 
 from tecb.embed.batch import run_embed_batch
+from tecb.embed.cache import ModelFiles
 from tecb.embed.spec import job_embed_options
 from tecb.runlog import finish, open_log
 
@@ -27,9 +28,11 @@ with threadpool_limits(snakemake.threads):
         members,
         embed_options=job_embed_options(snakemake.config, model=snakemake.wildcards.model),
         seed=p.seed,  # the run's seed for TF-IDF, None for models that use none
-        kind=p.kind,
-        model_path=inp.model[0] if inp.model else None,
-        digest_path=inp.digest[0] if inp.digest else None,
+        model=ModelFiles(
+            kind=p.kind,
+            path=inp.model[0] if inp.model else None,
+            digest=inp.digest[0] if inp.digest else None,
+        ),
         keys_path=out.batch_keys,
         cache_dir=snakemake.config["embed"].get("cache_dir"),  # the store's entries, filled and linked
         log=log,

@@ -27,7 +27,7 @@ def merge(paths):
 def compute(paths):
     from threadpoolctl import threadpool_limits
 
-    from tecb.embed.encode import embed_dataset
+    from tecb.embed.encode import EmbedJob, embed_dataset
     from tecb.embed.spec import job_embed_options, recorded_digest
 
     if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
@@ -35,17 +35,17 @@ def compute(paths):
 
         torch.set_num_threads(snakemake.threads)
     with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
-        embed_dataset(
-            snakemake.input.texts,
-            paths["embeddings"],
-            snakemake.params.settings,
-            job_embed_options(snakemake.config, model=model),
+        job = EmbedJob(
+            texts=snakemake.input.texts,
+            embeddings=paths["embeddings"],
+            model_spec=snakemake.params.settings,
+            embed_options=job_embed_options(snakemake.config, model=model),
             seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
-            log=log,
             dataset=dataset,
             model_digest=recorded_digest(snakemake.input.get("digest")),
-            timings_path=paths["timings"],
+            timings=paths["timings"],
         )
+        embed_dataset(job, log=log)
 
 
 sharded = "shards" in snakemake.input.keys()

@@ -8,6 +8,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 import torch
 from threadpoolctl import threadpool_limits
 
+from tecb.embed.encode import EmbedJob
 from tecb.embed.shard import embed_shard
 from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
@@ -18,17 +19,15 @@ embed_options = job_embed_options(snakemake.config, model=snakemake.wildcards.mo
 digest = recorded_digest(snakemake.input.get("digest"))
 log(f"shard {snakemake.params.start}..{snakemake.params.stop} of {snakemake.wildcards.dataset}")
 with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
-    embed_shard(
-        snakemake.input.texts,
-        snakemake.output.embeddings,
-        snakemake.params.settings,
-        embed_options,
-        start=snakemake.params.start,
-        stop=snakemake.params.stop,
+    job = EmbedJob(
+        texts=snakemake.input.texts,
+        embeddings=snakemake.output.embeddings,
+        model_spec=snakemake.params.settings,
+        embed_options=embed_options,
         seed=None,  # transformer kinds use no seed (TF-IDF is never sharded)
-        log=log,
         dataset=snakemake.wildcards.dataset,
         model_digest=digest,
-        timings_path=snakemake.output.timings,
+        timings=snakemake.output.timings,
     )
+    embed_shard(job, start=snakemake.params.start, stop=snakemake.params.stop, log=log)
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

@@ -15,10 +15,10 @@ log = open_log(snakemake.log[0])
 if CACHE:
     log(f"numba cache: {CACHE}")
 reduce.run_reduction(
-    snakemake.input.embeddings,
-    snakemake.input.splits,
     dict(snakemake.params.spec),
-    snakemake.output[0],
+    files=reduce.ReduceFiles(
+        embeddings=snakemake.input.embeddings, splits=snakemake.input.splits, reduced=snakemake.output[0]
+    ),
     reduction=snakemake.wildcards.reduction,
     seed=snakemake.params.seed,
     threads=snakemake.threads,

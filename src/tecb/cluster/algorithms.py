@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -550,15 +552,25 @@ def load_points(splits_path, embeddings_path=None, reduced_path=None):
     return out
 
 
+@dataclass(frozen=True)
+class ClusterFiles:
+    """A clustering configuration's files. Inputs: ``splits`` (the dataset's splits) and exactly one of
+    ``embeddings`` (the raw embeddings) and ``reduced`` (a reduced file, :func:`load_points`). Outputs:
+    ``scores`` (one row per split, no durations), ``timings`` (``split``, ``seconds``) and ``labels`` (the
+    predicted labels: ``split``, ``text_id``, ``cluster``)."""
+
+    splits: str | Path
+    scores: str | Path
+    timings: str | Path
+    labels: str | Path
+    embeddings: str | Path | None = None
+    reduced: str | Path | None = None
+
+
 def run_configuration(
-    splits_path,
     spec: dict,
-    scores_out,
-    timings_out,
-    labels_out,
     *,
-    embeddings_path=None,
-    reduced_path=None,
+    files: ClusterFiles,
     seed: int,
     threads: int,
     max_memory_gb: float | None = None,
@@ -567,15 +579,14 @@ def run_configuration(
 ) -> None:
     """Cluster and score every split of one (model, dataset, reduction) with one algorithm ``spec``.
 
-    Writes three files: scores (one row per split, no durations), timings (``split``, ``seconds``) and
-    the predicted labels (``split``, ``text_id``, ``cluster``). The memory of the largest split is
+    Writes the three output files of :class:`ClusterFiles`. The memory of the largest split is
     checked first (:func:`check_memory`): above ``max_memory_gb`` nothing runs.
     """
     import pyarrow as pa
 
     from tecb import io
 
-    data = load_points(splits_path, embeddings_path=embeddings_path, reduced_path=reduced_path)
+    data = load_points(files.splits, embeddings_path=files.embeddings, reduced_path=files.reduced)
     n = max(len(ids) for _, ids, _, _ in data)
     dim = data[0][2].shape[1]
     gb = check_memory(
@@ -591,9 +602,9 @@ def run_configuration(
         max_memory_gb=max_memory_gb,
     )
     text_ids = {s: ids for s, ids, _, _ in data}
-    io.write_table(pa.Table.from_pylist(rows), scores_out)
-    io.write_table(timings_table(timings), timings_out)
-    io.write_table(labels_table(predictions, text_ids), labels_out)
+    io.write_table(pa.Table.from_pylist(rows), files.scores)
+    io.write_table(timings_table(timings), files.timings)
+    io.write_table(labels_table(predictions, text_ids), files.labels)
 
 
 def _aligned(reduced: dict, split: int, ids, path="reduced coordinates") -> np.ndarray:

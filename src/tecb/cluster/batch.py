@@ -21,7 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 #: Libraries whose version can change a clustering's labels.
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "hdbscan", "river", "fastcluster", "threadpoolctl")
@@ -57,14 +59,14 @@ def member_key(*, spec: dict, seed: int, points_sha256: str, splits_sha256: str,
 
 
 def step_key(*, spec: dict, seed: int, inputs_sha256: list[str], versions: dict) -> str:
-    """The sha256 of everything that decides a step's files (:func:`run_batch`'s ``steps``): its spec, the seed,
+    """The sha256 of everything that decides a step's files (:class:`Batch`'s ``steps``): its spec, the seed,
     the sha256 of each file it reads (in its order) and the versions of the libraries that compute it."""
     record = {"spec": spec, "seed": seed, "inputs": inputs_sha256, "versions": versions}
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
 def batch_reductions(reductions: list[dict], outputs) -> list[dict]:
-    """The reductions of :func:`run_batch` from the rule's ``reductions`` (``reduction``, ``spec``) and its
+    """The reductions of a :class:`Batch` from the rule's ``reductions`` (``reduction``, ``spec``) and its
     output list ``reduced`` (in the same order)."""
     return [
         {"name": r["reduction"], "spec": r["spec"], "out": out}
@@ -75,7 +77,7 @@ def batch_reductions(reductions: list[dict], outputs) -> list[dict]:
 def batch_members(
     configurations: list[dict], inputs, outputs, *, reduced: dict, cluster_threads: int, max_threads: int
 ) -> list[dict]:
-    """The members of :func:`run_batch` from the rule's ``configurations`` (``reduction``, ``algorithm``,
+    """The members of a :class:`Batch` from the rule's ``configurations`` (``reduction``, ``algorithm``,
     ``spec``), its inputs (``embeddings``), the reduced file of each reduction (``reduced``: ``{reduction:
     path}``, the ``out`` of :func:`batch_reductions`) and its outputs (lists ``scores``, ``timings``,
     ``labels`` in the order of ``configurations``). A member runs on the threads its own job would declare
@@ -101,40 +103,57 @@ def batch_members(
     return members
 
 
+@dataclass(frozen=True)
+class Batch:
+    """What one (model, dataset)'s batch computes, in this order. ``reductions`` (from :func:`batch_reductions`),
+    each on one thread as a reduce job: a dict ``name`` (the reduction), ``spec``, ``out`` (its reduced file).
+    ``members`` (from :func:`batch_members`): a dict ``name`` (``reduction/algorithm``), ``spec`` (the algorithm),
+    ``threads`` (the cores it runs on, as its own job would), exactly one of ``embeddings_path`` /
+    ``reduced_path``, and its three outputs ``scores``, ``timings``, ``labels``. ``steps``, after the clusterings
+    whose files they may read: a dict ``name``, ``spec`` (what decides its files besides its inputs), ``inputs``
+    (the files it reads), ``outputs``, ``libraries`` (whose versions enter its key) and ``compute`` (a function
+    of no arguments writing ``outputs``)."""
+
+    reductions: list[dict]
+    members: list[dict]
+    steps: Sequence[dict] = ()
+
+
+@dataclass(frozen=True)
+class BatchFiles:
+    """A batch's own files: the (model, dataset)'s ``embeddings`` (what the reductions reduce) and ``splits``,
+    and the ``keys`` file (the key of every reduction, member and step whose files are up to date)."""
+
+    embeddings: str | Path | None
+    splits: str | Path
+    keys: str | Path
+
+
 def run_batch(
-    members: list[dict],
+    batch: Batch,
     *,
-    reductions: list[dict],
-    embeddings_path,
-    splits_path,
-    keys_path,
+    files: BatchFiles,
     seed: int,
     max_memory_gb: float | None,
     cache_umap: bool,
-    steps: Sequence[dict] = (),
     log=print,
     where: str = "",
 ) -> list[str]:
-    """Reduce and cluster everything that is not already up to date; returns the names computed.
+    """Reduce, cluster and run the steps of ``batch`` that are not already up to date; returns the names computed.
 
-    ``reductions`` (from :func:`batch_reductions`) run first, each on one thread as a reduce job: a dict
-    ``name`` (the reduction), ``spec``, ``out`` (its reduced file), computed from ``embeddings_path``. A
-    member (from :func:`batch_members`) is a dict: ``name`` (``reduction/algorithm``), ``spec`` (the
-    algorithm), ``threads`` (the cores it runs on, as its own job would), exactly one of ``embeddings_path``
-    / ``reduced_path``, and its three outputs ``scores``, ``timings``, ``labels``. ``cache_umap``: turn on
-    numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). ``steps`` run last, after
-    the clusterings whose files they may read: a dict ``name``, ``spec`` (what decides its files besides its
-    inputs), ``inputs`` (the files it reads), ``outputs``, ``libraries`` (whose versions enter its key) and
-    ``compute`` (a function of no arguments writing ``outputs``). The keys file never names a reduction, member
-    or step whose files do not match its key: the entry is removed before its files are rewritten and written
-    back after them.
+    ``cache_umap``: turn on numba's on-disk cache before a UMAP (:func:`tecb.cluster.reduce.run_reduction`). The
+    keys file never names a reduction, member or step whose files do not match its key: the entry is removed
+    before its files are rewritten and written back after them.
     """
     from threadpoolctl import threadpool_limits
 
     from tecb import io
     from tecb.cluster import reduce
-    from tecb.cluster.algorithms import run_configuration
+    from tecb.cluster.algorithms import ClusterFiles, run_configuration
     from tecb.io import file_sha256
+
+    reductions, members, steps = batch.reductions, batch.members, batch.steps
+    embeddings_path, splits_path, keys_path = files.embeddings, files.splits, files.keys
 
     digests: dict[str, str] = {}
 
@@ -160,10 +179,8 @@ def run_batch(
         def compute_reduction(r=r):
             log(f"{REDUCE_PREFIX}{r['name']}: reducing on 1 thread")  # as a reduce job (threads: 1)
             reduce.run_reduction(
-                embeddings_path,
-                splits_path,
                 r["spec"],
-                r["out"],
+                files=reduce.ReduceFiles(embeddings=embeddings_path, splits=splits_path, reduced=r["out"]),
                 reduction=r["name"],
                 seed=seed,
                 threads=1,
@@ -188,13 +205,15 @@ def run_batch(
             log(f"{member['name']}: clustering on {member['threads']} thread(s)")
             with threadpool_limits(member["threads"]):  # BLAS/OpenMP: the threads its own job would declare
                 run_configuration(
-                    splits_path,
                     member["spec"],
-                    member["scores"],
-                    member["timings"],
-                    member["labels"],
-                    embeddings_path=member.get("embeddings_path"),
-                    reduced_path=member.get("reduced_path"),
+                    files=ClusterFiles(
+                        splits=splits_path,
+                        scores=member["scores"],
+                        timings=member["timings"],
+                        labels=member["labels"],
+                        embeddings=member.get("embeddings_path"),
+                        reduced=member.get("reduced_path"),
+                    ),
                     seed=seed,
                     threads=member["threads"],
                     max_memory_gb=max_memory_gb,

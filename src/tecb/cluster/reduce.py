@@ -7,6 +7,8 @@ same input gives the same coordinates. ``none`` means the raw embeddings and wri
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -204,20 +206,28 @@ def reduce_splits(embeddings: np.ndarray, splits, spec: dict, *, seed: int, log=
         yield split, ids, coords
 
 
+@dataclass(frozen=True)
+class ReduceFiles:
+    """A reduction's files: the (model, dataset)'s ``embeddings`` and ``splits`` (read) and the ``reduced`` file
+    (written, :func:`tecb.io.reduced_table`)."""
+
+    embeddings: str | Path
+    splits: str | Path
+    reduced: str | Path
+
+
 def run_reduction(
-    embeddings_path,
-    splits_path,
     spec: dict,
-    out,
     *,
+    files: ReduceFiles,
     reduction: str,
     seed: int,
     threads: int,
     cache_umap: bool,
     log=print,
 ) -> None:
-    """Reduce every split of one (model, dataset)'s embeddings with ``spec`` and write the reduced file ``out``
-    (:func:`tecb.io.reduced_table`): what a reduce job does, and a batched job for each of its reductions.
+    """Reduce every split of one (model, dataset)'s embeddings with ``spec`` (named ``reduction``) and write the
+    reduced file: what a reduce job does, and a batched job for each of its reductions.
     ``cache_umap``: a UMAP reduction first turns on numba's on-disk cache (:func:`cache_umap_compilation`;
     the process must have set ``NUMBA_CACHE_DIR`` before importing numba)."""
     import pyarrow.parquet as pq
@@ -227,8 +237,9 @@ def run_reduction(
 
     if cache_umap and spec["method"] != "pca":
         log(f"numba cache: {cache_umap_compilation()} umap/pynndescent functions newly cached")
-    splits = list(io.iter_splits(pq.read_table(splits_path)))
-    embeddings, _meta = io.read_embeddings(embeddings_path, text_ids=[i for _, ids, _ in splits for i in ids])
+    out = files.reduced
+    splits = list(io.iter_splits(pq.read_table(files.splits)))
+    embeddings, _meta = io.read_embeddings(files.embeddings, text_ids=[i for _, ids, _ in splits for i in ids])
     log(f"== {reduction}: {spec}")
     with threadpool_limits(threads):
         parts = list(reduce_splits(embeddings, splits, spec, seed=seed, log=log))

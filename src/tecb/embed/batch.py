@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tecb.embed.cache import ModelFiles
+
 
 def run_embed_batch(
     members: Sequence[dict],
     *,
     embed_options: dict,
     seed: int | None,
-    kind: str,
-    model_path=None,
-    digest_path=None,
+    model: ModelFiles,
     keys_path,
     cache_dir=None,
     log=print,
@@ -31,9 +31,8 @@ def run_embed_batch(
 
     A member is a dict: ``dataset`` (its name), ``settings`` (the resolved settings of the model for it,
     :func:`tecb.embed.spec.encoder_settings`), ``texts`` (its texts.parquet) and the two outputs ``embeddings``
-    and ``timings``. ``kind``, ``model_path`` (the directory or file a model is read from, if any) and
-    ``digest_path`` (a local model's model_digest file, if any) say what the model's files are
-    (:func:`tecb.embed.cache.model_content`); ``embed_options`` and ``seed`` are an embed job's. With
+    and ``timings``. ``model`` says what the model's files are (:func:`tecb.embed.cache.model_content`);
+    ``embed_options`` and ``seed`` are an embed job's (:class:`tecb.embed.encode.EmbedJob`). With
     ``cache_dir`` (config ``embed.cache_dir``) a dataset to embed is the store's entry of its key: computed into the
     store under the entry's lock unless finished (:func:`tecb.embed.cache.fill_entry`, verified), then linked (or
     copied) to the member's outputs, as the embed_cached rule links it.
@@ -45,8 +44,8 @@ def run_embed_batch(
     names = [m["dataset"] for m in members]
     if len(set(names)) != len(names):
         raise ValueError(f"a model's embedding batch names a dataset twice: {names}")
-    digest_files = [digest_path] if digest_path else []
-    content = model_content(kind, path=model_path, digest_file=digest_path)
+    digest_files = [model.digest] if model.digest else []
+    content = model_content(model.kind, path=model.path, digest_file=model.digest)
     digest = recorded_digest(digest_files)
     # datasets no longer in the batch are dropped (written with the first change, or at the end)
     keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
@@ -83,17 +82,17 @@ def run_embed_batch(
 
 def _embed_member(member: dict, embed_options: dict, *, seed: int | None, digest: str | None, log) -> None:
     """Embed one member of a batch (:func:`run_embed_batch`) to its outputs."""
-    from tecb.embed.encode import embed_dataset
+    from tecb.embed.encode import EmbedJob, embed_dataset
 
     log(f"{member['dataset']}: embedding")
-    embed_dataset(
-        member["texts"],
-        member["embeddings"],
-        member["settings"],
-        embed_options,
+    job = EmbedJob(
+        texts=member["texts"],
+        embeddings=member["embeddings"],
+        model_spec=member["settings"],
+        embed_options=embed_options,
         seed=seed,
-        log=log,
         dataset=member["dataset"],
         model_digest=digest,
-        timings_path=member["timings"],
+        timings=member["timings"],
     )
+    embed_dataset(job, log=log)

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tecb.embed.spec import directory_digest, file_sha256
@@ -30,6 +31,16 @@ from tecb.embed.spec import directory_digest, file_sha256
 KEY_VERSION = 2  # bump when the embedding file format or the key changes: old entries are then not reused
 # settings that name where the model's files are, not what they are (their content is ``model_content``)
 PATH_SETTINGS = ("path", "distill_from")
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What a model's files are (:func:`model_content`): its ``kind``, the directory or file it is read from
+    (``path``, None: none) and a local model's model_digest file (``digest``, None: none)."""
+
+    kind: str
+    path: str | os.PathLike | None = None
+    digest: str | os.PathLike | None = None
 
 
 def model_content(kind: str, path: str | os.PathLike | None = None, digest_file: str | os.PathLike | None = None):

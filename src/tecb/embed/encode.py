@@ -25,6 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,36 +49,47 @@ def is_sentence_transformers_dir(path: str | Path) -> bool:
     return (Path(path) / "modules.json").exists()
 
 
+@dataclass(frozen=True)
+class Loading:
+    """Which model is built from a name or folder, as a model spec overrides it (:mod:`tecb.embed.spec`): the hub
+    ``revision``; the weights' ``dtype`` (other than float32: half precision); ``trust_remote_code``; ``pooling``
+    (replaces the pooling: ``cls``, ``mean``, ``lasttoken``, ...; None: the model's own, mean for a plain Hugging
+    Face checkpoint); ``normalize`` (False removes a model's own ``Normalize`` module, True is applied at encode
+    time, see :func:`encode_options`); ``model_kwargs``/``tokenizer_kwargs`` (to ``from_pretrained`` of the model
+    and the tokenizer)."""
+
+    revision: str | None = None
+    dtype: str = "float32"
+    trust_remote_code: bool = False
+    pooling: str | None = None
+    normalize: bool | None = None
+    model_kwargs: dict | None = None
+    tokenizer_kwargs: dict | None = None
+
+
 def load_sentence_transformer(
     name_or_path: str,
-    revision: str | None = None,
+    *,
+    loading: Loading | None = None,
     device: str | None = None,
     max_seq_length: int | None = None,
-    dtype: str = "float32",
-    *,
-    trust_remote_code: bool = False,
-    pooling: str | None = None,
-    normalize: bool | None = None,
-    model_kwargs: dict | None = None,
-    tokenizer_kwargs: dict | None = None,
 ):
-    """Load a model the way the paper does (design §5), with a model spec's overrides.
+    """Load a model the way the paper does (design §5), with a model spec's overrides (``loading``, None: none).
 
     A sentence-transformers model keeps its own pooling; a plain Hugging Face checkpoint gets mean
     pooling over the last hidden states (which is what ``SentenceTransformer(name)`` builds for it).
-    ``pooling`` replaces the pooling (``cls``, ``mean``, ``lasttoken``, ...); ``normalize=False``
-    removes a model's own ``Normalize`` module (``True`` is applied at encode time, see
-    :func:`encode_options`); ``model_kwargs``/``tokenizer_kwargs`` go to ``from_pretrained`` of the
-    model and the tokenizer; ``dtype`` other than float32 loads the weights in half precision.
+    The model runs on ``device`` and cuts texts at ``max_seq_length`` tokens (None: the model's own).
     """
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer import modules
 
-    model_kwargs = dict(model_kwargs or {})
-    tokenizer_kwargs = dict(tokenizer_kwargs or {})
-    if dtype != "float32":
-        model_kwargs["dtype"] = getattr(torch, dtype)
+    loading = loading or Loading()
+    revision, trust_remote_code, pooling = loading.revision, loading.trust_remote_code, loading.pooling
+    model_kwargs = dict(loading.model_kwargs or {})
+    tokenizer_kwargs = dict(loading.tokenizer_kwargs or {})
+    if loading.dtype != "float32":
+        model_kwargs["dtype"] = getattr(torch, loading.dtype)
     path = Path(name_or_path)
     if path.exists() and not is_sentence_transformers_dir(path):
         if trust_remote_code:  # SentenceTransformer(trust_remote_code=...) passes it on by itself
@@ -104,7 +116,7 @@ def load_sentence_transformer(
         )
         if pooling:
             set_pooling(model, pooling)
-    if normalize is False:
+    if loading.normalize is False:
         for name in [name for name, module in model._modules.items() if type(module).__name__ == "Normalize"]:
             del model._modules[name]
     if max_seq_length:
@@ -142,17 +154,17 @@ def is_normalized(model) -> bool:
 def load_encoder(settings: dict, device: str | None = None, dtype: str | None = None):
     """Load the model described by resolved settings (:func:`tecb.embed.spec.encoder_settings`)."""
     source = settings.get("path") or settings["id"]
-    return load_sentence_transformer(
-        str(source),
-        settings.get("revision"),
-        device,
-        settings.get("max_seq_length"),
-        dtype or settings.get("dtype") or "float32",
+    loading = Loading(
+        revision=settings.get("revision"),
+        dtype=dtype or settings.get("dtype") or "float32",
         trust_remote_code=settings.get("trust_remote_code", False),
         pooling=settings.get("pooling"),
         normalize=settings.get("normalize"),
         model_kwargs=settings.get("model_kwargs"),
         tokenizer_kwargs=settings.get("tokenizer_kwargs"),
+    )
+    return load_sentence_transformer(
+        str(source), loading=loading, device=device, max_seq_length=settings.get("max_seq_length")
     )
 
 
@@ -556,7 +568,7 @@ def write_embeddings(path: str | Path, batches: Iterable[tuple[int, np.ndarray]]
     One pass: each batch becomes a row group as soon as it arrives; the provenance (only complete at
     the end, e.g. the checksum) goes into the footer, written at close, as the Arrow schema with its
     metadata. The file appears under its final name only once complete. Nothing in it records time: the
-    same vectors give the same bytes (durations: :func:`embed_dataset`'s ``timings_path``).
+    same vectors give the same bytes (durations: :func:`embed_dataset`'s job's ``timings``).
     """
     path = Path(path)
     encoded, dim = 0, None
@@ -607,33 +619,39 @@ def read_texts(path: str | Path) -> list[str]:
     return table.column("text").to_pylist()
 
 
-def embed_dataset(
-    texts_path,
-    out_path,
-    model_spec: dict,
-    embed_options: dict,
-    *,
-    seed: int | None,
-    log=print,
-    dataset: str | None = None,
-    model_digest: str | None = None,
-    timings_path=None,
-) -> dict:
-    """Embed a dataset's unique texts with the model described by ``model_spec``.
+@dataclass(frozen=True)
+class EmbedJob:
+    """One embeddings file and what it is made of: the dataset's ``texts`` (its texts.parquet) embedded into
+    ``embeddings`` by the model ``model_spec`` (a ``models.<key>`` config entry or its resolved settings,
+    :func:`tecb.embed.spec.encoder_settings`; ``dataset`` picks a per-dataset prompt), run as ``embed_options``
+    say (the config's ``embed``, its defaults filled: ``batch_size``, ``device``, ``dtype`` default; the model's
+    ``batch_size`` comes first). ``seed``: TF-IDF's (its SVD), required there; None for models that use none.
+    ``model_digest``: the local model's content hash, recorded when given. ``timings``: where how long it took is
+    written (None: nowhere)."""
 
-    ``model_spec`` is a ``models.<key>`` config entry or its resolved settings
-    (:func:`tecb.embed.spec.encoder_settings`; ``dataset`` picks a per-dataset prompt); its
-    ``batch_size`` and the ``embed_options`` (the config's ``embed``, its defaults filled: ``batch_size``,
-    ``device``, ``dtype`` default) are how it runs. ``seed``: TF-IDF's (its SVD), required there; None for
-    models that use none. A model with a ``path`` (prefetched, local or tiny) is loaded from that directory.
-    The metadata records the settings, what was actually used (pooling, prompt text, dtype, device),
-    the long-text statistics (``truncated_fraction``, ``token_coverage``) and ``model_digest`` (the
-    local model's content hash) when given. How long it took goes to ``timings_path`` (JSON: ``seconds``
-    for loading and encoding, ``n_texts``, ``texts_per_second``), never into the embeddings file.
+    texts: str | Path
+    embeddings: str | Path
+    model_spec: dict
+    embed_options: dict
+    seed: int | None
+    dataset: str | None = None
+    model_digest: str | None = None
+    timings: str | Path | None = None
+
+
+def embed_dataset(job: EmbedJob, *, log=print) -> dict:
+    """Embed a dataset's unique texts as ``job`` (:class:`EmbedJob`) says; returns the file's metadata.
+
+    A model with a ``path`` (prefetched, local or tiny) is loaded from that directory. The metadata records the
+    settings, what was actually used (pooling, prompt text, dtype, device), the long-text statistics
+    (``truncated_fraction``, ``token_coverage``) and the ``model_digest`` when given. How long it took goes to
+    the job's ``timings`` (JSON: ``seconds`` for loading and encoding, ``n_texts``, ``texts_per_second``), never
+    into the embeddings file.
     """
     started = time.perf_counter()
-    texts = read_texts(texts_path)
-    settings = encoder_settings(model_spec, embed_options, dataset)
+    model_spec, embed_options, seed, model_digest = job.model_spec, job.embed_options, job.seed, job.model_digest
+    texts = read_texts(job.texts)
+    settings = encoder_settings(model_spec, embed_options, job.dataset)
     kind = settings["kind"]
     if kind == "tfidf":
         meta, batches = _tfidf_batches(settings, texts, seed, log)
@@ -643,9 +661,9 @@ def embed_dataset(
         meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
         meta, batches = _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
-    meta = write_embeddings(out_path, batches, len(texts), meta)
+    meta = write_embeddings(job.embeddings, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
-    if timings_path is not None:
+    if job.timings is not None:
         seconds = time.perf_counter() - started
         write_json(
             {
@@ -653,7 +671,7 @@ def embed_dataset(
                 "n_texts": len(texts),
                 "texts_per_second": round(len(texts) / max(seconds, 1e-9), 1),
             },
-            timings_path,
+            job.timings,
         )
     return meta
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -46,26 +47,22 @@ def plan_shards(texts_path, *, shard_size: int, chunk_size: int | None) -> dict:
     return {"n_texts": n_texts, "shard_size": shard_size, "chunk_size": chunk_size, "shards": ranges}
 
 
-def embed_shard(
-    texts_path, out_path, model_spec: dict, embed_options: dict, *, start: int, stop: int, seed: int, log=print,
-    dataset: str | None = None, model_digest: str | None = None, timings_path=None,
-) -> dict:  # fmt: skip
-    """Embed texts ``start`` to ``stop`` (a range of :func:`shard_ranges`) into an embeddings file of their own."""
+def embed_shard(job: encode.EmbedJob, *, start: int, stop: int, log=print) -> dict:
+    """Embed texts ``start`` to ``stop`` (a range of :func:`shard_ranges`) of ``job``'s texts into its embeddings
+    file, a file of their own (:func:`tecb.embed.encode.embed_dataset`)."""
+    model_spec = job.model_spec
     if model_spec.get("kind") == "tfidf":
         raise ValueError("TF-IDF cannot be sharded: it fits on all texts of a dataset (embed.shard_size)")
     if model_spec.get("kind") not in SHARDABLE_KINDS:
         raise ValueError(f"kind {model_spec.get('kind')!r} is not sharded: only {', '.join(SHARDABLE_KINDS)} are")
-    chunk_size = encoder_settings(model_spec, embed_options).get("chunk_size", CHUNK_SIZE)
+    chunk_size = encoder_settings(model_spec, job.embed_options).get("chunk_size", CHUNK_SIZE)
     if start % chunk_size:
         raise ValueError(f"shard start {start} is not a multiple of the chunk size {chunk_size}")
-    texts = pq.read_table(texts_path, columns=["text"]).slice(start, stop - start)
-    with scratch_dir(out_path) as tmp:
+    texts = pq.read_table(job.texts, columns=["text"]).slice(start, stop - start)
+    with scratch_dir(job.embeddings) as tmp:
         part = os.path.join(tmp, "texts.parquet")
         pq.write_table(pa.table({"text": texts.column("text")}), part)
-        return encode.embed_dataset(
-            part, out_path, model_spec, embed_options, seed=seed, log=log, dataset=dataset,
-            model_digest=model_digest, timings_path=timings_path,
-        )  # fmt: skip
+        return encode.embed_dataset(replace(job, texts=part), log=log)
 
 
 def merged_metadata(metas: list[dict]) -> dict:
