@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tecb.adapt import argue, clusterns, cob, simcse, triplet  # noqa: E402
-from tecb.adapt.training import METHODS, TrainingData, method_module, train  # noqa: E402
+from tecb.adapt.training import METHODS, TrainingData, TrainingRun, method_module, train  # noqa: E402
 from tecb.cluster.metrics import score  # noqa: E402
 
 # --- numpy oracles, written from the papers' equations -------------------------------------
@@ -331,7 +331,7 @@ def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_
     # step 0 scores the base model, before the phase adds the head; the adapted model is scored with it
     dims = []
     train(
-        method=method, base_model_dir=base_model, data=data, settings={**settings, "epochs": 1}, seed=0,
+        TrainingRun(method=method, base_model_dir=base_model, data=data, settings={**settings, "epochs": 1}, seed=0),
         device="cpu", output_dir=tmp_path / "m", eval_every=None,
         evaluate=lambda m: dims.append(m.get_embedding_dimension()) or 0.0,
     )  # fmt: skip
@@ -465,8 +465,9 @@ def test_defaults_cover_the_loop_and_missing_settings_raise(base_model, tmp_path
     del settings["temperature"]
     with pytest.raises(ValueError, match="temperature"):
         train(
-            method="simcse", base_model_dir=base_model, data=TrainingData(texts=("a", "b")), settings=settings,
-            seed=0, device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+            TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=("a", "b")),
+                        settings=settings, seed=0),
+            device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None,
         )  # fmt: skip
     with pytest.raises(ValueError, match="unknown training method"):
         method_module("nsp")
@@ -480,9 +481,10 @@ def test_training_logs_progress_lines(base_model, tmp_path):
     texts, _ = topic_corpus(4, 0)
     lines = []
     out = train(
-        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
-        settings={**settings_for("simcse"), "batch_size": 4, "epochs": 2}, seed=0, device="cpu",
-        output_dir=tmp_path / "m", eval_every=None, evaluate=None, log=lines.append, progress_seconds=3600,
+        TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+                    settings={**settings_for("simcse"), "batch_size": 4, "epochs": 2}, seed=0),
+        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None, log=lines.append,
+        progress_seconds=3600,
     )  # fmt: skip
     total = out["steps"]
     assert total == 2 * len(set(texts)) // 4
@@ -552,9 +554,9 @@ def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_
     assert simcse.DEFAULTS["p2p_max_length"] is None and clusterns.DEFAULTS["p2p_max_length"] is None
     texts, _ = topic_corpus(4, 0)
     train(
-        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
-        settings={**settings_for("simcse"), "batch_size": 8}, seed=0, device="cpu", output_dir=tmp_path / "m",
-        eval_every=None, evaluate=None, save_max_length=96,
+        TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+                    settings={**settings_for("simcse"), "batch_size": 8}, seed=0),
+        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None, save_max_length=96,
     )  # fmt: skip
     assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
 
@@ -573,9 +575,9 @@ def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
     assert [len(e) for e in epochs_for(phase(5, epochs=2), rng)] == [3, 3]  # already reached
     texts, _ = topic_corpus(4, 0)
     out = train(
-        method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
-        settings={**settings_for("simcse"), "batch_size": 8, "epochs": 1, "min_steps": 5}, seed=0, device="cpu",
-        output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+        TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+                    settings={**settings_for("simcse"), "batch_size": 8, "epochs": 1, "min_steps": 5}, seed=0),
+        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None,
     )  # fmt: skip
     per_epoch = -(-len(texts) // 8)
     assert out["steps"] == per_epoch * -(-5 // per_epoch) and out["steps"] >= 5
@@ -597,8 +599,8 @@ def test_cropping_views_are_contiguous_spans_and_dropout_is_the_default(base_mod
     runs = []
     for name, augmentation in (("a", "cropping"), ("b", "cropping"), ("c", "dropout")):
         out = train(
-            method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
-            settings={**settings_for("simcse"), "batch_size": 8, "augmentation": augmentation}, seed=0,
+            TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
+                        settings={**settings_for("simcse"), "batch_size": 8, "augmentation": augmentation}, seed=0),
             device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None,
         )  # fmt: skip
         assert out["phases"]["simcse"]["augmentation"] == augmentation
@@ -621,11 +623,13 @@ def v_measure_of(texts, labels):
 def test_training_raises_v_measure(method, base_model, tmp_path):
     texts, labels = topic_corpus(16, 0)
     out = train(
-        method=method,
-        base_model_dir=base_model,
-        data=training_data(texts, labels),
-        settings=settings_for(method),
-        seed=3,
+        TrainingRun(
+            method=method,
+            base_model_dir=base_model,
+            data=training_data(texts, labels),
+            settings=settings_for(method),
+            seed=3,
+        ),
         device="cpu",
         output_dir=tmp_path / "adapted",
         eval_every=None,
@@ -655,15 +659,15 @@ def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):
     runs = []
     for name in ("a", "b"):
         train(
-            method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=5, device="cpu",
-            output_dir=tmp_path / name, eval_every=None, evaluate=None,
+            TrainingRun(method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=5),
+            device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None,
         )  # fmt: skip
         runs.append(tree_digest(tmp_path / name))
     assert torch.equal(torch.rand(1), expected_next)  # the caller's generator state is put back
     assert runs[0] == runs[1]
     train(
-        method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=6, device="cpu",
-        output_dir=tmp_path / "c", eval_every=None, evaluate=None,
+        TrainingRun(method="clusterns", base_model_dir=base_model, data=data, settings=settings, seed=6),
+        device="cpu", output_dir=tmp_path / "c", eval_every=None, evaluate=None,
     )  # fmt: skip
     assert tree_digest(tmp_path / "c") != runs[0]
 
@@ -686,13 +690,13 @@ def test_same_seed_identical_bytes_across_processes(base_model, tmp_path):
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_adapt_methods import METHODS, topic_corpus, training_data, settings_for
-        from tecb.adapt.training import train
+        from tecb.adapt.training import TrainingRun, train
         texts, labels = topic_corpus(6, 0)
         texts, labels = texts + texts[:4], labels + labels[:4]
         for method in METHODS:  # one epoch each; ClusterNS two (it clusters after its warm-up)
-            train(method=method, base_model_dir={str(base_model)!r}, data=training_data(texts, labels),
-                  settings={{**settings_for(method), "epochs": 2 if method == "clusterns" else 1}}, seed=9,
-                  device="cpu", output_dir=Path(sys.argv[1]) / method, eval_every=None, evaluate=None)
+            run = TrainingRun(method=method, base_model_dir={str(base_model)!r}, data=training_data(texts, labels),
+                              settings={{**settings_for(method), "epochs": 2 if method == "clusterns" else 1}}, seed=9)
+            train(run, device="cpu", output_dir=Path(sys.argv[1]) / method, eval_every=None, evaluate=None)
         """
     )
     for name, hash_seed in (("x", "1"), ("y", "2")):
@@ -751,8 +755,8 @@ def test_cob_selects_its_epoch_on_held_out_training_instances(base_model, tmp_pa
     data = training_data(texts, labels)
     settings = {**settings_for("cob"), "epochs": 3, "validation_fraction": 0.25}
     out = train(
-        method="cob", base_model_dir=base_model, data=data, settings=settings, seed=3, device="cpu",
-        output_dir=tmp_path / "m", eval_every=None, evaluate=None,
+        TrainingRun(method="cob", base_model_dir=base_model, data=data, settings=settings, seed=3),
+        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None,
     )  # fmt: skip
     info = out["phases"]["cob"]
     assert info["validation_instances"] == 2 and info["instances"] == 6

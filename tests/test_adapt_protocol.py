@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from tecb.adapt import protocol as proto
-from tecb.adapt.jobs import build_plan
+from tecb.adapt.jobs import Job, build_plan
 from tecb.data import demo
 from tecb.data.datasets import build
 from tecb.data.sources.gnad import read_posts
@@ -24,16 +24,11 @@ PROTOCOL = {
 }
 
 
-#: The arguments every plan of these tests shares: the protocol above, training and split seed 42.
-FIXED = {"settings": PROTOCOL, "seed": 42, "split_seed": 42}
-
-
 def plan_for(method, variant, evaluated, posts, others=(), instance_size=PROTOCOL["instance_size"]):
-    """:func:`build_plan` with :data:`FIXED`."""
-    return build_plan(
-        method=method, variant=variant, evaluated=evaluated, others=list(others), posts=posts,
-        instance_size=instance_size, **FIXED,
-    )  # fmt: skip
+    """:func:`build_plan` with what every plan of these tests shares: the protocol above, training and split
+    seed 42."""
+    job = Job(method, variant, evaluated.name, 42, {"instance_size": instance_size}, PROTOCOL)
+    return build_plan(job, evaluated=evaluated, others=list(others), posts=posts, split_seed=42)
 
 
 def labelled(name, source, built) -> proto.LabelledData:
@@ -361,16 +356,14 @@ def test_similarity_pairs_by_hand():
 
 def test_argue_plan_builds_one_objective_and_the_siamese_ones_and_names_a_missing_one():
     texts = ["Der Titel\nDer Klappentext des Buches hat Sätze.", "Noch ein Titel\nNoch ein Text mit Worten hier."]
+    limits = proto.PairLimits(min_words=4, max_order_pairs=None, max_reply_pairs=None)
     plan = proto.argue_plan(texts, None, objective="order", siamese_objectives=["similarity", "reply"],
-                            min_words=4, max_order_pairs=None, max_reply_pairs=None, seed=0)  # fmt: skip
+                            limits=limits, seed=0)  # fmt: skip
     assert plan.objective == "order" and {p[3] for p in plan.pairs} == {"order", "similarity"}
     with pytest.raises(ValueError, match="no forum is configured"):
-        proto.argue_plan(
-            texts, None, objective="reply", min_words=4, max_order_pairs=None, max_reply_pairs=None, seed=0
-        )
+        proto.argue_plan(texts, None, objective="reply", limits=limits, seed=0)
     with pytest.raises(ValueError, match="no text has a lead"):
-        proto.argue_plan(["eins", "zwei"], None, objective="similarity", min_words=4, max_order_pairs=None,
-                         max_reply_pairs=None, seed=0)  # fmt: skip
+        proto.argue_plan(["eins", "zwei"], None, objective="similarity", limits=limits, seed=0)
     assert proto.variants_of("argue", ("lodo",), ["similarity", "order"]) == ["similarity", "order"]
     with pytest.raises(ValueError, match="unknown argue objectives"):
         proto.variants_of("argue", ("lodo",), ["nsp"])

@@ -12,6 +12,7 @@ from conftest import copy_project, run_snakemake
 
 from tecb.data import datasets
 from tecb.data.sources import custom
+from tecb.data.splits import FractionRecipe
 
 TOPICS = {
     "sport": ["Tor", "Spiel", "Mannschaft", "Trainer", "Liga", "Stadion"],
@@ -49,7 +50,7 @@ def _write(df, path):
 def test_split_column_gives_one_split_per_value(tmp_path, suffix):
     df = _frame()
     path = _write(df, tmp_path / f"data{suffix}")
-    ds = datasets.build_custom(path, split_column="fold", seed=42)
+    ds = datasets.build_custom(path, layout=custom.Layout(split_column="fold"), seed=42)
     assert ds.split_names == ["fold=f0", "fold=f1"]
     assert len(ds.texts) == len(df)
     for (ids, labels), fold in zip(ds.splits, ["f0", "f1"]):
@@ -60,9 +61,10 @@ def test_split_column_gives_one_split_per_value(tmp_path, suffix):
 
 def test_random_recipe_is_seeded_and_in_range(tmp_path):
     path = _write(_frame(), tmp_path / "data.tsv")
-    a = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=3)
-    b = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=3)
-    c = datasets.build_custom(path, n_splits=5, min_fraction=0.5, max_fraction=0.8, seed=4)
+    recipe = FractionRecipe(n_splits=5, min_fraction=0.5, max_fraction=0.8)
+    a = datasets.build_custom(path, recipe=recipe, seed=3)
+    b = datasets.build_custom(path, recipe=recipe, seed=3)
+    c = datasets.build_custom(path, recipe=recipe, seed=4)
     assert a.splits == b.splits and a.splits != c.splits
     assert len(a.splits) == 5
     assert all(18 <= len(ids) <= 29 for ids, _ in a.splits)
@@ -71,7 +73,7 @@ def test_random_recipe_is_seeded_and_in_range(tmp_path):
 def test_missing_column_and_empty_field_are_named(tmp_path):
     path = _write(_frame(), tmp_path / "data.tsv")
     with pytest.raises(custom.CustomFormatError, match="no column 'txt'"):
-        datasets.build_custom(path, text_column="txt", seed=42)
+        datasets.build_custom(path, layout=custom.Layout(text_column="txt"), seed=42)
     df = _frame()
     df.loc[4, "label"] = ""
     bad = _write(df, tmp_path / "bad.tsv")

@@ -25,49 +25,49 @@ SCORE_COLUMNS = ("step", "split", "n_texts", "n_labels", "n_clusters", "v_measur
 
 
 def build_plan(
+    job: Job,
     *,
-    method: str,
-    variant: str,
     evaluated: proto.LabelledData,
     others: list[proto.LabelledData],
     posts,
-    settings: dict,
-    instance_size: int | None,
-    seed: int,
     split_seed: int,
-    siamese_objectives=(),
 ) -> proto.Plan | str:
-    """The variant's :class:`tecb.adapt.protocol.Plan` for ``method`` (or why it cannot be built: ``disjoint`` on a
-    dataset with too few categories). ``settings``: the ``adapt.protocol`` section; ``instance_size``: the
-    supervised method's own (documents per clustering instance); ``split_seed``: the config's seed (``disjoint``'s
-    category halves), ``seed``: the training seed; ``siamese_objectives``: argue's (pairs built beside its
-    objective's for the siamese phase)."""
+    """The variant's :class:`tecb.adapt.protocol.Plan` for ``job`` (or why it cannot be built: ``disjoint`` on a
+    dataset with too few categories). Read from the job: ``method``, ``variant``, the training ``seed``,
+    ``protocol`` (the ``adapt.protocol`` section) and, from the method's ``settings``, ``instance_size`` (the
+    supervised method's documents per clustering instance) and argue's ``siamese_objectives`` (pairs built beside
+    its objective's for the siamese phase, where ``siamese_epochs`` is not 0). ``split_seed``: the config's seed
+    (``disjoint``'s category halves)."""
+    method, variant, seed, protocol = job.method, job.variant, job.seed, job.protocol
+    instance_size = job.settings.get("instance_size")
     if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if variant == "lodo":
-        return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=settings["rounds"], seed=seed)
+        return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=protocol["rounds"], seed=seed)
     if variant == "disjoint":
         return proto.disjoint_plan(
             evaluated,
             instance_size=instance_size,
-            rounds=settings["rounds"],
-            min_categories=settings["min_categories"],
+            rounds=protocol["rounds"],
+            min_categories=protocol["min_categories"],
             seed=seed,
             split_seed=split_seed,
         )
-    splits = evaluated.splits
     if method == "argue":  # the variant is the objective; all of argue's data is transductive (no label)
         siblings = [o for o in others if proto.same_corpus(evaluated, o)]
+        siamese = int(job.settings.get("siamese_epochs", 0))
         data = proto.argue_plan(
             evaluated.texts,
             posts,
             objective=variant,
-            siamese_objectives=siamese_objectives,
+            siamese_objectives=job.settings.get("siamese_objectives", ()) if siamese else (),
             companions=[t for o in siblings for t in o.texts],
-            min_words=settings["order_min_words"],
-            max_order_pairs=settings["max_order_pairs"],
-            max_reply_pairs=settings["max_reply_pairs"],
-            max_similarity_pairs=settings["max_similarity_pairs"],
+            limits=proto.PairLimits(
+                min_words=protocol["order_min_words"],
+                max_order_pairs=protocol["max_order_pairs"],
+                max_reply_pairs=protocol["max_reply_pairs"],
+                max_similarity_pairs=protocol["max_similarity_pairs"],
+            ),
             seed=seed,
         )
         counts = {o: sum(1 for p in data.pairs if p[3] == o) for o in proto.ARGUE_OBJECTIVES}
@@ -85,9 +85,9 @@ def build_plan(
         "labels_seen": "none",
         "train_datasets": [evaluated.name],
         **extra,
-        "eval_splits": len(splits),
+        "eval_splits": len(evaluated.splits),
     }
-    return proto.Plan(data, evaluated.texts, splits, record)
+    return proto.Plan(data, evaluated.texts, evaluated.splits, record)
 
 
 def encode(model, texts, *, batch_size: int, encode_kwargs: dict | None = None) -> np.ndarray:
@@ -260,7 +260,7 @@ def run(
     base model is loaded and encoded as the embed stage does. ``strict``: a run that did not do what its method
     says (:func:`what_ran`) fails instead of being flagged in its outputs."""
     method, variant, dataset, seed = job.method, job.variant, job.dataset, job.seed
-    settings, protocol, model_dir = job.settings, job.protocol, files.model_dir
+    settings, model_dir = job.settings, files.model_dir
     algorithm, eval_seed, eval_max_length = scoring.algorithm, scoring.seed, scoring.max_length
     out_path, model_out, timings_path = files.scores, files.model_out, files.timings
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
@@ -274,18 +274,7 @@ def run(
     evaluated = loaded[dataset]
     others = [d for name, d in loaded.items() if name != dataset]
     posts = read_posts(files.posts) if (files.posts and method == "argue") else None
-    plan = build_plan(
-        method=method,
-        variant=variant,
-        evaluated=evaluated,
-        others=others,
-        posts=posts,
-        settings=protocol,
-        instance_size=settings.get("instance_size"),
-        seed=seed,
-        split_seed=eval_seed,
-        siamese_objectives=settings.get("siamese_objectives", ()) if int(settings.get("siamese_epochs", 0)) else (),
-    )
+    plan = build_plan(job, evaluated=evaluated, others=others, posts=posts, split_seed=eval_seed)
     meta = {
         "method": method,
         "variant": variant,
@@ -355,15 +344,11 @@ def run(
         calls.append((mean, scored))
         return mean
 
-    from tecb.adapt.training import train
+    from tecb.adapt.training import TrainingRun, train
 
     with seeded_global_rngs(seed):
         result = train(
-            method=method,
-            base_model_dir=encoder,
-            data=plan.training,
-            settings=settings,
-            seed=seed,
+            TrainingRun(method=method, base_model_dir=encoder, data=plan.training, settings=settings, seed=seed),
             device=device,
             output_dir=str(model_out),
             eval_every=scoring.every,

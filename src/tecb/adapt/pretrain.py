@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
+from tecb.adapt.jobs import Scoring
 from tecb.embed.encode import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
@@ -119,24 +120,15 @@ def encode_checkpoint(path, texts: list[str], device=None, batch_size: int = 32,
     return np.concatenate([v for _, v in encode_transformer(model, texts, batch_size)])
 
 
-def evaluate_checkpoint(
-    path,
-    texts: list[str],
-    splits,
-    algorithm: dict,
-    device=None,
-    batch_size: int = 32,
-    max_seq_length: int | None = None,
-    *,
-    seed: int,
-    log=print,
-) -> list[dict]:
-    """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors)."""
+def evaluate_checkpoint(path, texts: list[str], splits, *, scoring: Scoring, device=None, log=print) -> list[dict]:
+    """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors),
+    as ``scoring`` says (:class:`tecb.adapt.jobs.Scoring`: algorithm, seed, batch size, sequence length; its
+    ``every`` is not read)."""
     from tecb.cluster.algorithms import score_splits
 
-    vectors = encode_checkpoint(path, texts, device, batch_size, max_seq_length)
+    vectors = encode_checkpoint(path, texts, device, scoring.batch_size, scoring.max_length)
     points = ((s, vectors[ids], labels) for s, ids, labels in splits)
-    return score_splits(points, algorithm, seed=seed, log=log)
+    return score_splits(points, scoring.algorithm, seed=scoring.seed, log=log)
 
 
 # --- training -----------------------------------------------------------------------------
@@ -424,17 +416,10 @@ def _score(folder, texts, splits, job: PretrainJob, device, params, log) -> list
     import torch
 
     with torch.no_grad():
-        return evaluate_checkpoint(
-            folder,
-            texts,
-            splits,
-            job.algorithm,
-            device=device,
-            batch_size=job.eval_batch_size,
-            max_seq_length=params["max_length"],
-            seed=job.eval_seed,
-            log=log,
+        scoring = Scoring(
+            algorithm=job.algorithm, seed=job.eval_seed, batch_size=job.eval_batch_size, max_length=params["max_length"]
         )
+        return evaluate_checkpoint(folder, texts, splits, scoring=scoring, device=device, log=log)
 
 
 def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:

@@ -414,6 +414,19 @@ def similarity_pairs(texts: Sequence[str], companions: Sequence[str] = (), *, ma
     return pairs
 
 
+@dataclass(frozen=True, kw_only=True)
+class PairLimits:
+    """How many argue pairs are built (the ``adapt.protocol`` section's ``order_min_words`` and ``max_*_pairs``):
+    ``min_words``: the words a one-sentence text needs to give an order pair (:func:`segments`); at most
+    ``max_order_pairs`` order pairs, ``max_reply_pairs`` and ``max_similarity_pairs`` positive reply and
+    similarity pairs (seeded samples; None: all)."""
+
+    min_words: int
+    max_order_pairs: int | None
+    max_reply_pairs: int | None
+    max_similarity_pairs: int | None = None
+
+
 def argue_plan(
     texts: Sequence[str],
     posts,
@@ -421,23 +434,22 @@ def argue_plan(
     objective: str,
     siamese_objectives: Sequence[str] = (),
     companions: Sequence[str] = (),
-    min_words: int,
-    max_order_pairs: int | None,
-    max_reply_pairs: int | None,
-    max_similarity_pairs: int | None = None,
+    limits: PairLimits,
     seed: int,
 ) -> object:
     """One argue model's pairs: those of its ``objective`` (the pair phase) and of the ``siamese_objectives`` (the
     siamese phase): similarity pairs from the evaluated texts (and their ``companions``, the sibling datasets'
-    texts), order pairs from the evaluated texts, reply pairs from the forum posts (``None``: no forum). No label
-    of any dataset is an argument. An objective without a pair is an error naming why."""
+    texts), order pairs from the evaluated texts, reply pairs from the forum posts (``None``: no forum), each as
+    many as ``limits`` allows. No label of any dataset is an argument. An objective without a pair is an error
+    naming why."""
     if objective not in ARGUE_OBJECTIVES:
         raise ValueError(f"adapt: unknown argue objective {objective!r}; known: {', '.join(ARGUE_OBJECTIVES)}")
+    min_words = limits.min_words
     builders = {
-        "similarity": lambda: similarity_pairs(texts, companions, max_pairs=max_similarity_pairs, seed=seed + 2),
-        "order": lambda: order_pairs(texts, min_words=min_words, max_pairs=max_order_pairs, seed=seed),
+        "similarity": lambda: similarity_pairs(texts, companions, max_pairs=limits.max_similarity_pairs, seed=seed + 2),
+        "order": lambda: order_pairs(texts, min_words=min_words, max_pairs=limits.max_order_pairs, seed=seed),
         "reply": lambda: (
-            reply_pairs(posts, exclude_texts=texts, max_pairs=max_reply_pairs, seed=seed + 1)
+            reply_pairs(posts, exclude_texts=texts, max_pairs=limits.max_reply_pairs, seed=seed + 1)
             if posts is not None
             else []
         ),

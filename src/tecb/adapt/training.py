@@ -16,7 +16,7 @@ import importlib
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,19 @@ class TrainingData:
     instances: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()  # (texts, labels) clustering instances
     pairs: tuple[tuple[str, str, int, str], ...] = ()  # (text_a, text_b, label 0/1, objective name) (argue)
     objective: str = ""  # argue: the objective of the pair phase (one model per objective); "" = every pair's
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingRun:
+    """What one :func:`train` call trains: ``method`` from ``base_model_dir`` (a folder, or the model's resolved
+    embed settings, loaded by :func:`load_base` as the embed stage loads it) on ``data`` with the method's
+    ``settings`` (every key of its ``DEFAULTS``) and training ``seed``."""
+
+    method: str
+    base_model_dir: str | Path | dict
+    data: TrainingData
+    settings: dict
+    seed: int
 
 
 @dataclass
@@ -202,12 +215,8 @@ def chunked(order, size: int) -> list:
 
 
 def train(
+    run: TrainingRun,
     *,
-    method: str,
-    base_model_dir: str | Path | dict,
-    data: TrainingData,
-    settings: dict,
-    seed: int,
     device: str,
     output_dir: str | Path,
     eval_every: int | None,
@@ -216,28 +225,23 @@ def train(
     progress_seconds: float = 30.0,
     save_max_length: int | None = None,
 ) -> dict:
-    """Train ``method`` from the base model (``base_model_dir``: a folder, or the model's resolved embed settings,
-    loaded by :func:`load_base` as the embed stage loads it), save the adapted model to
-    ``output_dir`` (a sentence-transformers folder, written atomically) and return the history:
+    """Train ``run`` (:class:`TrainingRun`), save the adapted model to ``output_dir`` (a sentence-transformers
+    folder, written atomically) and return the history:
     ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
     after the last step; its value is stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
     steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
     ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
     benchmark's; None: the training length)."""
-    module = method_module(method)
-    check_settings(method, settings)
+    module = method_module(run.method)
+    check_settings(run.method, run.settings)
     if eval_every is not None and int(eval_every) < 1:
         raise ValueError(f"eval_every must be a positive number of steps or None, got {eval_every}")
     device = resolve_device(device)
-    with seeded_global_rngs(seed), deterministic_torch():
+    with seeded_global_rngs(run.seed), deterministic_torch():
         return _train(
             module,
-            method,
-            base_model_dir,
-            data,
-            dict(settings),
-            seed,
+            replace(run, settings=dict(run.settings)),
             device,
             output_dir,
             eval_every,
@@ -298,25 +302,13 @@ def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -
     return epochs
 
 
-def _train(
-    module,
-    method,
-    base_model_dir,
-    data,
-    settings,
-    seed,
-    device,
-    output_dir,
-    eval_every,
-    evaluate,
-    progress,
-    save_length,
-) -> dict:
+def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length) -> dict:
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    model = load_base(base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
-    rng = np.random.default_rng(seed)
+    method, settings = run.method, run.settings
+    model = load_base(run.base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
+    rng = np.random.default_rng(run.seed)
     autocast, scaler, precision = _autocast(device)
     history: list[dict] = []
     started, evaluating, step = time.perf_counter(), 0.0, 0
@@ -334,7 +326,7 @@ def _train(
         history.append(row)
 
     score(None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
-    phases = module.phases(model=model, data=data, settings=settings, rng=rng, device=device)
+    phases = module.phases(model=model, data=run.data, settings=settings, rng=rng, device=device)
     history[0]["phase"] = phases[0].name if phases else method
     for phase in phases:
         params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []

@@ -353,21 +353,18 @@ def build_custom(
     variant: str | None = None,
     *,
     seed: int,
-    text_column: str = "text",
-    label_column: str = "label",
-    split_column: str | None = None,
-    format: str | None = None,
-    n_splits: int = 10,
-    min_fraction: float = 0.1,
-    max_fraction: float = 1.0,
-    sep: str | None = None,
-    quoting: str = "minimal",
+    layout: custom.Layout | None = None,
+    recipe: recipes.FractionRecipe | None = None,
 ) -> Dataset:
-    """Your own file: one split per value of ``split_column``, else ``n_splits`` random samples of
-    ``min_fraction``..``max_fraction`` of the rows."""
+    """Your own file, read as ``layout`` says: one split per value of its ``split_column``, else the ``recipe``'s
+    random samples (``n_splits`` of ``min_fraction``..``max_fraction`` of the rows each). None: the spec's
+    defaults (``Layout()``, ``FractionRecipe()``). A config entry's options become these two by
+    :func:`custom_options`."""
     _single_path(path, "custom")
+    layout, recipe = layout or custom.Layout(), recipe or recipes.FractionRecipe()
+    split_column, label_column = layout.split_column, layout.label_column
     texts, labels, split_values = custom.read_rows(
-        path, text_column, label_column, split_column, format, sep=sep, quoting=quoting
+        path, layout.text_column, label_column, split_column, layout.format, sep=layout.sep, quoting=layout.quoting
     )
     if split_column is not None:
         names = sorted(set(split_values))
@@ -377,14 +374,22 @@ def build_custom(
         names = [f"{split_column}={name}" for name in names]
     else:
         rng = np.random.default_rng(seed)
-        split_items = _random_splits(labels, n_splits, rng, min_fraction, max_fraction)
-        names = [f"random {i}" for i in range(n_splits)]
+        split_items = _random_splits(labels, recipe.n_splits, rng, recipe.min_fraction, recipe.max_fraction)
+        names = [f"random {i}" for i in range(recipe.n_splits)]
     unique, splits = assemble(texts, split_items)
     prov = {"origin": "custom", "source_files": [_file_entry(path, len(texts))]}
     schemes = None if split_column is not None else [label_column] * len(splits)  # split_column: inferred
     return Dataset(
         unique, splits, names, Counter(), len(texts), prov, [f"  {Path(path).name}: {len(texts)} records read"], schemes
     )
+
+
+def custom_options(options: dict) -> dict:
+    """A custom dataset entry's options (its config keys, :data:`OPTIONS`) as :func:`build_custom`'s keywords: the
+    file's :class:`tecb.data.sources.custom.Layout` and the random :class:`tecb.data.splits.FractionRecipe`."""
+    recipe = {k: v for k, v in options.items() if k in RECIPE}
+    layout = {k: v for k, v in options.items() if k not in RECIPE}
+    return {"layout": custom.Layout(**layout), "recipe": recipes.FractionRecipe(**recipe)}
 
 
 BUILDERS = {
@@ -604,6 +609,8 @@ def build(source: str, path, variant: str | None, *, seed: int, **options) -> Da
         )
     if variant is None and source not in OPTIONS:
         raise ValueError(f"builder {source!r} needs `text: s2s` or `text: p2p`")
+    if source == "custom":
+        options = custom_options(options)
     return BUILDERS[source](path, variant, seed=seed, **options)
 
 

@@ -8,8 +8,19 @@ so the S2S and P2P variants of a source share exactly the same splits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True, kw_only=True)
+class FractionRecipe:
+    """The random-fraction recipe (:func:`random_fraction_splits`): ``n_splits`` samples of ``min_fraction`` ..
+    ``max_fraction`` of the items each (the config entry's keys of the same names)."""
+
+    n_splits: int = 10
+    min_fraction: float = 0.1
+    max_fraction: float = 1.0
 
 
 def random_fraction_splits(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -177,6 +178,21 @@ def _numeric_collisions(labels: list[str], where: list[str], path, col: str) -> 
         first.setdefault(value, (label, at))
 
 
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    """How a custom file is read (its config entry's keys of the same names): the columns holding the text
+    (``text_column``), the label (``label_column``) and, where the file gives its splits, the split
+    (``split_column``; None: the random recipe); its ``format`` (None: from the suffix, :func:`file_format`), and
+    for TSV/CSV the separator ``sep`` (None: the format's) and ``quoting`` (module doc)."""
+
+    text_column: str = "text"
+    label_column: str = "label"
+    split_column: str | None = None
+    format: str | None = None
+    sep: str | None = None
+    quoting: str = "minimal"
+
+
 def read_rows(
     path,
     text_column: str,
@@ -222,4 +238,4 @@ def read_table(
     return pd.DataFrame(records, columns=columns)
 
 
-__all__ = ["CustomFormatError", "SourceFileError", "read_rows", "read_records", "read_table", "file_format"]
+__all__ = ["CustomFormatError", "Layout", "SourceFileError", "read_rows", "read_records", "read_table", "file_format"]
