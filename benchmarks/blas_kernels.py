@@ -53,8 +53,8 @@ def worker(demo: Path, out: Path, embed_threads: int, embeddings_from: Path | No
     import threadpoolctl
     import torch
 
-    from tecb.cluster.algorithms import run_configuration
-    from tecb.embed.encode import embed_dataset
+    from tecb.cluster.algorithms import ClusterFiles, run_configuration
+    from tecb.embed.encode import EmbedJob, embed_dataset
     from tecb.embed.spec import encoder_settings
 
     torch.set_num_threads(1)
@@ -68,25 +68,29 @@ def worker(demo: Path, out: Path, embed_threads: int, embeddings_from: Path | No
             if embeddings_from is None:
                 with threadpoolctl.threadpool_limits(embed_threads):
                     embed_dataset(
-                        data / "texts.parquet",
-                        emb,
-                        encoder_settings(spec, {}, dataset),
-                        {"batch_size": 32, "device": "cpu"},
-                        seed=SEED,
+                        EmbedJob(
+                            texts=data / "texts.parquet",
+                            embeddings=emb,
+                            model_spec=encoder_settings(spec, {}, dataset),
+                            embed_options={"batch_size": 32, "device": "cpu"},
+                            seed=SEED,
+                            dataset=dataset,
+                        ),
                         log=lambda *a: None,
-                        dataset=dataset,
                     )
             else:
                 emb = embeddings_from / emb.name
             scores = out / f"{model}.{dataset}.scores.parquet"
             with threadpoolctl.threadpool_limits(1):
                 run_configuration(
-                    data / "splits.parquet",
                     KMEANS,
-                    scores,
-                    out / "t.parquet",
-                    out / "l.parquet",
-                    embeddings_path=emb,
+                    files=ClusterFiles(
+                        splits=data / "splits.parquet",
+                        scores=scores,
+                        timings=out / "t.parquet",
+                        labels=out / "l.parquet",
+                        embeddings=emb,
+                    ),
                     seed=SEED,
                     threads=1,
                     log=lambda *a: None,

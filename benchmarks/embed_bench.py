@@ -341,7 +341,7 @@ def benchmark_models(tmp: Path) -> list[tuple[str, Path]]:
 def throughput(args) -> str:
     import torch
 
-    from tecb.embed.encode import dtype_parity, encode_transformer, load_sentence_transformer
+    from tecb.embed.encode import Loading, dtype_parity, encode_transformer, load_sentence_transformer
 
     device = args.device
     on_gpu = device.startswith("cuda")
@@ -369,7 +369,7 @@ def throughput(args) -> str:
         models = benchmark_models(tmp)
         for title, path in models:
             for dtype in dtypes:
-                model = load_sentence_transformer(str(path), device=device, dtype=dtype)
+                model = load_sentence_transformer(str(path), loading=Loading(dtype=dtype), device=device)
                 counter = Counter(model[0].auto_model)
                 list(encode_transformer(model, texts[: 4 * args.batch_size], args.batch_size))  # warm-up
                 best = None

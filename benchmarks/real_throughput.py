@@ -96,7 +96,7 @@ def main() -> None:
     import torch
     from threadpoolctl import threadpool_limits
 
-    from tecb.embed.encode import embed_dataset
+    from tecb.embed.encode import EmbedJob, embed_dataset
     from tecb.io import read_embeddings
 
     config = yaml.safe_load((ROOT / args.configfile).read_text())
@@ -124,12 +124,17 @@ def main() -> None:
                     out = work / f"{key}-{dataset}.parquet"
                     start = time.perf_counter()
                     embed_dataset(
-                        texts_path,
-                        out,
-                        tecb_spec(key, spec, run_dir),
-                        {"device": "cpu", "batch_size": spec.get("batch_size", config["embed"]["batch_size"])},
-                        seed=seed if spec["kind"] == "tfidf" else None,
-                        dataset=dataset,
+                        EmbedJob(
+                            texts=texts_path,
+                            embeddings=out,
+                            model_spec=tecb_spec(key, spec, run_dir),
+                            embed_options={
+                                "device": "cpu",
+                                "batch_size": spec.get("batch_size", config["embed"]["batch_size"]),
+                            },
+                            seed=seed if spec["kind"] == "tfidf" else None,
+                            dataset=dataset,
+                        ),
                         log=lambda *a: None,
                     )
                     best["tecb"] = min(best["tecb"], time.perf_counter() - start)
