@@ -117,3 +117,32 @@ def test_the_cycle_check_catches_a_cycle(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "MODULES", modules)
     with pytest.raises(AssertionError, match="import cycle"):
         test_no_import_cycles()
+
+
+#: Functions allowed more than eight parameters, with the reason (docs/layout.md "Library conventions").
+MANY_PARAMETERS = {"tecb.cluster.spectral._multi_component_layout": "umap's multi_component_layout, ported"}
+
+
+def _parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return len([n for n in names if n not in ("self", "cls")])
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    """Where a function would need more, the ones that belong together travel as a spec (a frozen dataclass)."""
+    found = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _parameter_count(node) > 8:
+                where = f"{name}.{node.name}"
+                if where not in MANY_PARAMETERS:
+                    found.append(f"{where} ({_parameter_count(node)} parameters, line {node.lineno})")
+    assert not found, found
+
+
+def test_the_parameter_count_counts_every_kind_of_parameter():
+    tree = ast.parse("def f(a, /, b, *c, d, **e): pass\nclass K:\n    def g(self, a, *, b): pass\n")
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    assert [_parameter_count(n) for n in functions] == [5, 2]

@@ -20,6 +20,7 @@ import numpy as np
 
 from tecb import io
 from tecb.adapt import protocol as proto
+from tecb.adapt.pretrain import Scoring
 
 SCORE_COLUMNS = ("step", "split", "n_texts", "n_labels", "n_clusters", "v_measure", "homogeneity", "completeness")
 
@@ -211,20 +212,6 @@ class Job:
     settings: dict
     protocol: dict
     text_kind: str | None = None
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """How every scored step is scored, as the benchmark scores a model: ``algorithm`` (k-means on raw vectors)
-    with the config's ``seed`` (also ``disjoint``'s category split), encoded ``batch_size`` texts at a time at
-    ``max_length`` tokens (None: the benchmark's), also every ``every`` optimizer steps (None: step 0 and the end
-    of each phase only)."""
-
-    algorithm: dict
-    seed: int
-    batch_size: int
-    max_length: int | None = None
-    every: int | None = None
 
 
 @dataclass(frozen=True)

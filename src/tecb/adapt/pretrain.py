@@ -25,10 +25,23 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
-from tecb.adapt.jobs import Scoring
 from tecb.embed.encode import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a checkpoint is scored (pre-training's and every adaptation job's steps), as the benchmark scores a
+    model: ``algorithm`` (k-means on raw vectors) with the config's ``seed`` (also ``disjoint``'s category split),
+    encoded ``batch_size`` texts at a time at ``max_length`` tokens (None: the benchmark's), also every ``every``
+    optimizer steps (None: step 0 and the end of each phase only)."""
+
+    algorithm: dict
+    seed: int
+    batch_size: int
+    max_length: int | None = None
+    every: int | None = None
 
 
 # --- whole-word masking -------------------------------------------------------------------
@@ -122,7 +135,7 @@ def encode_checkpoint(path, texts: list[str], device=None, batch_size: int = 32,
 
 def evaluate_checkpoint(path, texts: list[str], splits, *, scoring: Scoring, device=None, log=print) -> list[dict]:
     """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors),
-    as ``scoring`` says (:class:`tecb.adapt.jobs.Scoring`: algorithm, seed, batch size, sequence length; its
+    as ``scoring`` says (:class:`Scoring`: algorithm, seed, batch size, sequence length; its
     ``every`` is not read)."""
     from tecb.cluster.algorithms import score_splits
 
