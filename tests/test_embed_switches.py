@@ -33,7 +33,7 @@ def _switch_config(switches, cache_dir: str) -> dict:
         "embed": {
             "batch": embed_batch,
             "cache_dir": cache_dir if cache else None,
-            "shard_size": 100 if shard else None,
+            "shard_size": 150 if shard else None,  # two shards of whole 64-text chunks (0-128, 128-221)
         },
         "cluster": {"batch": cluster_batch},
     }
