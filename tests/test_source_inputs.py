@@ -584,3 +584,12 @@ def test_source_keys_that_do_not_apply_are_config_errors():
         datasets.check_source("g", {"path": ["a", "b"]}, "germeval2019")
     datasets.check_source("reddit", {"ids_url": "https://x", "praw_site": None, "path": None}, "reddit")
     datasets.check_source("gnad", {"builder": "10kgnad_csv", "path": ["train.csv", "test.csv"]}, "10kgnad_csv")
+
+
+def test_the_preflight_reads_a_custom_file_with_the_builds_layout_keys():
+    """The preflight's cache key and reader take exactly the keys of custom.Layout (one list of a file's settings)."""
+    import dataclasses
+
+    from tecb import preflight
+
+    assert preflight.CUSTOM_SETTINGS == tuple(f.name for f in dataclasses.fields(custom.Layout))

@@ -167,6 +167,7 @@ def _paths(path) -> list[str]:
 
 
 #: The dataset keys that decide how a custom file is read (part of the cache key of its check).
+#: A custom dataset entry's keys that say how its file is read: the fields of :class:`tecb.data.sources.custom.Layout`
 CUSTOM_SETTINGS = ("text_column", "label_column", "split_column", "format", "sep", "quoting")
 
 
@@ -177,18 +178,11 @@ def _check_custom(path, dataset: dict, name: str, source_name: str) -> None:
     key = f"datasets.{name} (source {source_name})"
     if Path(path).is_dir():
         raise PreflightError(f"{key}: {path} is a folder; a custom source is one TSV, CSV, Parquet or JSONL file")
-    text_column = dataset.get("text_column") or "text"
-    label_column = dataset.get("label_column") or "label"
-    split_column = dataset.get("split_column")
+    layout = custom.Layout(**{k: dataset[k] for k in CUSTOM_SETTINGS if dataset.get(k)})  # unset: the defaults
+    text_column, label_column, split_column = layout.text_column, layout.label_column, layout.split_column
     try:
         texts, labels, splits = custom.read_rows(
-            path,
-            text_column,
-            label_column,
-            split_column,
-            dataset.get("format"),
-            sep=dataset.get("sep"),
-            quoting=dataset.get("quoting") or "minimal",
+            path, text_column, label_column, split_column, layout.format, sep=layout.sep, quoting=layout.quoting
         )
     except (ValueError, OSError) as err:
         msg = str(err)
