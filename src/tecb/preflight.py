@@ -181,9 +181,7 @@ def _check_custom(path, dataset: dict, name: str, source_name: str) -> None:
     layout = custom.Layout(**{k: dataset[k] for k in CUSTOM_SETTINGS if dataset.get(k)})  # unset: the defaults
     text_column, label_column, split_column = layout.text_column, layout.label_column, layout.split_column
     try:
-        texts, labels, splits = custom.read_rows(
-            path, text_column, label_column, split_column, layout.format, sep=layout.sep, quoting=layout.quoting
-        )
+        texts, labels, splits = layout.read(path)
     except (ValueError, OSError) as err:
         msg = str(err)
         if "no column" in msg:

@@ -1,7 +1,7 @@
 """The embedding-cache key of one (model, dataset) into results/{run}/embeddings/{model}/{dataset}.key.json
 (tecb.embed.cache: model settings, model files, TF-IDF seed, texts' sha256)."""
 
-from tecb.embed.cache import cache_key, model_content
+from tecb.embed.cache import ModelFiles, cache_key, model_content
 from tecb.embed.spec import file_sha256
 from tecb.io import write_json
 from tecb.runlog import finish, open_log
@@ -14,9 +14,11 @@ record = {
     "seed": snakemake.params.seed,
     "texts_sha256": file_sha256(snakemake.input.texts),
     "model_content": model_content(
-        snakemake.params.kind,
-        path=snakemake.input.model[0] if snakemake.input.model else None,
-        digest_file=snakemake.input.digest[0] if snakemake.input.digest else None,
+        ModelFiles(
+            kind=snakemake.params.kind,
+            path=snakemake.input.model[0] if snakemake.input.model else None,
+            digest=snakemake.input.digest[0] if snakemake.input.digest else None,
+        )
     ),
 }
 record["key"] = cache_key(

@@ -363,9 +363,7 @@ def build_custom(
     _single_path(path, "custom")
     layout, recipe = layout or custom.Layout(), recipe or recipes.FractionRecipe()
     split_column, label_column = layout.split_column, layout.label_column
-    texts, labels, split_values = custom.read_rows(
-        path, layout.text_column, label_column, split_column, layout.format, sep=layout.sep, quoting=layout.quoting
-    )
+    texts, labels, split_values = layout.read(path)
     if split_column is not None:
         names = sorted(set(split_values))
         values = np.asarray(split_values, dtype=object)

@@ -45,7 +45,7 @@ def run_embed_batch(
     if len(set(names)) != len(names):
         raise ValueError(f"a model's embedding batch names a dataset twice: {names}")
     digest_files = [model.digest] if model.digest else []
-    content = model_content(model.kind, path=model.path, digest_file=model.digest)
+    content = model_content(model)
     digest = recorded_digest(digest_files)
     # datasets no longer in the batch are dropped (written with the first change, or at the end)
     keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}

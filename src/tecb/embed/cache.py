@@ -43,9 +43,10 @@ class ModelFiles:
     digest: str | os.PathLike | None = None
 
 
-def model_content(kind: str, path: str | os.PathLike | None = None, digest_file: str | os.PathLike | None = None):
+def model_content(model: ModelFiles):
     """What the model's files are, cheaply: a local model's recorded digest, a built model's directory digest,
     a prefetched hub model's resolved commit and remote-code record; ``None`` for TF-IDF."""
+    kind, path, digest_file = model.kind, model.path, model.digest
     if kind in ("tfidf", "python"):  # a Python object's package, version and files are in its settings
         return None
     if kind == "local" or (digest_file and kind in ("precomputed", "static", "mteb")):

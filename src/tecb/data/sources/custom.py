@@ -192,6 +192,18 @@ class Layout:
     sep: str | None = None
     quoting: str = "minimal"
 
+    def read(self, path):
+        """:func:`read_rows` of ``path`` as this layout says."""
+        return read_rows(
+            path,
+            self.text_column,
+            self.label_column,
+            self.split_column,
+            self.format,
+            sep=self.sep,
+            quoting=self.quoting,
+        )
+
 
 def read_rows(
     path,
