@@ -212,13 +212,36 @@ def demo_run(tmp_path_factory) -> Path:
 REAL_DATA = SHARED / "data" / "real"  # the full real files (GermEval 2019 dev, 10kGNAD test)
 
 
+@pytest.fixture(scope="session")
+def real_models_dir(tmp_path_factory) -> dict[str, Path]:
+    """The packaged real models placed once per test session (``make real``'s step): name -> folder."""
+    from tecb.embed.packaged import place_packaged_models
+
+    return place_packaged_models(_packaged_models_once(), log=lambda m: None)
+
+
+_PACKAGED_MODELS: list[Path] = []
+
+
+def _packaged_models_once() -> Path:
+    """A folder of this process with the packaged real models, placed on first use, removed at exit."""
+    import atexit
+
+    from tecb.embed.packaged import place_packaged_models
+
+    if not _PACKAGED_MODELS:
+        folder = Path(tempfile.mkdtemp(prefix="tecb-real-models-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        place_packaged_models(folder / "models", log=lambda m: None)
+        _PACKAGED_MODELS.append(folder / "models")
+    return _PACKAGED_MODELS[0]
+
+
 def real_project(dest: Path, config_name: str, config: dict) -> Path:
     """A copy of the project for a real-data run: ``../shared/data/real`` linked into ``resources/real/`` (as a user
     puts the downloads there), the packaged models placed as ``make real`` does, ``config`` written to
     ``config/{config_name}.yaml``. Without the real files: a failure under ``TECB_REQUIRE_REAL_DATA=1`` (CI), else
     a skip."""
-    from tecb.embed.packaged import place_packaged_models
-
     if not REAL_DATA.exists():
         if os.environ.get("TECB_REQUIRE_REAL_DATA") == "1":
             pytest.fail(f"{REAL_DATA} is missing but TECB_REQUIRE_REAL_DATA=1")
@@ -227,6 +250,7 @@ def real_project(dest: Path, config_name: str, config: dict) -> Path:
     (work / "resources" / "real").mkdir(parents=True)
     for name in ("germeval2019", "10kgnad"):
         (work / "resources" / "real" / name).symlink_to(REAL_DATA / name, target_is_directory=True)
-    place_packaged_models(work / "resources" / "real" / "models", log=lambda m: None)
+    # placed once per test process (the e5 conversion writes 470 MB), linked where `make real` puts it
+    (work / "resources" / "real" / "models").symlink_to(_packaged_models_once(), target_is_directory=True)
     (work / "config" / f"{config_name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return work

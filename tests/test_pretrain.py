@@ -345,3 +345,49 @@ def test_config_names_unknown_model(tmp_path):
     (workdir / "config" / "demo.yaml").write_text(cfg.replace("models: [tiny-bert]", "models: [no-such-model]"))
     proc = run_snakemake(workdir, "-n", "--configfile", "config/demo.yaml", "--cores", "1", check=False)
     assert proc.returncode != 0 and "pretrain.models names 'no-such-model'" in proc.stdout
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_a_sentence_transformers_base_keeps_its_prompt_and_modules(tiny, tmp_path, method, monkeypatch):
+    """A base with sentence-transformers files and a default prompt (multilingual-e5's ``query: ``): training sees
+    every text with the prompt in front, and the checkpoint keeps the base's modules and prompt, so that it is
+    scored as the embed stage scores the base (issue 42)."""
+    import json
+    import shutil
+
+    root, model = tiny
+    base = tmp_path / "base"
+    shutil.copytree(model, base)
+    (base / "modules.json").write_text(
+        json.dumps(
+            [
+                {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            ]
+        )
+    )
+    (base / "1_Pooling").mkdir()
+    (base / "1_Pooling" / "config.json").write_text(
+        json.dumps({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": True})
+    )
+    prompts = {"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": "query"}
+    (base / "config_sentence_transformers.json").write_text(json.dumps(prompts))
+    assert pretrain.base_prompt(base) == "query: " and pretrain.base_prompt(model) == ""
+
+    seen = []
+    if method == "tsdae":
+        monkeypatch.setattr(pretrain, "delete_words", lambda t, ratio, rng: seen.append(t) or t)
+    else:
+        original = pretrain.WholeWordMaskCollator.__call__
+        monkeypatch.setattr(
+            pretrain.WholeWordMaskCollator, "__call__", lambda self, texts: seen.extend(texts) or original(self, texts)
+        )
+    ckpt = tmp_path / "ckpt"
+    rows = pretrain.pretrain(job((root, base), method, ckpt, eval_epochs=(1,), device="cpu"), log=lambda m: None)
+    assert rows and all(0 <= r["v_measure"] <= 1 for r in rows)
+    if method == "tsdae":  # the noise is drawn on the text, the prompt put in front of both views
+        assert seen and not any(t.startswith("query: ") for t in seen)
+    else:
+        assert seen and all(t.startswith("query: ") for t in seen)
+    for name in ("modules.json", "config_sentence_transformers.json", "1_Pooling/config.json"):
+        assert (ckpt / name).read_bytes() == (base / name).read_bytes()

@@ -41,8 +41,8 @@ def texts() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def models_dir(tmp_path_factory):
-    return packaged.place_packaged_models(tmp_path_factory.mktemp("real-models"), log=lambda m: None)
+def models_dir(real_models_dir):
+    return real_models_dir
 
 
 def stored_vectors(tmp_path, texts: list[str], spec: dict) -> tuple[np.ndarray, dict]:

