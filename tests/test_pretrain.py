@@ -391,3 +391,62 @@ def test_a_sentence_transformers_base_keeps_its_prompt_and_modules(tiny, tmp_pat
         assert seen and all(t.startswith("query: ") for t in seen)
     for name in ("modules.json", "config_sentence_transformers.json", "1_Pooling/config.json"):
         assert (ckpt / name).read_bytes() == (base / name).read_bytes()
+
+
+RESUMABLE_JOB = """
+import sys, time
+from pathlib import Path
+from tecb.adapt import pretrain
+
+model, texts, splits, out, slow = sys.argv[1:6]
+if slow == "slow":  # give the test time to kill the job mid-way (the test's own patch, in this process only)
+    step = pretrain._Training._optimizer_step
+    pretrain._Training._optimizer_step = lambda self: (time.sleep(0.05), step(self))[1]
+params = {"lr": 1e-3, "batch_size": 4, "grad_accum": 1, "weight_decay": 0.0, "warmup_ratio": 0.1,
+          "max_length": 64, "deletion_ratio": 0.6}
+job = pretrain.PretrainJob(model, texts, splits, "tsdae", params, [4, 8],
+                           {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
+                           Path(out) / "ckpt", seed=42, eval_seed=42, device="cpu",
+                           resume_path=Path(out) / "ckpt.resume.pt", resume_every=3)
+pretrain.run(job, Path(out) / "scores.parquet", log=lambda m: print(m, flush=True))
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
+    """kill -9 mid-way (after a saved state, before the end), the same job started again: it continues from the
+    state (it says so) and ends with the scores and checkpoint weights of a job that ran through (issue 42)."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root, model = tiny
+    script = tmp_path / "job.py"
+    script.write_text(RESUMABLE_JOB)
+    env = {**os.environ, "PYTHONPATH": str(Path(pretrain.__file__).parents[2])}
+
+    def start(out: Path, speed: str) -> subprocess.Popen:
+        out.mkdir(exist_ok=True)
+        args = [sys.executable, str(script), str(model), str(root / "texts.parquet"), str(root / "splits.parquet")]
+        return subprocess.Popen([*args, str(out), speed], env=env, stdout=subprocess.PIPE, text=True)
+
+    straight = start(tmp_path / "straight", "fast")
+    killed = start(tmp_path / "killed", "slow")
+    state = tmp_path / "killed" / "ckpt.resume.pt"
+    while not state.exists() and killed.poll() is None:
+        time.sleep(0.01)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert state.exists() and not (tmp_path / "killed" / "scores.parquet").exists()
+    again = start(tmp_path / "killed", "fast")
+    log = again.communicate()[0]
+    assert again.returncode == 0 and straight.wait() == 0
+    resumed = re.search(r"resumed from \S+: epoch (\d+), batch (\d+), (\d+) optimizer steps done", log)
+    assert resumed and 3 <= int(resumed[3]) < 48, log  # mid-way: 8 epochs x 6 steps
+    assert not state.exists()  # a finished job leaves no state behind
+    for name in ("scores.parquet", "ckpt/model.safetensors"):
+        assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "straight" / name).read_bytes(), name

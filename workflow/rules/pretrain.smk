@@ -65,6 +65,7 @@ rule pretrain:
         device=PRETRAIN["device"],
         eval_batch_size=PRETRAIN["eval_batch_size"],
         eval_seed=SEED,
+        resume_every=PRETRAIN["resume_every"],
     script:
         "../scripts/pretrain.py"
 

@@ -20,5 +20,8 @@ job = PretrainJob(
     eval_seed=snakemake.params.eval_seed,
     device=snakemake.params.device,
     eval_batch_size=snakemake.params.eval_batch_size,
+    # beside the checkpoint folder, not an output: a killed job started again continues from it
+    resume_path=snakemake.output.checkpoint + ".resume.pt",
+    resume_every=snakemake.params.resume_every,
 )
 run(job, snakemake.output.scores, log=log, timings_path=snakemake.output.timings)

@@ -233,7 +233,8 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator):
 
 
 def _build(method: str, model_dir, params: dict, device: str):
-    """Return ``(trainable module, step(texts, rng) -> loss, save(dir))`` for a method. Texts are trained with
+    """Return ``(trainable module, step(texts, rng) -> loss, save(dir), generators)`` for a method, ``generators``
+    the method's own random generators (whose states a resumed job restores). Texts are trained with
     the base's default prompt in front (:func:`base_prompt`); a checkpoint keeps the base's sentence-transformers
     files (:func:`copy_sentence_transformers_files`)."""
     prompt = base_prompt(model_dir)
@@ -255,7 +256,7 @@ def _build(method: str, model_dir, params: dict, device: str):
             tokenizer.save_pretrained(out)
             copy_sentence_transformers_files(model_dir, out)
 
-        return model, step, save
+        return model, step, save, [collator.rng]
     if method == "tsdae":
         from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
 
@@ -276,7 +277,7 @@ def _build(method: str, model_dir, params: dict, device: str):
             encoder.tokenizer.save_pretrained(out)
             copy_sentence_transformers_files(model_dir, out)
 
-        return loss_fn, step, save
+        return loss_fn, step, save, []
     raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")
 
 
@@ -289,7 +290,12 @@ class PretrainJob:
     benchmark's config seed, so that epoch 0 would score like the benchmark's own k-means). ``params``: lr,
     batch_size, grad_accum, weight_decay, warmup_ratio, max_length and the method's own (mlm_probability /
     deletion_ratio). A progress line (texts done / total in the epoch, rate, ETA of the epoch) is logged at most
-    every ``progress_every`` seconds."""
+    every ``progress_every`` seconds.
+
+    ``resume_path``: where the job keeps its training state (weights, optimizer, schedule, every random
+    generator, the epoch's batch order and position) every ``resume_every`` optimizer steps; a job started again
+    after being killed continues from it and ends with the same bytes as one that ran through (None: no state
+    kept). The file is removed when the job ends."""
 
     model_dir: str | Path
     texts_path: str | Path
@@ -304,6 +310,8 @@ class PretrainJob:
     device: str | None = None
     eval_batch_size: int = 32
     progress_every: float = 60.0
+    resume_path: str | Path | None = None
+    resume_every: int = 50
 
 
 def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
@@ -329,7 +337,7 @@ class _Training:
         import torch
         from transformers import get_constant_schedule_with_warmup
 
-        self.module, self.loss, self.save = _build(method, model_dir, params, device)
+        self.module, self.loss, self.save, self.generators = _build(method, model_dir, params, device)
         trainable = [p for p in self.module.parameters() if p.requires_grad]
         decay = [p for p in trainable if p.ndim > 1]
         no_decay = [p for p in trainable if p.ndim <= 1]
@@ -354,27 +362,117 @@ class _Training:
         self.optimizer.zero_grad(set_to_none=True)
         self.steps += 1
 
-    def epoch(self, texts: list[str], rng, label: str, progress_every: float, log) -> float:
-        """One pass over ``texts`` in a random order; return the mean loss of its batches."""
+    def epoch(self, texts: list[str], rng, label: str, progress_every: float, log, *, resume=None, on_step=None):
+        """One pass over ``texts`` in a random order; return the mean loss of its batches. ``resume`` (a saved
+        position: ``order``, ``next_batch``, ``losses``) continues an epoch; ``on_step(next_batch, order, losses)``
+        is called after each optimizer step."""
         self.module.train()
-        losses, micro = [], 0
+        if resume is None:
+            order, losses, first = [b.tolist() for b in _batches(len(texts), self.batch_size, rng)], [], 0
+        else:
+            order, losses, first = resume["order"], list(resume["losses"]), resume["next_batch"]
+        micro = 0
         self.optimizer.zero_grad(set_to_none=True)
-        batches = list(_batches(len(texts), self.batch_size, rng))
-        progress, last, done = Progress(len(texts), log, what=label, heartbeat=0), time.perf_counter(), 0
-        for i, idx in enumerate(batches):
+        progress, last = Progress(len(texts), log, what=label, heartbeat=0), time.perf_counter()
+        done = sum(len(b) for b in order[:first])
+        for i in range(first, len(order)):
+            idx = order[i]
             with self.autocast():
                 loss = self.loss([texts[j] for j in idx], rng) / self.accum
             (self.scaler.scale(loss) if self.scaler else loss).backward()
             losses.append(float(loss.detach()) * self.accum)
             micro += 1
-            if micro == self.accum or i == len(batches) - 1:
+            if micro == self.accum or i == len(order) - 1:
                 self._optimizer_step()
                 micro = 0
+                if on_step is not None:
+                    on_step(i + 1, order, losses)
             done += len(idx)
             if time.perf_counter() - last >= progress_every and done < len(texts):
                 progress.update(done)
                 last = time.perf_counter()
         return float(np.mean(losses))
+
+    def state(self) -> dict:
+        """Weights, optimizer, schedule, grad scaler and every random generator, for :func:`save_resume_state`."""
+        import torch
+
+        return {
+            "module": self.module.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict() if self.scaler else None,
+            "steps": self.steps,
+            "generators": [g.bit_generator.state for g in self.generators],
+            "python": random.getstate(),
+            "numpy": np.random.get_state(),
+            "torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        }
+
+    def restore(self, state: dict) -> None:
+        import torch
+
+        self.module.load_state_dict(state["module"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        if self.scaler is not None and state["scaler"] is not None:
+            self.scaler.load_state_dict(state["scaler"])
+        self.steps = state["steps"]
+        for generator, saved in zip(self.generators, state["generators"]):
+            generator.bit_generator.state = saved
+        random.setstate(state["python"])
+        np.random.set_state(state["numpy"])
+        torch.set_rng_state(state["torch"])
+        if state["cuda"]:
+            torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# --- resuming a killed job ------------------------------------------------------------------
+
+
+def job_fingerprint(job: PretrainJob) -> str:
+    """What a saved training state belongs to: the job's settings and its texts' bytes."""
+    import hashlib
+    import json
+
+    fields = {
+        "model_dir": str(job.model_dir),
+        "texts": io.file_sha256(job.texts_path),
+        "method": job.method,
+        "params": job.params,
+        "eval_epochs": sorted(job.eval_epochs),
+        "algorithm": job.algorithm,
+        "seed": job.seed,
+        "eval_seed": job.eval_seed,
+    }
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def save_resume_state(path, fingerprint: str, training: _Training, position: dict) -> None:
+    """The training state and ``position`` (epoch, next batch, batch order, losses, rows so far, the job's own
+    generator), written atomically to ``path``."""
+    import torch
+
+    with io.atomic_path(path) as tmp:
+        torch.save({"fingerprint": fingerprint, "training": training.state(), "position": position}, tmp)
+
+
+def load_resume_state(path, fingerprint: str, log) -> dict | None:
+    """The state saved at ``path`` for this job, or None (none there, or another job's: then it is ignored)."""
+    import torch
+
+    if path is None or not Path(path).exists():
+        return None
+    try:
+        state = torch.load(path, weights_only=False)
+    except Exception as exc:  # a damaged file: start over, saying so
+        log(f"resume state {path} unreadable ({type(exc).__name__}: {exc}); starting from the beginning")
+        return None
+    if state.get("fingerprint") != fingerprint:
+        log(f"resume state {path} belongs to other settings or texts; starting from the beginning")
+        return None
+    return state
 
 
 def _eval_epochs(eval_epochs) -> list[int]:
@@ -404,8 +502,30 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         f"steps, device {device}, autocast {training.amp_dtype}"
     )
     rows, started, evaluating = [], time.perf_counter(), 0.0
-    for epoch in range(1, eval_epochs[-1] + 1):
-        train_loss = training.epoch(texts, rng, f"epoch {epoch}: ", job.progress_every, log)
+    fingerprint = job_fingerprint(job) if job.resume_path else None
+    saved = load_resume_state(job.resume_path, fingerprint, log)
+    first_epoch, resume = 1, None
+    if saved is not None:
+        training.restore(saved["training"])
+        position = saved["position"]
+        rng.bit_generator.state = position["rng"]
+        rows, first_epoch, resume = position["rows"], position["epoch"], position
+        log(
+            f"resumed from {job.resume_path}: epoch {first_epoch}, batch {position['next_batch']}, "
+            f"{training.steps} optimizer steps done"
+        )
+    for epoch in range(first_epoch, eval_epochs[-1] + 1):
+
+        def on_step(next_batch, order, losses, epoch=epoch):
+            if job.resume_path and training.steps % job.resume_every == 0 and next_batch < len(order):
+                position = {"epoch": epoch, "next_batch": next_batch, "order": order, "losses": losses}
+                position.update(rows=rows, rng=rng.bit_generator.state)
+                save_resume_state(job.resume_path, fingerprint, training, position)
+
+        train_loss = training.epoch(
+            texts, rng, f"epoch {epoch}: ", job.progress_every, log, resume=resume, on_step=on_step
+        )
+        resume = None
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {training.steps} optimizer steps")
         if epoch not in eval_epochs:
             continue
@@ -432,6 +552,8 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
                     "eval_seconds": round(time.perf_counter() - eval_started, 3),
                 }
             )
+    if job.resume_path:
+        Path(job.resume_path).unlink(missing_ok=True)  # finished: nothing to resume
     return rows
 
 
