@@ -766,3 +766,36 @@ def test_cob_selects_its_epoch_on_held_out_training_instances(base_model, tmp_pa
     _, held_out = hold_out([(list(t), list(y)) for t, y in data.instances], 0.25, np.random.default_rng(3))
     saved = load_base(str(tmp_path / "m"), device="cpu")
     assert validation_score(saved, held_out, "cpu") == pytest.approx(info["validation"][kept], abs=1e-6)
+
+
+def test_step0_loss_is_recorded_beside_chance_and_no_signal_is_flagged():
+    """The first loss of a phase (before any update) and its loss at chance go to the phase's info and the log; a
+    step-0 loss under 1 % of chance is flagged, and Table 6's `ran` column says so (issue 42 item 4)."""
+    import math
+
+    from tecb.adapt.training import Phase, _record_step0
+    from tecb.report.adapt_tables import what_ran
+
+    def phase(chance):
+        return Phase(
+            "simcse",
+            batches=lambda rng: [],
+            loss=None,
+            lr=1e-5,
+            epochs=1,
+            warmup_ratio=0.0,
+            weight_decay=0.0,
+            max_grad_norm=1.0,
+            chance_loss=chance,
+        )
+
+    lines = []
+    learning, saturated, unknown = phase(lambda b: math.log(len(b))), phase(lambda b: math.log(len(b))), phase(None)
+    _record_step0(learning, list(range(64)), 2.5, lines.append)
+    _record_step0(saturated, list(range(64)), 0.0033, lines.append)
+    _record_step0(unknown, [0, 1], 0.7, lines.append)
+    assert learning.info == {"step0_loss": 2.5, "chance_loss": round(math.log(64), 6), "no_signal": False}
+    assert saturated.info["no_signal"] is True and "~no signal" in lines[1]
+    assert unknown.info["chance_loss"] is None and unknown.info["no_signal"] is False
+    ran = what_ran("simcse", {"phases": {"simcse": {"augmentation": "dropout", **saturated.info}}})
+    assert "simcse step-0 loss 0.0033 (chance 4.16) ~NO SIGNAL" in ran

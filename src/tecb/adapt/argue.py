@@ -13,6 +13,8 @@ continues (no MLM).
 
 from __future__ import annotations
 
+import math
+
 from tecb.adapt.training import Phase, chunked, encode_features, optimizer_settings
 
 # argueBERT Appendix Table 5 (pre-training: lr 2e-5 for BERT-base, max seq length 128; its 100,000 / 1,000,000
@@ -118,6 +120,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="pairs",
             batches=lambda rng: chunked(rng.permutation(len(trained)), int(settings["batch_size"])),
             loss=pair_loss,
+            chance_loss=lambda batch: math.log(2),  # two classes, equal logits
             **optimizer_settings(settings),
             modules=[heads],
             info={"objective": data.objective or "+".join(objectives), "pairs": len(trained)},

@@ -3,6 +3,8 @@ augmentation, and InfoNCE over the in-batch negatives pulls the two views togeth
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tecb.adapt.training import Phase, chunked, embed
@@ -130,6 +132,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="simcse",
             batches=text_batches(len(texts), settings["batch_size"]),
             loss=loss,
+            chance_loss=lambda idx: math.log(len(idx)),  # Eq. (1) with every cosine equal
             info={"augmentation": settings["augmentation"]},
             **phase_settings(settings),
         )

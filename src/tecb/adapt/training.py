@@ -76,6 +76,9 @@ class Phase:
     # model selection: a score of the model on held-out training-side data (higher is better), taken before the
     # first epoch and after each; the phase ends with the weights of its best epoch (COB's best-validation rule)
     validate: Callable[[], float] | None = None
+    # the loss of a batch where the model cannot tell anything apart (uniform predictions): the yardstick for the
+    # step-0 loss (None where the method's loss has no such value)
+    chance_loss: Callable[[object], float] | None = None
 
 
 def optimizer_settings(settings: dict, prefix: str = "") -> dict:
@@ -358,6 +361,8 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
                 if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
                     progress.step(None)
                     continue
+                if "step0_loss" not in phase.info:
+                    _record_step0(phase, batch, float(loss.detach()), progress.log)
                 (scaler.scale(loss) if scaler else loss).backward()
                 if scaler:
                     scaler.unscale_(optimizer)
@@ -397,6 +402,23 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
         "settings": settings,
         "phases": {p.name: p.info for p in phases},
     }
+
+
+#: a step-0 loss below this share of the loss at chance leaves the method ~no signal to learn from
+NO_SIGNAL_SHARE = 0.01
+
+
+def _record_step0(phase: Phase, batch, loss: float, log) -> None:
+    """The phase's first loss (before any update) beside its loss at chance, in ``phase.info`` and the log; a loss
+    under :data:`NO_SIGNAL_SHARE` of chance is flagged: the method has ~nothing left to learn on these data."""
+    phase.info["step0_loss"] = round(loss, 6)
+    chance = float(phase.chance_loss(batch)) if phase.chance_loss else None
+    phase.info["chance_loss"] = None if chance is None else round(chance, 6)
+    flag = chance is not None and chance > 0 and loss < NO_SIGNAL_SHARE * chance
+    phase.info["no_signal"] = bool(flag)
+    if log:
+        versus = f", at chance {chance:.4f}" if chance is not None else " (no loss at chance for this method)"
+        log(f"phase {phase.name}: loss at step 0 {loss:.4g}{versus}" + ("; ~no signal to learn" if flag else ""))
 
 
 class _Selection:

@@ -115,6 +115,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="triplet",
             batches=lambda rng: chunked(rng.permutation(len(triplets)), int(settings["batch_size"])),
             loss=loss,
+            chance_loss=lambda batch: float(settings["margin"]),  # ||a - p|| = ||a - n||
             **optimizer_settings(settings),
             validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )

@@ -80,6 +80,21 @@ def _selection(info: dict) -> list[str]:
     ]
 
 
+def _step0(phases: dict) -> list[str]:
+    """Each phase's loss at step 0 beside its loss at chance (as the training loop recorded them), and ``~NO SIGNAL``
+    where it was under 1 % of chance: the method had ~nothing to learn on these data."""
+    out = []
+    for name, info in phases.items():
+        if info.get("step0_loss") is None:
+            continue
+        chance = info.get("chance_loss")
+        text = f"{name} step-0 loss {info['step0_loss']:.3g}" + (
+            f" (chance {chance:.3g})" if chance is not None else ""
+        )
+        out.append(text + (" ~NO SIGNAL" if info.get("no_signal") else ""))
+    return out
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
     """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
     batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
@@ -109,6 +124,7 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
         parts += _selection(info)
     elif method == "argue":
         parts.append("phases " + " + ".join(phases) if phases else "no phase")
+    parts += _step0(phases)
     head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
     if head:
         parts.append(f"head {head}")
