@@ -130,3 +130,18 @@ def test_prefetch_runs_every_network_rule_then_the_run_needs_none(tmp_path):
     rest = job_counts(run_snakemake(workdir, *args, "-n", env=env).stdout)
     assert "embed" in rest or "embed_batch" in rest, rest
     assert not NETWORK_RULES & set(rest), rest
+
+
+@pytest.mark.workflow
+def test_the_papers_prefetch_plans_its_downloads_reddit_and_every_hub_model(tmp_path):
+    workdir = copy_project(tmp_path / "project")
+    paper = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    plan = job_counts(run_snakemake(workdir, "-n", "prefetch").stdout)
+    assert plan == {
+        "download_germeval2019": 1,
+        "download_million_posts": 1,
+        "reddit_ids": 1,
+        "rehydrate_reddit": 1,
+        "prefetch_model": len(paper["models"]),
+        "prefetch": 1,
+    }
