@@ -7,7 +7,7 @@ include: "functions/tables.smk"
 
 
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
-REFERENCE = config["tables"]["reference"] or None
+REFERENCE = project_path(config["tables"]["reference"]) or None
 REFERENCE_TABLE1 = (
     os.path.join(os.path.dirname(REFERENCE), "paper_table1.csv") if REFERENCE else None
 )
@@ -83,7 +83,7 @@ MODELS_TABLE = (
     if models_of_kind("mteb")
     else []
 )
-LEADERBOARD = config["tables"]["leaderboard"] or None
+LEADERBOARD = project_path(config["tables"]["leaderboard"]) or None
 LEADERBOARD_TABLE = (
     [table_path("leaderboard", "csv"), table_path("leaderboard", "md")]
     if LEADERBOARD
