@@ -17,7 +17,8 @@ put_library_on_pythonpath()
 
 def project_path(path):
     """A file the config names (tables.reference, ...): relative to the working directory where it is there, else
-    to the project folder (the workflow's own reference/ when it runs as a module from another folder)."""
+    to the project folder (the workflow's own reference/ when it runs as a module from another folder).
+    """
     if not path or os.path.isabs(path) or os.path.exists(path):
         return path
     own = os.path.join(PROJECT_DIR, path)
