@@ -13,7 +13,7 @@ NETWORK_RULES = (
 
 
 def prefetch_inputs():
-    """Every file a network rule writes for this config: its datasets' (and argue's reply corpus's) downloads,
+    """Every file the network rules write for this config, i.e. its datasets' (and argue's reply corpus's) downloads,
     published splits and rehydrated Reddit texts, and its hub models' folders."""
     sources = {spec["source"] for spec in config["datasets"].values()}
     if config["adapt"]["enabled"] and adapt_reply_source():
