@@ -77,8 +77,12 @@ def embed_seed(wildcards):
 
 
 def gpus_for(wildcards):
-    """GPUs an embed job asks for: transformers and Python objects may use one; TF-IDF, static, precomputed not."""
+    """GPUs an embed job asks for: transformers may use one; Python objects too, unless `embed.device` is cpu;
+    TF-IDF, static and precomputed models never (so on a CPU machine they run in parallel under --resources gpu=1).
+    """
     kind = model_spec(wildcards.model)["kind"]
+    if kind == "python":
+        return 0 if config["embed"]["device"] == "cpu" else 1
     return 0 if kind in ("tfidf", "static", "precomputed") else 1
 
 
