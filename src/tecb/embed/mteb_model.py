@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 from collections.abc import Mapping
 
 from tecb.embed.options import CHUNK_SIZE, resolve_prompt
@@ -144,7 +145,9 @@ def overrides(spec: Mapping) -> list[str]:
     if spec.get("prompt") is not None:
         out.append(f"prompt {spec['prompt']!r} given in the config (not mteb's)")
     if spec.get("path"):
-        out.append(f"weights from {spec['path']} (mteb's revision {meta.revision} assumed, not verified)")
+        # the folder's name only: the tables are meant for sharing, an absolute path is the user's machine's
+        folder = os.path.basename(os.path.normpath(str(spec["path"])))
+        out.append(f"weights from a local folder ({folder}; mteb's revision {meta.revision} assumed, not verified)")
     return out
 
 
@@ -284,7 +287,7 @@ def trained_on(meta, dataset: str) -> str:
 
 
 def model_card(spec: Mapping, datasets) -> dict:
-    """Table 1 (models)'s row of a ``kind: mteb`` entry: mteb's metadata and a trained-on flag per dataset."""
+    """The models table's row of a ``kind: mteb`` entry: mteb's metadata and a trained-on flag per dataset."""
     meta = model_meta(spec["name"])
     training = meta.get_training_datasets()
     return {
