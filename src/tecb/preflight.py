@@ -10,6 +10,9 @@ The schema check (:mod:`tecb.configcheck`) sees the config only; this looks at w
   published splits: the JSON Lines records);
 - every ``kind: local`` model folder: weights and ``config.json`` present, ``config.json`` parses with the right
   types (``hidden_size`` an integer, ...);
+- every other model kind's paths and names: a hub ``id`` of the form owner/name, the ``path`` of ``mteb`` and
+  ``static`` models, a ``precomputed`` model's files, a ``distill_from`` folder or transformer model key, a
+  ``python`` object that imports (:func:`model_entry_problems`);
 - every import-path algorithm a configuration uses: a clusterer (``fit_predict``, or ``fit`` setting ``labels_``).
 
 Files a rule of the workflow writes (downloads, the demo's inputs) are checked only once they exist; nothing is
@@ -448,6 +451,73 @@ def model_problems(config: dict, cache: Cache) -> list[str]:
     return out
 
 
+# --- every model kind's paths and names (issue 44) ---------------------------------------------------------------
+
+#: kinds whose `distill_from` model key may be a source of a static model (the transformers)
+DISTILLABLE_KINDS = ("huggingface", "local", "tiny-bert")
+
+
+def _path_problem(key: str, path, *, want: str, what: str) -> str | None:
+    """``None`` when ``path`` is a ``want`` ("folder", "file" or "path": either) that is not empty, else the message."""
+    p = Path(str(path))
+    if not p.exists():
+        return f"{key}: {path} does not exist; set it to {what}"
+    if want == "folder" and not p.is_dir():
+        return f"{key}: {path} is a file; set it to {what}"
+    if want == "file" and p.is_dir():
+        return f"{key}: {path} is a folder; set it to {what}"
+    if p.is_dir() and not any(f.is_file() for f in p.rglob("*")):
+        return f"{key}: {path} is an empty folder; set it to {what}"
+    return None
+
+
+def model_entry_problems(config: dict, *, produced: Callable[[str], bool]) -> list[str]:
+    """What each model of every kind names, checked before any job: a hub ``id`` of the right form (huggingface),
+    the ``path`` of ``mteb`` and ``static`` models and the files of ``precomputed`` ones, a ``distill_from`` that is
+    a transformer model's key or an existing folder, a ``python`` object that imports (not for a model with its
+    own ``env``). ``kind: local`` folders are :func:`model_problems`'; paths a rule writes (``produced``) are skipped.
+    """
+    from tecb.embed.hub import REPO_ID
+    from tecb.embed.spec import check_python_object
+
+    models = config.get("models") or {}
+    out: list[str] = []
+    for model in used_models(config):
+        spec = models[model]
+        if not isinstance(spec, dict):
+            continue
+        kind, key = spec.get("kind", "huggingface"), f"models.{model.split('@')[0]}"  # variants: their model's key
+        checks = []  # (config key, path, folder/file/path, what it should be)
+        if kind == "huggingface" and isinstance(spec.get("id"), str) and not REPO_ID.match(spec["id"]):
+            out.append(f"{key}.id: {spec['id']!r} is not a Hugging Face id (owner/name); for a folder use kind: local")
+        if kind == "mteb" and spec.get("path"):
+            what = f"the folder of {spec.get('name')}'s weights, or remove `path` to prefetch mteb's revision"
+            checks.append((f"{key}.path", spec["path"], "path", what))
+        if kind == "static" and spec.get("path"):
+            checks.append((f"{key}.path", spec["path"], "folder", "a static model's folder (model2vec)"))
+        if kind == "precomputed":
+            for name in ("path", "texts"):
+                if spec.get(name):
+                    checks.append((f"{key}.{name}", spec[name], "file", "the file of vectors made elsewhere"))
+        source = spec.get("distill_from") if kind == "static" else None
+        if isinstance(source, str) and source in models:
+            source_kind = (models[source] or {}).get("kind", "huggingface")
+            if source_kind not in DISTILLABLE_KINDS:
+                out.append(f"{key}.distill_from: {source!r} is a model of kind {source_kind}, not a transformer")
+        elif isinstance(source, str):
+            what = f"a transformer model's folder, or one of the models' keys ({', '.join(models)})"
+            checks.append((f"{key}.distill_from", source, "folder", what))
+        for name, path, want, what in checks:
+            problem = None if produced(str(path)) else _path_problem(name, path, want=want, what=what)
+            out += [problem] if problem else []
+        if kind == "python" and not spec.get("env") and spec.get("object"):
+            try:
+                check_python_object(model, spec)
+            except ValueError as err:
+                out.append(str(err))
+    return list(dict.fromkeys(out))  # a model's prompt variants ({model}@{variant}) share its keys
+
+
 # --- import-path algorithms ------------------------------------------------------------------------------------
 
 _TRIAL_POINTS = 24
@@ -539,6 +609,7 @@ def preflight_problems(
     cache = Cache(cache_dir)
     out = source_problems(config, produced, cache, source_paths)
     out += model_problems(config, cache)
+    out += model_entry_problems(config, produced=produced)
     out += algorithm_problems(config, cache)
     try:
         cache.save()

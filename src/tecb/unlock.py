@@ -13,7 +13,7 @@ until ``snakemake --unlock``. Here a run is *live* when
 
 Only when no run is live are the lock files removed (with the dead runs' records). The Snakefile calls
 :func:`remove_stale_locks` at startup, so the README's command simply works again after a kill;
-``python -m tecb.unlock`` does the same by hand (the Makefile's run targets call it first).
+``python -m tecb.unlock`` does the same by hand.
 """
 
 from __future__ import annotations

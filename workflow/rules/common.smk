@@ -15,6 +15,16 @@ def put_library_on_pythonpath():
 put_library_on_pythonpath()
 
 
+def project_path(path):
+    """A file the config names (tables.reference, ...): relative to the working directory where it is there, else
+    to the project folder (the workflow's own reference/ when it runs as a module from another folder).
+    """
+    if not path or os.path.isabs(path) or os.path.exists(path):
+        return path
+    own = os.path.join(PROJECT_DIR, path)
+    return own if os.path.exists(own) else path
+
+
 # --- paths: every results/ and logs/ pattern of the workflow is written here, once -----------
 # A run writes under results/{run}/ and logs/{run}/ (`run: null`: results/ and logs/). Jobs that write
 # under resources/ (downloads, hub models, Reddit) are shared by all runs and log under logs/ itself.

@@ -4,7 +4,6 @@
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
 from tecb.embed.spec import (
-    check_python_object,
     digest_paths,
     encoder_settings,
     model_files,

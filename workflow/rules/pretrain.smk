@@ -79,7 +79,7 @@ rule pretrain_report:
             for m in PT_MODELS
             for d in PT_DATASETS
         ],
-        reference=PRETRAIN["reference"],
+        reference=project_path(PRETRAIN["reference"]),
         splits=[splits_path(d) for d in PT_DATASETS],  # their provenance: comparable with the paper's?
     output:
         scores=pretrain_path("scores.parquet"),

@@ -7,7 +7,7 @@ include: "functions/tables.smk"
 
 
 # tables.reference = the paper's per-model results (paper_table1.csv beside it); "" = no comparison.
-REFERENCE = config["tables"]["reference"] or None
+REFERENCE = project_path(config["tables"]["reference"]) or None
 REFERENCE_TABLE1 = (
     os.path.join(os.path.dirname(REFERENCE), "paper_table1.csv") if REFERENCE else None
 )
@@ -77,15 +77,15 @@ TABLE_FILES = [
     for stem in TABLE_STEMS + EXTRA_TABLE_STEMS
     for ext in TABLE_FORMATS
 ] + [table_path(stem, "csv") for stem in STATISTICS_STEMS]
-# kind: mteb models (issue 37): Table 1 (models) with mteb's metadata; tables.leaderboard: the published scores beside ours
+# kind: mteb models (issue 37): the models table with mteb's metadata; tables.leaderboard: the published scores beside ours
 MODELS_TABLE = (
-    [table_path("models", "csv"), table_path("models", "md")]
+    [table_path("models", ext) for ext in ("csv", "md", "html")]
     if models_of_kind("mteb")
     else []
 )
-LEADERBOARD = config["tables"]["leaderboard"] or None
+LEADERBOARD = project_path(config["tables"]["leaderboard"]) or None
 LEADERBOARD_TABLE = (
-    [table_path("leaderboard", "csv"), table_path("leaderboard", "md")]
+    [table_path("leaderboard", ext) for ext in ("csv", "md", "html")]
     if LEADERBOARD
     else []
 )
@@ -146,16 +146,23 @@ if MODELS_TABLE:
         models_table,
 
     rule models_table:
-        """Table 1 (models): mteb's metadata of each model and whether it was trained on each dataset's data."""
+        """The models table: mteb's metadata of each model and whether it was trained on each dataset's data."""
         output:
             csv=MODELS_TABLE[0],
             md=MODELS_TABLE[1],
+            html=report(
+                MODELS_TABLE[2],
+                caption="../report/models.rst",
+                category="Tables",
+                subcategory="this run",
+                labels={"table": "models"},
+            ),
         log:
             log_path("models_table.log"),
         conda:
             "../../envs/embed.yaml"
         params:
-            models=config["models"],
+            models=models_for_tables(),
             datasets=DATASETS,
         script:
             "../scripts/models_table.py"
@@ -175,6 +182,13 @@ if LEADERBOARD:
         output:
             csv=LEADERBOARD_TABLE[0],
             md=LEADERBOARD_TABLE[1],
+            html=report(
+                LEADERBOARD_TABLE[2],
+                caption="../report/leaderboard.rst",
+                category="Tables",
+                subcategory="beside MTEB's leaderboard",
+                labels={"table": "leaderboard"},
+            ),
         log:
             log_path("leaderboard.log"),
         conda:

@@ -1,5 +1,9 @@
 """Train one model with one method under one protocol variant for one evaluated dataset and seed (Table 6)."""
 
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
 import torch
 
 from tecb.adapt.jobs import Files, Job, Scoring, run

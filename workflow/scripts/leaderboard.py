@@ -4,6 +4,7 @@ import pandas as pd
 
 from tecb.io import write_text
 from tecb.report import leaderboard as L
+from tecb.report.render import markdown_table_html
 from tecb.report.tables import summarize
 from tecb.runlog import open_log
 
@@ -16,4 +17,5 @@ identities = {m: tuple(v) for m, v in p.identities.items()}
 table = L.leaderboard(L.read_published(inp.published), ours, identities, p.names)
 write_text(table.round(6).to_csv(index=False), snakemake.output.csv)
 write_text(L.to_markdown(table), snakemake.output.md)
+write_text(markdown_table_html(L.to_markdown(table), L.CAPTION), snakemake.output.html)
 log(L.to_markdown(table))

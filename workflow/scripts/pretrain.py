@@ -1,5 +1,9 @@
 """Continue pre-training one model on one dataset (WWM or TSDAE) and score it at each scheduled epoch."""
 
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
 import torch
 
 from tecb.adapt.pretrain import PretrainJob, run

@@ -1,5 +1,9 @@
 """Create a tiny BERT checkpoint whose vocabulary is trained on the benchmark's texts."""
 
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
 import pyarrow.parquet as pq
 
 from tecb.embed.tiny_bert import create_tiny_bert

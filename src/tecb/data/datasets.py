@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -398,6 +399,21 @@ BUILDERS = {
     "published": build_published,
     "custom": build_custom,
 }
+#: What each builder's texts are, per text variant: Table 1's "Target" column (tecb.report.tables.table1).
+TARGETS = {
+    "germeval2019": {"s2s": "book titles", "p2p": "book titles + blurbs"},
+    "million_posts": {"s2s": "news article titles", "p2p": "news article titles + texts"},
+    "10kgnad_csv": {"p2p": "news article texts (lead + body, no titles)"},
+    "reddit": {"s2s": "submission titles", "p2p": "submission titles + texts"},
+}
+
+
+def target_text(provenance: Mapping) -> str | None:
+    """What a built dataset's texts are, from its provenance (builder and text variant); None where the builder
+    does not say (published splits, your own files)."""
+    return TARGETS.get(provenance.get("builder"), {}).get(provenance.get("text"))
+
+
 # options of a config dataset entry each builder accepts (besides path, text variant and seed)
 OPTIONS = {
     "published": (),

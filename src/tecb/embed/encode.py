@@ -219,6 +219,10 @@ def _free_cuda_cache() -> None:
         torch.cuda.empty_cache()
 
 
+#: The least time between two progress lines of batches inside one chunk (:meth:`Progress.advance`).
+BATCH_LINE_SECONDS = 1.0
+
+
 class Progress:
     """Progress lines for a long loop: ``done/total unit (pct), rate unit/s, elapsed, ETA h:mm:ss``.
 
@@ -252,6 +256,22 @@ class Progress:
             self.done, self.last_update, self.last_line = done, now, now
             if done >= self.total:
                 self.closed = True
+            line = self._line(now)
+            if self.log:
+                self.log(line)
+        return line
+
+    def advance(self, n: int, min_interval: float | None = None) -> str | None:
+        """``n`` more done inside the current step (a batch of a chunk): a line when ``min_interval`` seconds
+        (default :data:`BATCH_LINE_SECONDS`) passed since the last one, so a chunk of many batches shows its
+        progress and a fast model floods no log."""
+        min_interval = BATCH_LINE_SECONDS if min_interval is None else min_interval
+        with self._lock:
+            now = time.perf_counter()
+            self.done, self.last_update = min(self.done + n, self.total), now
+            if self.closed or now - self.last_line < min_interval:
+                return None
+            self.last_line = now
             line = self._line(now)
             if self.log:
                 self.log(line)
@@ -317,16 +337,42 @@ def encode_transformer(
         return model.encode(chunk, batch_size=size, convert_to_numpy=True, show_progress_bar=False, **options)
 
     state = state if state is not None else {}
-    for start, vectors in encode_halving(encode, texts, max(1, int(batch_size)), chunk_size, log, state):
-        yield start, np.asarray(vectors, dtype=np.float32)
+    progress = Progress(len(texts), log, what="encoded ")
+    counting = count_batches(model, progress) if log else None
+    try:
+        for start, vectors in encode_halving(
+            encode, texts, max(1, int(batch_size)), chunk_size, log, state, progress=progress
+        ):
+            yield start, np.asarray(vectors, dtype=np.float32)
+    finally:
+        if counting is not None:
+            counting.remove()
 
 
-def encode_halving(encode, texts: list[str], batch_size: int, chunk_size: int, log, state: dict):
+def count_batches(model, progress: Progress):
+    """Count each batch the model's forward pass sees into ``progress`` (a torch forward hook, removed by the caller
+    with ``.remove()``; None for a model without hooks). It only reads the batch's size: the vectors are the same."""
+    if not hasattr(model, "register_forward_hook"):
+        return None
+
+    def seen(module, args, output):
+        features = args[0] if args else None
+        sizes = [v.shape[0] for v in features.values() if hasattr(v, "shape")] if isinstance(features, dict) else []
+        if sizes:
+            progress.advance(int(sizes[0]))
+
+    return model.register_forward_hook(seen)
+
+
+def encode_halving(
+    encode, texts: list[str], batch_size: int, chunk_size: int, log, state: dict, progress: Progress | None = None
+):
     """Yield ``(first_text_id, encode(chunk, batch_size))`` per chunk of ``chunk_size`` texts. On an out-of-memory
     error the batch size is halved (down to 1) and the chunk retried; the smaller size is kept for the rest and
-    reported in ``state["final_batch_size"]``. After each chunk ``log`` (if any) gets a progress line."""
+    reported in ``state["final_batch_size"]``. After each chunk ``log`` (if any) gets a progress line (``progress``:
+    the caller's, which may also count batches inside a chunk)."""
     state["final_batch_size"] = batch_size
-    progress = Progress(len(texts), log, what="encoded ")
+    progress = progress or Progress(len(texts), log, what="encoded ")
     for start, chunk in chunks(texts, chunk_size):
         while True:
             try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 from collections.abc import Mapping
 
 from tecb.embed.options import CHUNK_SIZE, resolve_prompt
@@ -144,7 +145,9 @@ def overrides(spec: Mapping) -> list[str]:
     if spec.get("prompt") is not None:
         out.append(f"prompt {spec['prompt']!r} given in the config (not mteb's)")
     if spec.get("path"):
-        out.append(f"weights from {spec['path']} (mteb's revision {meta.revision} assumed, not verified)")
+        # the folder's name only: the tables are meant for sharing, an absolute path is the user's machine's
+        folder = os.path.basename(os.path.normpath(str(spec["path"])))
+        out.append(f"weights from a local folder ({folder}; mteb's revision {meta.revision} assumed, not verified)")
     return out
 
 
@@ -270,21 +273,45 @@ def encode_texts(wrapper, texts: list[str], task: str, batch_size: int):
 # --- metadata for the tables ----------------------------------------------------------------
 
 
+#: The German tasks whose texts come from one corpus: S2S and P2P share their books (Blurbs) and articles (TenKGnad),
+#: so a model trained on either task's data has seen the other's texts.
+SAME_TEXTS = {
+    "BlurbsClusteringS2S": ("BlurbsClusteringS2S", "BlurbsClusteringP2P"),
+    "BlurbsClusteringP2P": ("BlurbsClusteringS2S", "BlurbsClusteringP2P"),
+    "TenKGnadClusteringS2S": ("TenKGnadClusteringS2S", "TenKGnadClusteringP2P"),
+    "TenKGnadClusteringP2P": ("TenKGnadClusteringS2S", "TenKGnadClusteringP2P"),
+}
+
+
+def data_tasks(dataset: str) -> tuple[str, ...]:
+    """The mteb tasks whose data ``dataset`` is: the German tasks of its corpus (:data:`SAME_TEXTS`), else the task
+    of that name when mteb has one (a dataset named as an mteb task, of any language or type); ``()`` for the rest
+    (our Reddit, your own datasets). A model's ``task:`` only picks its prompt: it says nothing about the data."""
+    if dataset in SAME_TEXTS:
+        return SAME_TEXTS[dataset]
+    if dataset in DATASET_TASKS:  # the paper's German Reddit: mteb's Reddit tasks only lend it their prompts
+        return ()
+    try:
+        task_metadata(dataset)
+    except KeyError:
+        return ()
+    return (dataset,)
+
+
 def trained_on(meta, dataset: str) -> str:
     """``yes`` / ``no`` / ``unknown``: whether the model was trained on the data of ``dataset``, from mteb's
-    ``training_datasets`` (with the datasets mteb counts as the same, ``get_training_datasets``). Known only for
-    datasets that are mteb's German tasks (by name, ``.v2`` included); ``unknown`` where mteb lists no training
-    data or the dataset is not one of mteb's tasks (our Reddit, custom datasets)."""
-    if dataset not in GERMAN_TASKS:
-        return "unknown"
-    training = meta.get_training_datasets()
+    ``training_datasets`` (with the datasets mteb counts as the same, ``get_training_datasets``), for every task
+    whose data the dataset is (:func:`data_tasks`, ``.v2`` included); ``unknown`` where mteb lists no training data
+    or the dataset is no mteb task's data."""
+    tasks = data_tasks(dataset)
+    training = meta.get_training_datasets() if tasks else None
     if training is None:
         return "unknown"
-    return "yes" if {dataset, f"{dataset}.v2"} & set(training) else "no"
+    return "yes" if {f"{t}{v}" for t in tasks for v in ("", ".v2")} & set(training) else "no"
 
 
 def model_card(spec: Mapping, datasets) -> dict:
-    """Table 1 (models)'s row of a ``kind: mteb`` entry: mteb's metadata and a trained-on flag per dataset."""
+    """The models table's row of a ``kind: mteb`` entry: mteb's metadata and a trained-on flag per dataset."""
     meta = model_meta(spec["name"])
     training = meta.get_training_datasets()
     return {

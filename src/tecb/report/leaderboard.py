@@ -24,6 +24,10 @@ import pandas as pd
 
 from tecb.report.mteb_results import MTEB_TASKS
 
+CAPTION = (
+    "The leaderboard: MTEB's published German clustering scores (a dated snapshot) beside this run's, with whether "
+    "each pair is comparable and why not."
+)
 COLUMNS = [
     "model",
     "task",

@@ -1,4 +1,4 @@
-"""Table 1 (models) (issue 37.3): each configured model with mteb's registry metadata and, per evaluated dataset,
+"""The models table (issue 37.3; not to be confused with Table 1, the datasets): each configured model with mteb's registry metadata and, per evaluated dataset,
 whether it was trained on that dataset's data (``yes`` / ``no`` / ``unknown``, from mteb's ``training_datasets``).
 
 A ``kind: mteb`` model reads its registry entry by name; a ``kind: huggingface`` model whose ``id`` is a registry
@@ -12,6 +12,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+CAPTION = (
+    "The models: mteb's registry metadata of each model and whether it was trained on each dataset's data "
+    "(yes / no / unknown, from mteb's training_datasets)."
+)
 FIELDS = ["n_parameters", "embed_dim", "max_tokens", "license", "open_weights", "use_instructions", "revision"]
 
 
@@ -58,7 +62,7 @@ def trained_marks(table: pd.DataFrame) -> dict[tuple[str, str], str]:
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    """Table 1 (models) as Markdown; the trained-on flags as one column ``trained on`` listing the datasets."""
+    """The models table as Markdown; the trained-on flags as one column ``trained on`` listing the datasets."""
     flags = [c for c in table.columns if c.startswith("trained_on:")]
     head = [
         "model",

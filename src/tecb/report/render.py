@@ -272,3 +272,33 @@ def write_all_formats(df: pd.DataFrame, stem: str | Path, *args, **kwargs) -> li
     """Write ``stem.md``, ``stem.csv``, ``stem.tex`` and ``stem.html``; return the paths. The other arguments are
     :func:`write_formats`'."""
     return write_formats(df, stem_paths(stem), *args, **kwargs)
+
+
+def markdown_table_html(markdown: str, caption: str) -> str:
+    """A Markdown pipe table (and the lines after it, as notes) as a standalone HTML page for the Snakemake report:
+    the models and leaderboard tables, which are written as Markdown first."""
+    from html import escape
+
+    lines = markdown.rstrip("\n").split("\n")
+    rows = [line for line in lines if line.startswith("|")]
+    notes = [line.lstrip("- ").strip() for line in lines[len(rows) :] if line.strip()]
+
+    def cells(line: str) -> list[str]:
+        return [escape(c.strip()) for c in line.strip().strip("|").split("|")]
+
+    head = "<tr>" + "".join(f"<th>{c}</th>" for c in cells(rows[0])) + "</tr>"
+    body = ["<tr>" + "".join(f"<td>{c}</td>" for c in cells(r)) + "</tr>" for r in rows[2:]]
+    style = (
+        "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
+        "td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}</style>"
+    )
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'>{style}</head><body>\n<p>{escape(caption)}</p>\n"
+        + "<table>\n"
+        + head
+        + "\n"
+        + "\n".join(body)
+        + "\n</table>\n"
+        + ("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>\n" if notes else "")
+        + "</body></html>\n"
+    )

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from tecb.io import write_text
+from tecb.data.datasets import target_text
+from tecb.io import dataset_provenance, write_text
 from tecb.report.paper import (
     comparability,
     comparability_line,
@@ -359,7 +360,8 @@ def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:
         dataset_stats(name, pd.read_parquet(t), pd.read_parquet(s))
         for name, t, s in zip(run.datasets, texts_paths, splits_paths)
     ]
-    t1 = table1(stats)
+    # what each dataset's texts are, as its builder recorded it (the 10kGNAD csv: no titles)
+    t1 = table1(stats, {name: target_text(dataset_provenance(t)) for name, t in zip(run.datasets, texts_paths)})
     paths = run.outputs["table1"]
     write_formats(
         table1_display(t1),

@@ -11,6 +11,7 @@ LaTeX and HTML: :mod:`tecb.report.render`; the tables rule's files: :mod:`tecb.r
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -170,16 +171,19 @@ TABLE1_TARGETS = {
 }
 
 
-def table1(stats: list[dict]) -> pd.DataFrame:
+def table1(stats: list[dict], targets: Mapping[str, str | None] | None = None) -> pd.DataFrame:
     """Dataset statistics from :func:`dataset_stats` rows (machine-readable columns, as in ``table1.csv``),
-    with the ``target`` column of the paper's Table 1."""
+    with the ``target`` column of the paper's Table 1: ``targets[dataset]`` (what its builder read,
+    ``tecb.data.datasets.target_text``) where given, else the paper's words for its datasets' names."""
+    targets = targets or {}
     df = pd.DataFrame(stats).set_index("dataset")
     df = df.reindex(dataset_order(df.index))
     df.insert(
         0,
         "target",
         [
-            TABLE1_TARGETS.get(d)
+            targets.get(d)
+            or TABLE1_TARGETS.get(d)
             or {"S2S": "titles (S2S)", "P2P": "titles + texts (P2P)"}.get(column_group(d)[1], "n/a")
             for d in df.index
         ],

@@ -77,8 +77,12 @@ def embed_seed(wildcards):
 
 
 def gpus_for(wildcards):
-    """GPUs an embed job asks for: transformers and Python objects may use one; TF-IDF, static, precomputed not."""
+    """GPUs an embed job asks for: transformers may use one; Python objects too, unless `embed.device` is cpu;
+    TF-IDF, static and precomputed models never (so on a CPU machine they run in parallel under --resources gpu=1).
+    """
     kind = model_spec(wildcards.model)["kind"]
+    if kind == "python":
+        return 0 if config["embed"]["device"] == "cpu" else 1
     return 0 if kind in ("tfidf", "static", "precomputed") else 1
 
 
@@ -111,21 +115,14 @@ def local_model_stat(wildcards):
 
 
 def check_models():
-    """Keys that do not apply to a model's kind, and `kind: python` objects that do not import
-    (skipped for a model with its own `env:`, whose packages the workflow's environment may lack).
+    """Keys that do not apply to a model's kind. What each kind's keys name (paths, hub ids, `kind: python`
+    objects, `distill_from`) is checked by the preflight (tecb.preflight.model_entry_problems), as
+    `python -m tecb.configcheck` checks it.
     """
     for key, spec in config["models"].items():
         errors = model_key_errors(key.split("@")[0], spec)
         if errors:
             raise ValueError("config: " + "; ".join(errors))
-        if spec.get("kind") == "python" and not spec.get("env"):
-            check_python_object(key, spec)
-        source = spec.get("distill_from")
-        if source and source in config["models"]:
-            if model_spec(source)["kind"] not in ("huggingface", "local", "tiny-bert"):
-                raise ValueError(
-                    f"config: models.{key}.distill_from names {source!r}, not a transformer model"
-                )
 
 
 # hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder

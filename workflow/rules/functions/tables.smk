@@ -50,3 +50,17 @@ def model_identities(wildcards=None):
     from tecb.report.mteb_results import model_identity
 
     return {m: list(model_identity(m, spec)) for m, spec in config["models"].items()}
+
+
+def models_for_tables():
+    """The models' entries as the models table's job reads them: a local `path` by its folder's name only (the
+    report lists the params of the jobs writing its items, and tables and report are meant for sharing).
+    """
+    return {
+        key: (
+            {**spec, "path": os.path.basename(os.path.normpath(str(spec["path"])))}
+            if spec.get("path")
+            else spec
+        )
+        for key, spec in config["models"].items()
+    }
