@@ -1,0 +1,66 @@
+"""Runs the repository keeps (``runs/{run}/``): what the README and the docs quote, copied from a run's outputs.
+
+A number in the README or a doc comes from a file code generated and the repository keeps: :func:`keep_run`
+copies a finished run's tables (md, csv, tex), its long scores table and chance draws, with the configs it ran
+and the commit of the code, into ``runs/{run}/``; :func:`quoted_blocks` finds the text a document quotes from a
+kept file between ``<!-- kept: PATH -->`` and ``<!-- /kept -->``, which ``tests/test_kept_runs.py`` holds equal to
+the file, so a quote cannot drift from the run it came from.
+
+    python -m tecb.report.kept results/real-e5 runs/real-e5 config/real.yaml config/real-e5.yaml
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from tecb.io import atomic_dir, write_json
+
+#: what a kept run holds, relative to the run's results folder
+KEPT_PATTERNS = ("tables/*.md", "tables/*.csv", "tables/*.tex", "scores.parquet", "chance/*.parquet")
+QUOTE = re.compile(r"<!-- kept: (?P<path>\S+) -->\n(?P<text>.*?)<!-- /kept -->", re.S)
+
+
+def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
+    """Copy :data:`KEPT_PATTERNS` of ``results`` and the ``configs`` into ``dest`` (replaced atomically), with
+    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names)."""
+    results, dest = Path(results), Path(dest)
+    files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
+    if not any(p.parent.name == "tables" for p in files):
+        raise FileNotFoundError(f"{results}: no tables/ to keep (is the run finished?)")
+    with atomic_dir(dest) as tmp:
+        for path in files:
+            target = Path(tmp) / path.relative_to(results)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+        (Path(tmp) / "config").mkdir()
+        for config in configs:
+            shutil.copy2(config, Path(tmp) / "config" / Path(config).name)
+        write_json(
+            {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "src"))}
+            | {"configs": [Path(c).name for c in configs]},
+            Path(tmp) / "provenance.json",
+        )
+    return dest
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def quoted_blocks(text: str) -> list[tuple[str, str]]:
+    """``(path, quoted text)`` of every ``<!-- kept: PATH -->`` … ``<!-- /kept -->`` block of a document."""
+    return [(m["path"], m["text"]) for m in QUOTE.finditer(text)]
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) < 4:
+        sys.exit("usage: python -m tecb.report.kept RESULTS_DIR DEST CONFIG [CONFIG ...]")
+    print(keep_run(sys.argv[1], sys.argv[2], configs=sys.argv[3:]))

@@ -1,0 +1,48 @@
+"""Numbers the README and the docs quote come from runs the repository keeps (runs/, tecb.report.kept): every
+``<!-- kept: PATH -->`` block equals its file, and the check can fail."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from tecb.report import kept
+
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_every_quote_of_a_kept_file_is_that_file(document):
+    for path, text in kept.quoted_blocks(document.read_text(encoding="utf-8")):
+        source = ROOT / path
+        assert source.is_file(), f"{document.name} quotes {path}, which the repository does not keep"
+        assert path.startswith("runs/"), f"{document.name} quotes {path}: kept files live under runs/"
+        assert text.strip() == source.read_text(encoding="utf-8").strip(), f"{document.name}: {path} changed"
+
+
+def test_a_changed_number_is_caught(tmp_path):
+    text = "<!-- kept: runs/x/t.md -->\n| a | 1.00 |\n<!-- /kept -->\n"
+    assert kept.quoted_blocks(text) == [("runs/x/t.md", "| a | 1.00 |\n")]
+    assert kept.quoted_blocks(text.replace("1.00", "1.01"))[0][1] != "| a | 1.00 |\n"
+
+
+def test_keep_run_copies_tables_scores_and_configs(tmp_path):
+    results = tmp_path / "results" / "r"
+    (results / "tables").mkdir(parents=True)
+    (results / "tables" / "table2.md").write_text("| m | 1 |\n")
+    (results / "tables" / "table2.csv").write_text("m,1\n")
+    (results / "scores.parquet").write_bytes(b"PAR1")
+    (results / "embeddings").mkdir()
+    (results / "embeddings" / "big.parquet").write_bytes(b"x")  # not kept: too large, recomputable
+    config = tmp_path / "c.yaml"
+    config.write_text("run: r\n")
+    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+        "config/c.yaml",
+        "provenance.json",
+        "scores.parquet",
+        "tables/table2.csv",
+        "tables/table2.md",
+    ]
+    with pytest.raises(FileNotFoundError, match="no tables/ to keep"):
+        kept.keep_run(tmp_path / "empty", tmp_path / "runs" / "e", configs=[])
