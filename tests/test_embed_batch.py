@@ -89,6 +89,12 @@ def test_tfidf_batch_writes_each_jobs_bytes_and_reruns_only_what_changed(tmp_pat
     (tmp_path / "batch" / "A.parquet").unlink()
     assert _run(tmp_path, spec, seed=42) == ["A"]
     assert _state(tmp_path, "A")[0] == before["A"][0]
+    # another dataset's file copied over A's (key intact): the keys file vouches by the bytes, not the name
+    (tmp_path / "batch" / "A.parquet").write_bytes((tmp_path / "batch" / "B.parquet").read_bytes())
+    logs = []
+    assert _run(tmp_path, spec, seed=42, logs=logs) == ["A"]
+    assert any(m.startswith("WARNING A:") and str(tmp_path / "batch" / "A.parquet") in m for m in logs), logs
+    assert _state(tmp_path, "A")[0] == before["A"][0]
 
     # what decides the vectors: the TF-IDF seed and the settings re-embed every dataset
     assert _run(tmp_path, spec, seed=7) == ["A", "B"]

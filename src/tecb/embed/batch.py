@@ -6,8 +6,9 @@ benchmarks/demo_overhead.md), so one job per model embeds all its datasets, one 
 :func:`tecb.embed.encode.embed_dataset`, the function an embed job calls: the files are the same bytes either way.
 Reruns stay exact: each dataset's key is the embedding cache's key (:func:`tecb.embed.cache.cache_key`: the
 model's resolved settings for that dataset, what its files are, the TF-IDF seed, the sha256 of the dataset's
-texts), kept in the batch's keys file; the rule marks its outputs ``update()``, and a rerun embeds only the
-datasets whose key changed or whose files are missing (:func:`tecb.io.keep_or_compute`).
+texts), kept in the batch's keys file with the sha256 of each embeddings file; the rule marks its outputs
+``update()``, and a rerun embeds only the datasets whose key changed or whose files are missing or not the bytes
+recorded when they were written (:func:`tecb.io.keep_or_compute`).
 """
 
 from __future__ import annotations
@@ -70,12 +71,18 @@ def run_embed_batch(
                 link_or_copy(source, member[name])
                 log(f"{member[name]} <- {source}")
 
-        outputs = [member["embeddings"], member["timings"]]
         if io.keep_or_compute(
-            keys, keys_path, name=member["dataset"], key=key, outputs=outputs, compute=compute, log=log
+            keys,
+            keys_path,
+            name=member["dataset"],
+            key=key,
+            outputs=[member["embeddings"]],
+            compute=compute,
+            log=log,
+            unhashed=[member["timings"]],  # durations: never the same bytes twice
         ):
             computed.append(member["dataset"])
-    io.write_json(keys, keys_path)
+    io.write_keys(keys, keys_path)
     log(f"{len(computed)} of {len(members)} datasets embedded, {len(members) - len(computed)} kept")
     return computed
 
