@@ -8,8 +8,14 @@ prefetched hub model's resolved commit and remote-code record), the TF-IDF seed,
 folder hits the entry when its files are the same. Execution settings (batch size, device, threads) are not part of
 it, as they do not re-embed within a run either; the entry's metadata records those of the run that computed it.
 
+The entry's embeddings file names its key in its own metadata (``cache_key``, :func:`entry_metadata`): the record
+``{key}.json`` vouches for the files by their sha256, and the file vouches for being the entry of *that* key, so
+another entry's (or another run's) file put in its place is refused even with a record rewritten to match it. A
+model path that names a run's folder (a model built under ``results/{run}/models/``) is recorded by its last part
+only: an entry has the same bytes whichever run computed it.
+
 An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
-files: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
+files and its embeddings file names its key: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
 sharing a cache compute each entry once, and never touches a finished one; :func:`verify_entry` checks an entry
 before it is linked (or copied) into a run's ``embeddings/{model}/{dataset}.parquet``, and :func:`quarantine`
 moves a damaged one aside so that the next run computes it again.
@@ -28,7 +34,7 @@ from pathlib import Path
 
 from tecb.embed.spec import directory_digest, file_sha256
 
-KEY_VERSION = 2  # bump when the embedding file format or the key changes: old entries are then not reused
+KEY_VERSION = 3  # bump when the embedding file format or the key changes: old entries are then not reused
 # settings that name where the model's files are, not what they are (their content is ``model_content``)
 PATH_SETTINGS = ("path", "distill_from")
 
@@ -119,8 +125,25 @@ def _is_key(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
+def entry_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
+    """An entry's embeddings metadata: ``meta`` with its ``cache_key`` and every value that is one of
+    ``model_paths`` (where the model's files were read from: perhaps a run's folder) cut to the path's last part,
+    so the entry's bytes do not depend on the run that computed it (its key holds what the files are)."""
+    paths = {str(p) for p in model_paths if p}
+    cut = {k: os.path.basename(str(v).rstrip("/")) if isinstance(v, str) and v in paths else v for k, v in meta.items()}
+    return {**cut, "cache_key": key}
+
+
+def _recorded_key(path) -> str | None:
+    """The ``cache_key`` an embeddings file records in its metadata (its footer only), None when it has none."""
+    from tecb.io import read_parquet_schema, read_tecb_metadata
+
+    return read_tecb_metadata(read_parquet_schema(path, "embeddings"), path).get("cache_key")
+
+
 def verify_entry(cache_dir, key: str) -> str:
-    """Why the entry cannot be used (``""``: it is finished and its files are what its record says)."""
+    """Why the entry cannot be used (``""``: it is finished, its files are what its record says and its embeddings
+    file names ``key``)."""
     record_file = record_path(cache_dir, key)
     try:
         with open(record_file, encoding="utf-8") as f:
@@ -138,6 +161,15 @@ def verify_entry(cache_dir, key: str) -> str:
             return (
                 f"{path}: {found['bytes']} bytes with sha256 {found['sha256'][:12]}..., not what {record_file} records"
             )
+    from tecb.io import ContractError
+
+    path = entry_paths(cache_dir, key)["embeddings"]
+    try:
+        recorded = _recorded_key(path)
+    except ContractError as exc:
+        return str(exc)
+    if recorded != key:
+        return f"{path} is the embedding of cache key {recorded} (from its metadata), not of {key}"
     return ""
 
 
@@ -164,8 +196,8 @@ def entry_lock(cache_dir, key: str, log=print):
 
 def fill_entry(cache_dir, key: str, compute, log=print) -> bool:
     """Make the entry finished: under its lock, keep it if it is (another run may have computed it meanwhile),
-    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically) and write the record last.
-    Returns whether it computed."""
+    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically; the embeddings with the
+    metadata of :func:`entry_metadata`) and write the record last. Returns whether it computed."""
     paths = entry_paths(cache_dir, key)
     with entry_lock(cache_dir, key, log=log):
         why = verify_entry(cache_dir, key)
