@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -153,6 +154,43 @@ def write_text(text: str, path: str | os.PathLike) -> None:
 
 def write_json(obj, path: str | os.PathLike) -> None:
     write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", path)
+
+
+# --- small JSON records a rule writes and the DAG reads (key files, shard plans) -----------------------
+
+
+def read_json_record(path, fields: Sequence[str], what: str) -> dict:
+    """A JSON object a rule wrote (a cache key file, a shard plan) that input functions read while the DAG is
+    built: it must hold ``fields``; a damaged one (cut short, not JSON, fields missing) is a :class:`ContractError`
+    naming the file and ``what`` it is, never a bare ``JSONDecodeError``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+        if not isinstance(record, dict):
+            raise ValueError(f"holds a {type(record).__name__}, not an object")
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ContractError(f"{path}: damaged {what} ({exc})") from exc
+    return record
+
+
+def remove_damaged_records(paths, fields: Sequence[str], what: str, log=print) -> list[str]:
+    """Remove each of ``paths`` that exists and is damaged (:func:`read_json_record`), naming it in the log; returns
+    them. Run at a run's start, before the DAG reads them: the rule that writes one (a target of ``all``) then
+    writes it again in the same command, nothing to delete by hand."""
+    removed = []
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        try:
+            read_json_record(path, fields, what)
+        except ContractError as exc:
+            os.remove(path)
+            removed.append(str(path))
+            log(f"WARNING {exc}; removed: this run writes it again")
+    return removed
 
 
 # --- keyed members of a batch job (cluster.batch, embed.batch) --------------------------------------
