@@ -357,8 +357,8 @@ def unit_outputs():
 def kept_files():
     """The other files a later run relies on and no aggregate names as a target (so that a deleted one is written
     again by the same command, whatever the rerun triggers): each dataset's texts and splits, the chance draws
-    (tables.chance), the cache mode's key files (embed.cache_dir), the shard plans (embed.shard_size) and the
-    per-(model, dataset) MTEB v2 scores. tests/test_kept_files.py deletes each kind of file a run keeps.
+    (tables.chance), the cache mode's key files (embed.cache_dir), the shard plans (embed.shard_size), the
+    per-(model, dataset) MTEB v2 scores and the html tables. tests/test_kept_files.py deletes each kind of file a run keeps.
     """
     units = sorted({(m, d) for m, d, _, _ in SCORE_KEYS})
     files = [texts_path(d) for d in DATASETS] + [splits_path(d) for d in DATASETS]
@@ -368,6 +368,10 @@ def kept_files():
         files += [shard_plan_path(d) for d in DATASETS]
     if MTEB_V2:
         files += chance_mteb_v2_inputs(None) + [mteb_v2_path(m, d) for m, d in units]
+    # the html beside the tables' and the runtimes' other formats (a job's other outputs are not written again
+    # when only they are missing)
+    files += [table_path(s, "html") for s in TABLE_STEMS + EXTRA_TABLE_STEMS]
+    files += [report_path("runtimes.html")]
     return files
 
 
