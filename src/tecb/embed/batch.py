@@ -60,9 +60,8 @@ def run_embed_batch(
         )
 
         def embed(paths, member=member, key=key):
-            # into the store: the entry names its key (tecb.embed.cache.entry_metadata); into the run: a run's file
-            cached = {"cache_key": key} if paths else {}
-            _embed_member({**member, **paths, **cached}, embed_options, seed=seed, digest=digest, log=log)
+            # the file names its key, as every embeddings file (tecb.embed.cache.keyed_metadata)
+            _embed_member({**member, **paths, "cache_key": key}, embed_options, seed=seed, digest=digest, log=log)
 
         def compute(member=member, key=key, embed=embed):
             if cache_dir is None:
@@ -103,6 +102,6 @@ def _embed_member(member: dict, embed_options: dict, *, seed: int | None, digest
         dataset=member["dataset"],
         model_digest=digest,
         timings=member["timings"],
-        cache_key=member.get("cache_key"),
+        cache_key=member["cache_key"],
     )
     embed_dataset(job, log=log)

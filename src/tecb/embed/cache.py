@@ -8,11 +8,12 @@ prefetched hub model's resolved commit and remote-code record), the TF-IDF seed,
 folder hits the entry when its files are the same. Execution settings (batch size, device, threads) are not part of
 it, as they do not re-embed within a run either; the entry's metadata records those of the run that computed it.
 
-The entry's embeddings file names its key in its own metadata (``cache_key``, :func:`entry_metadata`): the record
-``{key}.json`` vouches for the files by their sha256, and the file vouches for being the entry of *that* key, so
-another entry's (or another run's) file put in its place is refused even with a record rewritten to match it. A
-model path that names a run's folder (a model built under ``results/{run}/models/``) is recorded by its last part
-only: an entry has the same bytes whichever run computed it.
+Every embeddings file the workflow writes names its key in its own metadata (``cache_key``,
+:func:`embedding_key`, :func:`keyed_metadata`), cached or not: the record ``{key}.json`` vouches for an entry's files
+by their sha256, and the file vouches for being the embedding of *that* key, so another entry's (or another run's)
+file put in its place is refused even with a record rewritten to match it. A model path (perhaps a model built under
+``results/{run}/models/``) is recorded by its last part only: a file has the same bytes whichever run computed it,
+with or without the cache.
 
 An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
 files and its embeddings file names its key: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
@@ -125,10 +126,16 @@ def _is_key(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
-def entry_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
-    """An entry's embeddings metadata: ``meta`` with its ``cache_key`` and every value that is one of
+def embedding_key(*, settings: dict, seed: int | None, texts, model: ModelFiles) -> str:
+    """The key of the embedding of a dataset's ``texts`` (its texts.parquet) by a model (its resolved ``settings``,
+    the TF-IDF ``seed``, what its files are): :func:`cache_key` of their content; what an embeddings file records."""
+    return cache_key(settings=settings, seed=seed, texts_sha256=file_sha256(texts), model_content=model_content(model))
+
+
+def keyed_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
+    """An embeddings file's metadata: ``meta`` with its ``cache_key`` and every value that is one of
     ``model_paths`` (where the model's files were read from: perhaps a run's folder) cut to the path's last part,
-    so the entry's bytes do not depend on the run that computed it (its key holds what the files are)."""
+    so the file's bytes do not depend on the run that computed it (its key holds what the model's files are)."""
     paths = {str(p) for p in model_paths if p}
     cut = {k: os.path.basename(str(v).rstrip("/")) if isinstance(v, str) and v in paths else v for k, v in meta.items()}
     return {**cut, "cache_key": key}
@@ -197,7 +204,7 @@ def entry_lock(cache_dir, key: str, log=print):
 def fill_entry(cache_dir, key: str, compute, log=print) -> bool:
     """Make the entry finished: under its lock, keep it if it is (another run may have computed it meanwhile),
     else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically; the embeddings with the
-    metadata of :func:`entry_metadata`) and write the record last. Returns whether it computed."""
+    metadata of :func:`keyed_metadata`) and write the record last. Returns whether it computed."""
     paths = entry_paths(cache_dir, key)
     with entry_lock(cache_dir, key, log=log):
         why = verify_entry(cache_dir, key)

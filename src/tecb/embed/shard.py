@@ -87,10 +87,9 @@ def merged_metadata(metas: list[dict]) -> dict:
     return meta
 
 
-def merge_shards(shard_paths: list, out_path, *, cache_key: str | None = None, model_paths=()) -> dict:
-    """Write the shards (in text-id order) as one embeddings file, as the single job would have written it (with
-    ``cache_key``: as an embedding cache entry, ``model_paths`` the model's settings' paths, as
-    :class:`tecb.embed.encode.EmbedJob`'s ``cache_key`` writes it)."""
+def merge_shards(shard_paths: list, out_path) -> dict:
+    """Write the shards (in text-id order) as one embeddings file, as the single job would have written it (their
+    ``cache_key``, the whole dataset's, included)."""
     metas = [read_embeddings(p)[1] for p in shard_paths]
     n_texts = sum(m["n_texts"] for m in metas)
     chunk_size = metas[0].get("chunk_size", CHUNK_SIZE)  # recorded where it is not the default
@@ -103,12 +102,7 @@ def merge_shards(shard_paths: list, out_path, *, cache_key: str | None = None, m
                 yield offset + start, vectors[start : start + chunk_size]
             offset += len(vectors)
 
-    meta = merged_metadata(metas)
-    if cache_key is not None:
-        from tecb.embed.cache import entry_metadata
-
-        meta = entry_metadata(meta, key=cache_key, model_paths=model_paths)
-    return encode.write_embeddings(Path(out_path), batches(), n_texts, meta)
+    return encode.write_embeddings(Path(out_path), batches(), n_texts, merged_metadata(metas))
 
 
 def merge_timings(timing_paths: list, out_path) -> dict:
