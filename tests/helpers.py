@@ -53,6 +53,12 @@ def planned_jobs(output: str) -> set[tuple]:
     return jobs
 
 
+def planned_inputs(output: str, rule: str) -> list[str]:
+    """The input paths of the first job of ``rule`` a dry run lists (``-n --forcerun all``: the targets of all)."""
+    block = next(b for r, b in _job_blocks(output) if r == rule)
+    return re.search(r"^\s+input: (.*)$", block, flags=re.M).group(1).split(", ")
+
+
 def planned_outputs(output: str) -> list[tuple[str, list[str]]]:
     """``(rule, output paths)`` of every job a dry run lists, without the ``(update)``/``(temporary)`` marks."""
     jobs = []

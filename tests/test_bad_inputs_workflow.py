@@ -174,7 +174,9 @@ def test_a_live_runs_locks_are_kept(work):
         (work / "data" / "alpha.tsv").write_text(tsv(5))
         proc = snakemake(work, "--configfile", write_config(work, config()), "--cores", "1", *TARGETS, check=False)
         assert proc.returncode != 0 and lock.exists()
-        assert "held by a live run" in proc.stdout and "cannot be locked" in proc.stdout, proc.stdout[-3000:]
+        # refused at startup, naming the live run, before Snakemake's own lock message (which advises --unlock)
+        assert "a run is alive in" in proc.stdout and "refused a second run" in proc.stdout, proc.stdout[-3000:]
+        assert f"pid {live.pid}" in proc.stdout and "cannot be locked" not in proc.stdout
     finally:
         live.kill()
         live.wait()

@@ -85,7 +85,7 @@ def test_batch_writes_the_per_configuration_bytes_and_recomputes_only_what_chang
         state = _state(tmp_path, name)
         assert (state[0][0], state[2][0]) == solo[name], name  # scores and labels: the same bytes
     keys = json.loads((tmp_path / "batch" / "keys.json").read_text())
-    assert sorted(keys) == sorted(SPECS3) and len(set(keys.values())) == 3
+    assert list(keys) == sorted(SPECS3) and len({entry["key"] for entry in keys.values()}) == 3  # canonical order
 
     # the same batch again: nothing computed, every file untouched
     before = {n: _state(tmp_path, n) for n in SPECS3}
@@ -138,6 +138,30 @@ def test_a_damaged_keys_file_is_named_and_every_member_computed_again_to_the_sam
     warning = next(m for m in logs if "damaged keys file" in m)
     assert str(keys_path) in warning
     assert {n: [b for b, _ in _state(tmp_path, n)][::2] for n in SPECS3} == before
+    assert keys_path.read_bytes() == good_keys
+
+
+def test_a_kept_members_file_replaced_by_another_ones_is_named_and_computed_again(tmp_path, data):
+    """The keys file vouches for a member's outputs by their sha256 taken when they were written, not by their
+    names: another member's scores copied over a kept member's (key intact) are named and computed again, to the
+    same bytes; the file is then written in the same canonical order as before, not with the member last."""
+    assert _run(tmp_path, data, SPECS3) == list(SPECS3)
+    keys_path = tmp_path / "batch" / "keys.json"
+    good_keys = keys_path.read_bytes()
+    before = {n: [b for b, _ in _state(tmp_path, n)][::2] for n in SPECS3}
+    victim = tmp_path / "batch" / "scores" / "a" / "kmeans.parquet"
+    victim.write_bytes((tmp_path / "batch" / "scores" / "b" / "agglomerative.parquet").read_bytes())
+    logs = []
+    assert _run(tmp_path, data, SPECS3, logs) == ["a/kmeans"]
+    warning = next(m for m in logs if m.startswith("WARNING a/kmeans"))
+    assert str(victim) in warning and str(keys_path) in warning
+    assert {n: [b for b, _ in _state(tmp_path, n)][::2] for n in SPECS3} == before
+    assert keys_path.read_bytes() == good_keys  # same entries, same order
+    # a keys file of the older format (member -> key, no file hashes) vouches for nothing: computed again
+    keys_path.write_text(json.dumps({n: e["key"] for n, e in json.loads(good_keys).items()}))
+    logs = []
+    assert _run(tmp_path, data, SPECS3, logs) == list(SPECS3)
+    assert any("damaged keys file" in m and str(keys_path) in m for m in logs)
     assert keys_path.read_bytes() == good_keys
 
 

@@ -9,7 +9,7 @@ from helpers import write_texts
 
 from tecb.embed import encode
 from tecb.embed.batch import run_embed_batch
-from tecb.embed.cache import ModelFiles
+from tecb.embed.cache import ModelFiles, embedding_key
 from tecb.embed.spec import encoder_settings
 from tecb.embed.tiny_bert import create_tiny_bert
 
@@ -52,14 +52,16 @@ def _state(tmp_path, name):
     return path.read_bytes(), path.stat().st_mtime_ns
 
 
-def _solo(tmp_path, spec, name, *, seed):
-    """What one embed job writes for dataset ``name`` (the function the embed rule's script calls)."""
+def _solo(tmp_path, spec, name, *, seed, model_path=None):
+    """What one embed job writes for dataset ``name`` (the functions the embed rule's script calls)."""
     member = next(m for m in _members(tmp_path, spec) if m["dataset"] == name)
     out = tmp_path / "solo" / f"{name}.parquet"
+    key = embedding_key(settings=member["settings"], seed=seed, texts=member["texts"],
+                        model=ModelFiles(spec["kind"], path=model_path))  # fmt: skip
     encode.embed_dataset(
         encode.EmbedJob(
             member["texts"], out, member["settings"], OPTIONS, seed=seed, dataset=name,
-            timings=tmp_path / "solo" / f"{name}.timings.json",
+            timings=tmp_path / "solo" / f"{name}.timings.json", cache_key=key,
         ),
         log=lambda m: None,
     )  # fmt: skip
@@ -88,6 +90,12 @@ def test_tfidf_batch_writes_each_jobs_bytes_and_reruns_only_what_changed(tmp_pat
     # a deleted file is embedded again, to the same bytes
     (tmp_path / "batch" / "A.parquet").unlink()
     assert _run(tmp_path, spec, seed=42) == ["A"]
+    assert _state(tmp_path, "A")[0] == before["A"][0]
+    # another dataset's file copied over A's (key intact): the keys file vouches by the bytes, not the name
+    (tmp_path / "batch" / "A.parquet").write_bytes((tmp_path / "batch" / "B.parquet").read_bytes())
+    logs = []
+    assert _run(tmp_path, spec, seed=42, logs=logs) == ["A"]
+    assert any(m.startswith("WARNING A:") and str(tmp_path / "batch" / "A.parquet") in m for m in logs), logs
     assert _state(tmp_path, "A")[0] == before["A"][0]
 
     # what decides the vectors: the TF-IDF seed and the settings re-embed every dataset
@@ -118,7 +126,7 @@ def test_transformer_batch_equals_each_job_and_follows_the_model_files(tmp_path)
     spec = {"kind": "tiny-bert", "path": str(model)}
     assert _run(tmp_path, spec, seed=None, model_path=model) == ["A", "B"]
     for name in DATASETS:
-        assert _state(tmp_path, name)[0] == _solo(tmp_path, spec, name, seed=None), name
+        assert _state(tmp_path, name)[0] == _solo(tmp_path, spec, name, seed=None, model_path=model), name
     assert _run(tmp_path, spec, seed=None, model_path=model) == []
     # other weights in the same folder: every dataset is embedded again
     create_tiny_bert(tmp_path / "tiny2", TEXTS, seed=2)

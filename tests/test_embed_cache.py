@@ -20,6 +20,9 @@ import yaml
 from conftest import copy_project, run_snakemake
 from helpers import job_counts, small_embed_config
 
+from tecb.embed.encode import EmbedJob, embed_dataset
+from tecb.io import read_embeddings
+
 pytestmark = pytest.mark.workflow
 
 DATASET = "TenKGnadClusteringS2S"
@@ -65,11 +68,18 @@ def test_second_run_folder_reuses_the_first_ones_embeddings(tmp_path):
         entry = work / CONFIG["embed"]["cache_dir"] / f"{keys['a']['key']}.parquet"
         assert _sha(entry) == _sha(run_b / model / f"{DATASET}.parquet")
 
-    # the same bytes as a fresh run folder without the cache
+        # the entry names its key and no run's folder (tiny-bert was read from results/a/models/tiny-bert): it
+        # has the same bytes whichever run computed it
+        meta = read_embeddings(entry)[1]
+        assert meta["cache_key"] == keys["a"]["key"] and "results/" not in json.dumps(meta), meta
+
+    # the same bytes as a fresh run folder without the cache: every embeddings file names its key and no model
+    # folder (tiny-bert is read from results/c/models/tiny-bert there)
     fresh = _ran(_embed(work, "c", configfile="config/nocache.yaml"))
     assert fresh.get("embed") == 2 and "embed_compute" not in fresh, fresh
     run_c = work / "results" / "c" / "embeddings"
-    assert _sha(run_c / "tfidf" / f"{DATASET}.parquet") == _sha(run_b / "tfidf" / f"{DATASET}.parquet")
+    for model in CONFIG["models"]:
+        assert _sha(run_c / model / f"{DATASET}.parquet") == _sha(run_b / model / f"{DATASET}.parquet"), model
 
 
 @pytest.mark.workflow
@@ -124,6 +134,26 @@ def test_a_damaged_cache_entry_is_never_linked_and_is_computed_again_to_the_same
     again = run("b")
     assert again.returncode == 0 and _ran(again).get("embed_compute") == 1, again.stdout[-3000:]
     assert (work / target.format("b")).read_bytes() == good == entry.read_bytes()
+
+    # replaced by another model's vectors of the same texts (here TF-IDF of 8 dimensions, as a run without the
+    # cache writes them) with its record rewritten to match: the file does not name the entry's key, so it is
+    # refused and named, never linked; the same command then computes it again
+    other = tmp_path / "other.parquet"
+    texts = work / "results" / "b" / "datasets" / DATASET / "texts.parquet"
+    embed_dataset(EmbedJob(texts, other, {"kind": "tfidf", "dim": 8}, {}, seed=1), log=lambda m: None)
+    os.unlink(entry)
+    entry.write_bytes(other.read_bytes())
+    record_file = entry.with_suffix(".json")
+    record = json.loads(record_file.read_text())
+    record["embeddings"] = {"bytes": entry.stat().st_size, "sha256": _sha(entry)}
+    record_file.write_text(json.dumps(record))
+    failed = run("c")
+    assert failed.returncode != 0 and named in failed.stdout, failed.stdout[-3000:]
+    assert f"is the embedding of cache key None (from its metadata), not of {entry.stem}" in failed.stdout
+    assert not (work / target.format("c")).exists()
+    again = run("c")
+    assert again.returncode == 0 and _ran(again).get("embed_compute") == 1, again.stdout[-3000:]
+    assert (work / target.format("c")).read_bytes() == good
 
 
 TWO_DATASETS = {

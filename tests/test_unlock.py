@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from conftest import copy_project, run_snakemake
+from helpers import small_embed_config
 
 from tecb import unlock
 
@@ -131,3 +134,54 @@ def test_forget_run(tmp_path):
     assert json.loads(record.read_text())["pid"] > 0
     unlock.forget_run(tmp_path)
     assert not record.exists()
+
+
+def test_unlock_says_what_it_found(tmp_path, sleeper, capsys):
+    """`python -m tecb.unlock` never prints nothing: no locks and no run; a live run whose locks are gone."""
+    assert unlock.main([str(tmp_path)]) == 0
+    assert "no lock files" in capsys.readouterr().err
+    proc = sleeper()
+    unlock.record_run(tmp_path, pid=proc.pid)
+    assert unlock.main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"pid {proc.pid}" in err and "its locks are gone" in err
+
+
+def test_a_second_start_beside_a_live_run_is_refused_whatever_it_is(tmp_path, sleeper):
+    assert unlock.start_refusal(tmp_path, unlocking=False) == ""  # no live run: any start may go on
+    proc = sleeper()
+    unlock.record_run(tmp_path, pid=proc.pid)
+    second, unlocking = (unlock.start_refusal(tmp_path, unlocking=u) for u in (False, True))
+    assert f"pid {proc.pid}" in second and "refused a second run in this folder, whatever its run name" in second
+    assert "refused `snakemake --unlock`" in unlocking
+    for message in (second, unlocking):  # never advice that breaks the live run
+        assert "run `snakemake --unlock`" not in message and "wait for that run to finish" in message.lower()
+
+
+@pytest.mark.workflow
+def test_the_workflow_refuses_unlock_and_a_second_run_beside_a_live_one(tmp_path, sleeper):
+    """Snakemake locks only a run's own files, so a run under another run name started beside a live one, and when
+    it ended removed the whole lock folder; `snakemake --unlock` printed "Unlocked working directory." right after
+    the project's warning. Both are refused at startup while a run lives; a dry run may look."""
+    work = copy_project(tmp_path / "w")
+    cfg = small_embed_config("TenKGnadClusteringS2S")
+    cfg["models"] = {"tfidf": cfg["models"]["tfidf"]}
+    (work / "config" / "u.yaml").write_text(yaml.safe_dump({**cfg, "run": "live"}, sort_keys=False))
+    lock = locked(work)
+    # the live run: a process with snakemake in its command line working in the folder, with its record
+    proc = sleeper([sys.executable, "-c", "import time; time.sleep(600)", "snakemake", "--cores", "1"], cwd=work)
+    unlock.record_run(work, pid=proc.pid)
+    snakemake = ["--configfile", "config/u.yaml", "--cores", "1"]
+    unlocked = run_snakemake(work, *snakemake, "--unlock", check=False)
+    assert unlocked.returncode != 0 and "refused `snakemake --unlock`" in unlocked.stdout, unlocked.stdout[-3000:]
+    assert "Unlocked working directory" not in unlocked.stdout and lock.exists()
+    second = run_snakemake(work, *snakemake, "--config", "run=another", check=False)
+    assert second.returncode != 0 and "refused a second run in this folder" in second.stdout, second.stdout[-3000:]
+    assert lock.exists() and not (work / "results" / "another").exists()
+    looked = run_snakemake(work, *snakemake, "-n", check=False)
+    assert looked.returncode == 0 and "refused" not in looked.stdout, looked.stdout[-3000:]
+    proc.kill()
+    proc.wait()
+    # the run has ended (killed): the same command starts, its stale locks removed
+    assert run_snakemake(work, *snakemake, "-n", check=False).returncode == 0
+    assert not lock.exists()

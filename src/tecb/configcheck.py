@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import os
 import re
 import sys
 from pathlib import Path
@@ -405,6 +406,55 @@ def builder_errors(config: dict) -> list[str]:
     return out
 
 
+# --- constraints between keys (issue 46) ---------------------------------------------------------------------
+
+
+#: ``(smallest, largest)`` keys of a dataset's split recipe, with the builders' defaults (``tecb.data.datasets``)
+RANGE_KEYS = (("min_fraction", "max_fraction", 0.1, 1.0), ("min_subreddits", "max_subreddits", 10, 50))
+#: config keys naming a folder tecb creates (``embed.cache_dir``, ``cluster.numba_cache``): never a file
+FOLDER_KEYS = (("embed", "cache_dir"), ("cluster", "numba_cache"))
+
+
+def cross_key_errors(config: dict) -> list[str]:
+    """What the schema cannot say about one key alone, each named by its dotted key, before any job: a split
+    recipe's smallest above its largest (``min_fraction`` > ``max_fraction``, with the defaults where one is not
+    given), the same configuration (or seed) listed twice, and a folder key naming an existing regular file."""
+    out = []
+    for name, dataset in (config.get("datasets") or {}).items():
+        if not isinstance(dataset, dict):
+            continue
+        for low_key, high_key, low_default, high_default in RANGE_KEYS:
+            if low_key not in dataset and high_key not in dataset:
+                continue
+            low, high = dataset.get(low_key, low_default), dataset.get(high_key, high_default)
+            if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
+                out.append(
+                    f"datasets.{name}.{low_key}: {low} is larger than {high_key} {high}"
+                    f"{'' if high_key in dataset else ' (its default)'}; the smallest split cannot exceed the largest"
+                )
+    seen = {}
+    for i, entry in enumerate(config.get("configurations") or []):
+        if not isinstance(entry, dict):
+            continue
+        pair = (entry.get("algorithm"), entry.get("reduction"))
+        if pair in seen:
+            out.append(
+                f"configurations[{i}]: the same algorithm and reduction as configurations[{seen[pair]}] (listed "
+                "twice: the tables would hold it twice); remove one"
+            )
+        seen.setdefault(pair, i)
+    for section in ("pretrain", "adapt"):
+        seeds = (config.get(section) or {}).get("seeds")
+        if isinstance(seeds, list) and len(set(map(str, seeds))) != len(seeds):
+            twice = sorted({str(s) for s in seeds if seeds.count(s) > 1})
+            out.append(f"{section}.seeds: {', '.join(twice)} listed twice; remove the repeats")
+    for section, key in FOLDER_KEYS:
+        path = (config.get(section) or {}).get(key)
+        if isinstance(path, str) and path and os.path.exists(path) and not os.path.isdir(path):
+            out.append(f"{section}.{key}: names an existing file, not a folder; name a folder (tecb creates it)")
+    return out
+
+
 # --- all together --------------------------------------------------------------------------------
 
 
@@ -433,6 +483,7 @@ def validated_config(config: dict, schema_path) -> dict:
     if not messages:
         # the keys as given (the schema's defaults, e.g. trust_remote_code: false, are no one's mistake)
         messages = parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled)
+        messages += cross_key_errors(filled)
         messages = messages or mteb_model_errors(filled)
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])

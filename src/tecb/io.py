@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -155,28 +156,74 @@ def write_json(obj, path: str | os.PathLike) -> None:
     write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", path)
 
 
+# --- small JSON records a rule writes and the DAG reads (key files, shard plans) -----------------------
+
+
+def read_json_record(path, fields: Sequence[str], what: str) -> dict:
+    """A JSON object a rule wrote (a cache key file, a shard plan) that input functions read while the DAG is
+    built: it must hold ``fields``; a damaged one (cut short, not JSON, fields missing) is a :class:`ContractError`
+    naming the file and ``what`` it is, never a bare ``JSONDecodeError``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+        if not isinstance(record, dict):
+            raise ValueError(f"holds a {type(record).__name__}, not an object")
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ContractError(f"{path}: damaged {what} ({exc})") from exc
+    return record
+
+
+def remove_damaged_records(paths, fields: Sequence[str], what: str, log=print) -> list[str]:
+    """Remove each of ``paths`` that exists and is damaged (:func:`read_json_record`), naming it in the log; returns
+    them. Run at a run's start, before the DAG reads them: the rule that writes one (a target of ``all``) then
+    writes it again in the same command, nothing to delete by hand."""
+    removed = []
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        try:
+            read_json_record(path, fields, what)
+        except ContractError as exc:
+            os.remove(path)
+            removed.append(str(path))
+            log(f"WARNING {exc}; removed: this run writes it again")
+    return removed
+
+
 # --- keyed members of a batch job (cluster.batch, embed.batch) --------------------------------------
 
 
 KEY_PATTERN = re.compile(r"[0-9a-f]{64}")
 
 
-def read_keys(path, log=print) -> dict[str, str]:
-    """A batch job's keys file (``{member: key}``, each key a sha256); empty when it does not exist yet.
+def _is_keys_entry(entry) -> bool:
+    """An entry of a keys file: ``{"key": sha256, "sha256": [sha256 of each output, in order]}``."""
+    if not isinstance(entry, dict) or set(entry) != {"key", "sha256"} or not isinstance(entry["sha256"], list):
+        return False
+    return all(isinstance(k, str) and KEY_PATTERN.fullmatch(k) for k in [entry["key"], *entry["sha256"]])
 
-    Verified when read: a damaged file (not JSON, not an object of member names to sha256 keys) is named in the
+
+def read_keys(path, log=print) -> dict[str, dict]:
+    """A batch job's keys file (``{member: {"key": sha256, "sha256": [its outputs' sha256]}}``); empty when it does
+    not exist yet.
+
+    Verified when read: a damaged file (not JSON, not an object of member names to such entries) is named in the
     log and treated as empty, so every member is recomputed (the same bytes: each is a function of its key's
-    inputs) and the file is rewritten by the batch; nothing needs deleting by hand."""
+    inputs) and the file is rewritten by the batch; nothing needs deleting by hand. A keys file of an older format
+    (``{member: key}``, which vouched for the outputs by their names only) is treated the same way."""
     if not os.path.exists(path):
         return {}
     try:
         with open(path, encoding="utf-8") as f:
             keys = json.load(f)
         if not isinstance(keys, dict):
-            raise ValueError(f"holds a {type(keys).__name__}, not an object {{member: key}}")
-        bad = [m for m, k in keys.items() if not isinstance(k, str) or not KEY_PATTERN.fullmatch(k)]
+            raise ValueError(f"holds a {type(keys).__name__}, not an object {{member: entry}}")
+        bad = [m for m, entry in keys.items() if not _is_keys_entry(entry)]
         if bad:
-            raise ValueError(f"member {bad[0]!r} has no sha256 key")
+            raise ValueError(f"member {bad[0]!r} has no entry {{'key': sha256, 'sha256': [sha256, ...]}}")
     except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
         log(
             f"WARNING {path}: damaged keys file ({exc}); ignored: every member of this batch is computed again "
@@ -186,19 +233,41 @@ def read_keys(path, log=print) -> dict[str, str]:
     return keys
 
 
-def keep_or_compute(keys: dict, keys_path, *, name: str, key: str, outputs, compute, log=print) -> bool:
-    """Run ``compute`` (a function of no arguments writing ``outputs``) unless ``keys[name]`` is ``key`` and every
-    output exists; returns whether it ran. ``keys`` is kept in ``keys_path`` so that the file never names a member
-    whose files do not match its key: the entry is removed before ``compute`` and written back after it."""
-    if keys.get(name) == key and all(os.path.exists(p) for p in outputs):
-        log(f"{name}: up to date (same key {key[:12]}), kept")
-        return False
+def write_keys(keys: dict, path) -> None:
+    """Write a batch's keys file in a canonical order (members sorted), whatever order they were computed in."""
+    write_json(dict(sorted(keys.items())), path)
+
+
+def _changed_output(entry: dict, outputs) -> str:
+    """Why ``outputs`` are not the files ``entry`` recorded when they were written (``""``: they are)."""
+    if len(entry["sha256"]) != len(outputs):
+        return f"{len(entry['sha256'])} output(s) recorded, {len(outputs)} expected"
+    for path, recorded in zip(outputs, entry["sha256"], strict=True):
+        found = file_sha256(path)
+        if found != recorded:
+            return f"{path} has sha256 {found[:12]}..., not the {recorded[:12]}... recorded when it was written"
+    return ""
+
+
+def keep_or_compute(keys: dict, keys_path, *, name: str, key: str, outputs, compute, log=print, unhashed=()) -> bool:
+    """Run ``compute`` (a function of no arguments writing ``outputs`` and ``unhashed``) unless ``keys[name]`` has
+    ``key``, every output exists and each of ``outputs`` has the sha256 recorded when it was written (``unhashed``:
+    files that record durations, never the same bytes twice, only required to exist); returns whether it ran.
+    ``keys`` is kept in ``keys_path`` so that the file never names a member whose files do not match its key:
+    the entry is removed before ``compute`` and written back, with its outputs' sha256, after it."""
+    entry = keys.get(name)
+    if entry is not None and entry["key"] == key and all(os.path.exists(p) for p in [*outputs, *unhashed]):
+        why = _changed_output(entry, list(outputs))
+        if not why:
+            log(f"{name}: up to date (same key {key[:12]}, the same files), kept")
+            return False
+        log(f"WARNING {name}: {why} ({keys_path}); computed again")
     if name in keys:
         del keys[name]
-        write_json(keys, keys_path)
+        write_keys(keys, keys_path)
     compute()
-    keys[name] = key
-    write_json(keys, keys_path)
+    keys[name] = {"key": key, "sha256": [file_sha256(p) for p in outputs]}
+    write_keys(keys, keys_path)
     return True
 
 

@@ -27,6 +27,11 @@ from pathlib import Path
 
 LOCKS = Path(".snakemake") / "locks"
 RUNS = Path(".snakemake") / "tecb-runs"
+#: Snakemake options that only look (no job, no lock): allowed beside a live run, as a dry run (-n) is
+LOOK_ONLY_FLAGS = frozenset(
+    {"--lint", "--summary", "-S", "--detailed-summary", "-D", "--list-rules", "-l", "--list-target-rules", "--lt",
+     "--dag", "--rulegraph", "--filegraph", "--d3dag", "--report", "--list-changes", "--lc", "--print-compilation"}
+)  # fmt: skip
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -132,10 +137,32 @@ def live_run_message(workdir, live: list[str]) -> str:
     message, printed next, suggests it; it would let two runs write the same files)."""
     return (
         f"tecb: {Path(workdir) / LOCKS} is held by a live run ({'; '.join(live)}): locks kept. Do NOT run "
-        "`snakemake --unlock` (Snakemake's message below suggests it): it removes the live run's locks and lets two "
-        "runs write the same files. Wait for that run to finish, or stop it (Ctrl-C in its terminal, `kill PID`; "
-        "on SLURM also `scancel` its jobs), then start the same command again: a killed run's locks are removed "
-        "at startup."
+        "`snakemake --unlock` (Snakemake's message below suggests it; this workflow refuses it while the run lives): "
+        "it would remove the live run's locks and let two runs write the same files. Wait for that run to finish, or "
+        "stop it (Ctrl-C in its terminal, `kill PID`; on SLURM also `scancel` its jobs), then start the same command "
+        "again: a killed run's locks are removed at startup."
+    )
+
+
+def start_refusal(workdir=".", *, unlocking: bool) -> str:
+    """Why a Snakemake start in ``workdir`` must not go on (``""``: it may), for the Snakefile's startup: a run is
+    alive there (:func:`live_runs`). A second run is refused whatever its run name: Snakemake locks only the files
+    a run writes, so it would start beside the live one, and when it ended it would remove the whole
+    ``.snakemake/locks/`` folder, the live run's locks with its own. ``unlocking`` (``snakemake --unlock``): it
+    would remove them at once."""
+    live = live_runs(workdir)
+    if not live:
+        return ""
+    what = (
+        "refused `snakemake --unlock`: it would remove the live run's locks and let two runs write the same files"
+        if unlocking
+        else "refused a second run in this folder, whatever its run name: when it ended, Snakemake would remove the "
+        "live run's locks with its own (a dry run, -n, is allowed)"
+    )
+    return (
+        f"tecb: a run is alive in {Path(workdir).resolve()} ({'; '.join(live)}): {what}. Wait for that run to "
+        "finish, or stop it (Ctrl-C in its terminal, `kill PID`; on SLURM also `scancel` its jobs) and start the "
+        "same command again (a killed run's locks are removed at startup), or run in another project folder."
     )
 
 
@@ -165,13 +192,29 @@ def remove_stale_locks(workdir=".", log=None) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    """``python -m tecb.unlock [DIR]``: remove DIR's (default: here) stale Snakemake locks; exit 1 if a run holds them."""
+    """``python -m tecb.unlock [DIR]``: remove DIR's (default: here) stale Snakemake locks and say what it found;
+    exit 1 if a run is alive there (its locks are kept, or were removed by someone else: it runs unprotected)."""
     args = list(sys.argv[1:] if argv is None else argv)
     workdir = Path(args[0]) if args else Path(".")
     locks_dir = workdir / LOCKS
     had = locks_dir.is_dir() and any(locks_dir.glob("*.lock"))
-    removed = remove_stale_locks(workdir, log=lambda m: print(m, file=sys.stderr))
-    return 1 if had and not removed else 0
+
+    def say(message):
+        print(message, file=sys.stderr)
+
+    removed = remove_stale_locks(workdir, log=say)
+    if had:
+        return 0 if removed else 1
+    live = live_runs(workdir)
+    if live:
+        say(
+            f"tecb: no lock files in {locks_dir}, but a run is alive ({'; '.join(live)}): its locks are gone (removed "
+            "by hand or by another run's end), so nothing stops a second run beside it; start none in this folder "
+            "until it ends (this workflow refuses one while it lives)"
+        )
+        return 1
+    say(f"tecb: no lock files in {locks_dir} and no live run: nothing to do")
+    return 0
 
 
 if __name__ == "__main__":

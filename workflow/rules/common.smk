@@ -364,11 +364,33 @@ def unit_outputs():
     return files
 
 
+def kept_files():
+    """The other files a later run relies on and no aggregate names as a target (so that a deleted one is written
+    again by the same command, whatever the rerun triggers): each dataset's texts and splits, the chance draws
+    (tables.chance), the cache mode's key files (embed.cache_dir), the shard plans (embed.shard_size), the
+    per-(model, dataset) MTEB v2 scores and the html tables. tests/test_kept_files.py deletes each kind of file a run keeps.
+    """
+    units = sorted({(m, d) for m, d, _, _ in SCORE_KEYS})
+    files = [texts_path(d) for d in DATASETS] + [splits_path(d) for d in DATASETS]
+    files += chance_inputs(None)
+    files += [embed_key_path(m, d) for m, d in units if m in LINKED_MODELS]
+    if SHARDED_MODELS:
+        files += [shard_plan_path(d) for d in DATASETS]
+    if MTEB_V2:
+        files += chance_mteb_v2_inputs(None) + [mteb_v2_path(m, d) for m, d in units]
+    # the html beside the tables' and the runtimes' other formats (a job's other outputs are not written again
+    # when only they are missing)
+    files += [table_path(s, "html") for s in TABLE_STEMS + EXTRA_TABLE_STEMS]
+    files += [report_path("runtimes.html")]
+    return files
+
+
 def all_outputs():
     """The targets of the Snakefile's `all` rule: the final outputs each stage's .smk lists, and the files they
-    are made from (unit_outputs)."""
+    are made from (unit_outputs) and the other files a later run relies on (kept_files).
+    """
     # TABLE_FILES (tables.smk) and REPORT_TARGETS (report.smk): tables, figures, MTEB JSON, report pieces
-    outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS + unit_outputs()
+    outputs = [SCORES] + TABLE_FILES + REPORT_TARGETS + unit_outputs() + kept_files()
     outputs += (
         SCORING_OUTPUTS + INSPECT_OUTPUTS
     )  # scoring.smk (MTEB v2), inspect.smk (cluster views)

@@ -41,7 +41,10 @@ rule embed_shard:
         digest=model_digest_input,
     output:
         embeddings=temp(shard_path("{model}", "{dataset}", "{start}", "{stop}")),
-        timings=job_timing_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}"),
+        # temp(), as the shard: merged into the (model, dataset)'s timings, which list each shard's seconds
+        timings=temp(
+            job_timing_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}")
+        ),
     log:
         log_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.log"),
     benchmark:

@@ -11,6 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 
 from threadpoolctl import threadpool_limits
 
+from tecb.embed.cache import ModelFiles, embedding_key
 from tecb.embed.encode import EmbedJob, embed_dataset
 from tecb.embed.spec import job_embed_options, recorded_digest
 from tecb.runlog import finish, open_log
@@ -22,6 +23,17 @@ if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports t
     torch.set_num_threads(snakemake.threads)
 embed_options = job_embed_options(snakemake.config, model=snakemake.wildcards.model)
 digest = recorded_digest(snakemake.input.get("digest"))
+# what decides the vectors (the whole dataset's texts), recorded in the file: tecb.embed.cache.embedding_key
+key = embedding_key(
+    settings=snakemake.params.settings,
+    seed=snakemake.params.seed,
+    texts=snakemake.input.texts,
+    model=ModelFiles(
+        kind=snakemake.params.settings["kind"],
+        path=snakemake.input.model[0] if snakemake.input.model else None,
+        digest=snakemake.input.digest[0] if snakemake.input.digest else None,
+    ),
+)
 # BLAS/OpenMP on exactly the job's threads, not on every core of the machine: the TF-IDF SVD's vectors depend on
 # the BLAS thread count (benchmarks/blas_kernels.md), so this keeps them equal across machines (issue 21.6)
 with threadpool_limits(snakemake.threads):
@@ -34,6 +46,7 @@ with threadpool_limits(snakemake.threads):
         dataset=snakemake.wildcards.dataset,
         model_digest=digest,
         timings=snakemake.output.timings,
+        cache_key=key,
     )
     embed_dataset(job, log=log)
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

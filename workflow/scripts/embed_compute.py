@@ -18,7 +18,7 @@ log(f"cache entry of {model} / {dataset}")
 def merge(paths):
     from tecb.embed.shard import merge_shards, merge_timings
 
-    meta = merge_shards(list(snakemake.input.shards), paths["embeddings"])
+    meta = merge_shards(list(snakemake.input.shards), paths["embeddings"])  # the shards name the key
     timings = merge_timings(list(snakemake.input.timings), paths["timings"])
     log(f"{len(snakemake.input.shards)} shard(s), {meta['n_texts']} texts, vectors_sha256 {meta['vectors_sha256']}")
     log(f"shards' seconds: {timings['shard_seconds']}")
@@ -44,6 +44,7 @@ def compute(paths):
             dataset=dataset,
             model_digest=recorded_digest(snakemake.input.get("digest")),
             timings=paths["timings"],
+            cache_key=snakemake.wildcards.key,  # the file names its key (as every embeddings file) and no run's folder
         )
         embed_dataset(job, log=log)
 

@@ -8,7 +8,8 @@ of the libraries that compute it; not the cores, which change no result, as in a
 in the batch's keys file. A clustering of reduced points is keyed by the reduced file's bytes, so a
 reduction recomputed to the same bytes keeps its clusterings. The rule marks its outputs
 ``update()`` (Snakemake keeps them when the batch reruns and restores them if it fails); a member whose key
-is unchanged and whose files exist is kept as it is, the others are computed with
+is unchanged and whose files are the bytes recorded when they were written (their sha256, in the keys file) is
+kept as it is, the others are computed with
 :func:`tecb.cluster.reduce.run_reduction` / :func:`tecb.cluster.algorithms.run_configuration`, the functions
 a reduce job and a per-configuration cluster job run, so the files are the same bytes either way. After the
 clusterings come the batch's other steps on the same (model, dataset), keyed the same way
@@ -169,8 +170,10 @@ def run_batch(
     keys = {name: key for name, key in io.read_keys(keys_path, log=log).items() if name in names}
     computed = []
 
-    def refresh(name: str, key: str, outputs: list, compute) -> None:
-        if io.keep_or_compute(keys, keys_path, name=name, key=key, outputs=outputs, compute=compute, log=log):
+    def refresh(name: str, key: str, outputs: list, compute, unhashed=()) -> None:
+        if io.keep_or_compute(
+            keys, keys_path, name=name, key=key, outputs=outputs, compute=compute, log=log, unhashed=unhashed
+        ):
             computed.append(name)
 
     versions = library_versions(REDUCE_LIBRARIES)
@@ -228,7 +231,8 @@ def run_batch(
             splits_sha256=digest(splits_path),
             versions=versions,
         )
-        refresh(member["name"], key, [member["scores"], member["timings"], member["labels"]], compute_clustering)
+        # the timings record durations: never the same bytes twice, so only required to exist
+        refresh(member["name"], key, [member["scores"], member["labels"]], compute_clustering, [member["timings"]])
     for step in steps:
         key = step_key(
             spec=step["spec"],
@@ -237,7 +241,7 @@ def run_batch(
             versions=library_versions(step["libraries"]),
         )
         refresh(step["name"], key, list(step["outputs"]), step["compute"])
-    io.write_json(keys, keys_path)
+    io.write_keys(keys, keys_path)
     n_reduced = sum(name.startswith(REDUCE_PREFIX) for name in computed)
     n_steps = sum(name in {s["name"] for s in steps} for name in computed)
     if reductions:

@@ -6,8 +6,9 @@ benchmarks/demo_overhead.md), so one job per model embeds all its datasets, one 
 :func:`tecb.embed.encode.embed_dataset`, the function an embed job calls: the files are the same bytes either way.
 Reruns stay exact: each dataset's key is the embedding cache's key (:func:`tecb.embed.cache.cache_key`: the
 model's resolved settings for that dataset, what its files are, the TF-IDF seed, the sha256 of the dataset's
-texts), kept in the batch's keys file; the rule marks its outputs ``update()``, and a rerun embeds only the
-datasets whose key changed or whose files are missing (:func:`tecb.io.keep_or_compute`).
+texts), kept in the batch's keys file with the sha256 of each embeddings file; the rule marks its outputs
+``update()``, and a rerun embeds only the datasets whose key changed or whose files are missing or not the bytes
+recorded when they were written (:func:`tecb.io.keep_or_compute`).
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ def run_embed_batch(
             model_content=content,
         )
 
-        def embed(paths, member=member):
-            _embed_member({**member, **paths}, embed_options, seed=seed, digest=digest, log=log)
+        def embed(paths, member=member, key=key):
+            # the file names its key, as every embeddings file (tecb.embed.cache.keyed_metadata)
+            _embed_member({**member, **paths, "cache_key": key}, embed_options, seed=seed, digest=digest, log=log)
 
         def compute(member=member, key=key, embed=embed):
             if cache_dir is None:
@@ -70,12 +72,18 @@ def run_embed_batch(
                 link_or_copy(source, member[name])
                 log(f"{member[name]} <- {source}")
 
-        outputs = [member["embeddings"], member["timings"]]
         if io.keep_or_compute(
-            keys, keys_path, name=member["dataset"], key=key, outputs=outputs, compute=compute, log=log
+            keys,
+            keys_path,
+            name=member["dataset"],
+            key=key,
+            outputs=[member["embeddings"]],
+            compute=compute,
+            log=log,
+            unhashed=[member["timings"]],  # durations: never the same bytes twice
         ):
             computed.append(member["dataset"])
-    io.write_json(keys, keys_path)
+    io.write_keys(keys, keys_path)
     log(f"{len(computed)} of {len(members)} datasets embedded, {len(members) - len(computed)} kept")
     return computed
 
@@ -94,5 +102,6 @@ def _embed_member(member: dict, embed_options: dict, *, seed: int | None, digest
         dataset=member["dataset"],
         model_digest=digest,
         timings=member["timings"],
+        cache_key=member["cache_key"],
     )
     embed_dataset(job, log=log)

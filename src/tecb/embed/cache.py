@@ -8,8 +8,15 @@ prefetched hub model's resolved commit and remote-code record), the TF-IDF seed,
 folder hits the entry when its files are the same. Execution settings (batch size, device, threads) are not part of
 it, as they do not re-embed within a run either; the entry's metadata records those of the run that computed it.
 
+Every embeddings file the workflow writes names its key in its own metadata (``cache_key``,
+:func:`embedding_key`, :func:`keyed_metadata`), cached or not: the record ``{key}.json`` vouches for an entry's files
+by their sha256, and the file vouches for being the embedding of *that* key, so another entry's (or another run's)
+file put in its place is refused even with a record rewritten to match it. A model path (perhaps a model built under
+``results/{run}/models/``) is recorded by its last part only: a file has the same bytes whichever run computed it,
+with or without the cache.
+
 An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
-files: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
+files and its embeddings file names its key: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
 sharing a cache compute each entry once, and never touches a finished one; :func:`verify_entry` checks an entry
 before it is linked (or copied) into a run's ``embeddings/{model}/{dataset}.parquet``, and :func:`quarantine`
 moves a damaged one aside so that the next run computes it again.
@@ -28,7 +35,7 @@ from pathlib import Path
 
 from tecb.embed.spec import directory_digest, file_sha256
 
-KEY_VERSION = 2  # bump when the embedding file format or the key changes: old entries are then not reused
+KEY_VERSION = 3  # bump when the embedding file format or the key changes: old entries are then not reused
 # settings that name where the model's files are, not what they are (their content is ``model_content``)
 PATH_SETTINGS = ("path", "distill_from")
 
@@ -119,8 +126,31 @@ def _is_key(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
+def embedding_key(*, settings: dict, seed: int | None, texts, model: ModelFiles) -> str:
+    """The key of the embedding of a dataset's ``texts`` (its texts.parquet) by a model (its resolved ``settings``,
+    the TF-IDF ``seed``, what its files are): :func:`cache_key` of their content; what an embeddings file records."""
+    return cache_key(settings=settings, seed=seed, texts_sha256=file_sha256(texts), model_content=model_content(model))
+
+
+def keyed_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
+    """An embeddings file's metadata: ``meta`` with its ``cache_key`` and every value that is one of
+    ``model_paths`` (where the model's files were read from: perhaps a run's folder) cut to the path's last part,
+    so the file's bytes do not depend on the run that computed it (its key holds what the model's files are)."""
+    paths = {str(p) for p in model_paths if p}
+    cut = {k: os.path.basename(str(v).rstrip("/")) if isinstance(v, str) and v in paths else v for k, v in meta.items()}
+    return {**cut, "cache_key": key}
+
+
+def _recorded_key(path) -> str | None:
+    """The ``cache_key`` an embeddings file records in its metadata (its footer only), None when it has none."""
+    from tecb.io import read_parquet_schema, read_tecb_metadata
+
+    return read_tecb_metadata(read_parquet_schema(path, "embeddings"), path).get("cache_key")
+
+
 def verify_entry(cache_dir, key: str) -> str:
-    """Why the entry cannot be used (``""``: it is finished and its files are what its record says)."""
+    """Why the entry cannot be used (``""``: it is finished, its files are what its record says and its embeddings
+    file names ``key``)."""
     record_file = record_path(cache_dir, key)
     try:
         with open(record_file, encoding="utf-8") as f:
@@ -138,6 +168,15 @@ def verify_entry(cache_dir, key: str) -> str:
             return (
                 f"{path}: {found['bytes']} bytes with sha256 {found['sha256'][:12]}..., not what {record_file} records"
             )
+    from tecb.io import ContractError
+
+    path = entry_paths(cache_dir, key)["embeddings"]
+    try:
+        recorded = _recorded_key(path)
+    except ContractError as exc:
+        return str(exc)
+    if recorded != key:
+        return f"{path} is the embedding of cache key {recorded} (from its metadata), not of {key}"
     return ""
 
 
@@ -164,8 +203,8 @@ def entry_lock(cache_dir, key: str, log=print):
 
 def fill_entry(cache_dir, key: str, compute, log=print) -> bool:
     """Make the entry finished: under its lock, keep it if it is (another run may have computed it meanwhile),
-    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically) and write the record last.
-    Returns whether it computed."""
+    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically; the embeddings with the
+    metadata of :func:`keyed_metadata`) and write the record last. Returns whether it computed."""
     paths = entry_paths(cache_dir, key)
     with entry_lock(cache_dir, key, log=log):
         why = verify_entry(cache_dir, key)

@@ -673,7 +673,10 @@ class EmbedJob:
     say (the config's ``embed``, its defaults filled: ``batch_size``, ``device``, ``dtype`` default; the model's
     ``batch_size`` comes first). ``seed``: TF-IDF's (its SVD), required there; None for models that use none.
     ``model_digest``: the local model's content hash, recorded when given. ``timings``: where how long it took is
-    written (None: nowhere)."""
+    written (None: nowhere). ``cache_key``: the key of what decides the vectors (the dataset's whole texts, the
+    model's settings and files: :func:`tecb.embed.cache.embedding_key`), recorded in the file, whose metadata then
+    names no model folder (:func:`tecb.embed.cache.keyed_metadata`); every job of the workflow gives it (None: a
+    file outside the workflow)."""
 
     texts: str | Path
     embeddings: str | Path
@@ -683,6 +686,7 @@ class EmbedJob:
     dataset: str | None = None
     model_digest: str | None = None
     timings: str | Path | None = None
+    cache_key: str | None = None
 
 
 def embed_dataset(job: EmbedJob, *, log=print) -> dict:
@@ -707,6 +711,10 @@ def embed_dataset(job: EmbedJob, *, log=print) -> dict:
         meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
         meta, batches = _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
+    if job.cache_key is not None:
+        from tecb.embed.cache import keyed_metadata
+
+        meta = keyed_metadata(meta, key=job.cache_key, model_paths=(settings.get("path"), settings.get("distill_from")))
     meta = write_embeddings(job.embeddings, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
     if job.timings is not None:

@@ -88,7 +88,8 @@ def merged_metadata(metas: list[dict]) -> dict:
 
 
 def merge_shards(shard_paths: list, out_path) -> dict:
-    """Write the shards (in text-id order) as one embeddings file, as the single job would have written it."""
+    """Write the shards (in text-id order) as one embeddings file, as the single job would have written it (their
+    ``cache_key``, the whole dataset's, included)."""
     metas = [read_embeddings(p)[1] for p in shard_paths]
     n_texts = sum(m["n_texts"] for m in metas)
     chunk_size = metas[0].get("chunk_size", CHUNK_SIZE)  # recorded where it is not the default

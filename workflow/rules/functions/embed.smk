@@ -42,6 +42,25 @@ EMBEDDED_MODELS = [
 ]
 
 
+def dag_records():
+    """The JSON files of this run that input functions read while the DAG is built, as (paths, fields, what):
+    the cache key files (embed.cache_dir) and the shard plans (embed.shard_size). The Snakefile removes a damaged
+    one at the start, naming it; `all` names them (kept_files), so the same command writes it again.
+    """
+    return [
+        (
+            [embed_key_path(m, d) for m in LINKED_MODELS for d in DATASETS],
+            ("model", "dataset", "key"),
+            "embedding cache key file",
+        ),
+        (
+            [shard_plan_path(d) for d in DATASETS] if SHARDED_MODELS else [],
+            ("n_texts", "shard_size", "shards"),
+            "shard plan",
+        ),
+    ]
+
+
 def model_spec(model):
     """A model's config entry (its kind filled by the schema), with the directory a hub or tiny-bert model is read from."""
     spec = dict(config["models"][model])

@@ -2,8 +2,9 @@
 # this file first. Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
 import glob
-import json
 from types import SimpleNamespace
+
+from tecb.io import ContractError, read_json_record
 
 from tecb.embed.cache import entry_paths, finished_keys
 
@@ -28,8 +29,8 @@ def cache_entry_input(wildcards):
     vectors are an input: the entry's timings file (written by the same job) is linked too, but as an input its
     modification time could make the run's link look older than an input."""
     key_file = checkpoints.embed_key.get(**wildcards).output[0]
-    with open(key_file) as f:
-        return {"embeddings": cache_entry_path(json.load(f)["key"], "embeddings")}
+    record = read_json_record(key_file, ("key",), "embedding cache key file")
+    return {"embeddings": cache_entry_path(record["key"], "embeddings")}
 
 
 _KEY_OWNERS = {}
@@ -39,8 +40,10 @@ def key_owner(key):
     """The (model, dataset) of this run whose embedding has cache key ``key`` (from the run's key files)."""
     if key not in _KEY_OWNERS:
         for path in sorted(glob.glob(embed_key_path("*", "*"))):
-            with open(path) as f:
-                record = json.load(f)
+            try:  # of a model or dataset no longer configured, perhaps: skipped when damaged
+                record = read_json_record(path, ("model", "dataset", "key"), "key file")
+            except ContractError:
+                continue
             if record["model"] in LINKED_MODELS and record["dataset"] in DATASETS:
                 _KEY_OWNERS.setdefault(
                     record["key"], (record["model"], record["dataset"])

@@ -1,7 +1,7 @@
 # Input functions of the rules in embed_shard.smk (config embed.shard_size), which includes this file first.
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
-import json
+from tecb.io import ContractError, read_json_record
 
 # SHARD_SIZE and SHARDED_MODELS: functions/embed.smk (the embed stage's switches)
 
@@ -15,15 +15,19 @@ def plan_shard_size(wildcards):
         os.path.exists(embedding_path(m, wildcards.dataset)) for m in SHARDED_MODELS
     )
     if done and os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)["shard_size"]
+        try:
+            return read_json_record(path, ("shard_size",), "shard plan")["shard_size"]
+        except (
+            ContractError
+        ):  # removed at the start (dag_records) unless damaged since: planned anew
+            pass
     return SHARD_SIZE
 
 
 def shard_ranges_of(dataset):
     """The [start, stop) ranges of a dataset's shards: known once its plan (checkpoint embed_plan) has run."""
-    with open(checkpoints.embed_plan.get(dataset=dataset).output[0]) as f:
-        return json.load(f)["shards"]
+    path = checkpoints.embed_plan.get(dataset=dataset).output[0]
+    return read_json_record(path, ("shards",), "shard plan")["shards"]
 
 
 def shard_inputs(model, dataset):
