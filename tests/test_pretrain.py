@@ -450,3 +450,23 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     assert not state.exists()  # a finished job leaves no state behind
     for name in ("scores.parquet", "ckpt/model.safetensors"):
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "straight" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_frozen_word_embeddings_stay_as_they_were(tiny, tmp_path, method):
+    """``freeze_word_embeddings``: the word embeddings (and the tied decoder / MLM output) are not trained, the
+    rest of the encoder is (issue 42 item 5)."""
+    from safetensors.numpy import load_file
+
+    root, model = tiny
+    params = dict(PARAMS[method], freeze_word_embeddings=True)
+    ckpt = tmp_path / "ckpt"
+    pretrain.pretrain(job(tiny, method, ckpt, eval_epochs=(1,), params=params, device="cpu"), log=lambda m: None)
+    before, after = load_file(str(model / "model.safetensors")), load_file(str(ckpt / "model.safetensors"))
+
+    def weight(state, suffix):
+        return next(v for k, v in state.items() if k.endswith(suffix))
+
+    np.testing.assert_array_equal(weight(after, "word_embeddings.weight"), weight(before, "word_embeddings.weight"))
+    layer = "encoder.layer.0.attention.self.query.weight"
+    assert not np.array_equal(weight(after, layer), weight(before, layer))
