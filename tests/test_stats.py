@@ -76,8 +76,9 @@ def test_uniformly_worse_model_is_significantly_worse(test):
     worse = best - 0.2
     p = S.paired_pvalue(best - worse, test=test, seed=42)
     assert p < 0.001
-    # and not the other way round
-    assert S.paired_pvalue(worse - best, test=test, seed=42) > 0.5
+    # and not the other way round (the mean test is two-sided: the same p either way)
+    reverse = S.paired_pvalue(worse - best, test=test, seed=42)
+    assert reverse == p if test == "mean" else reverse > 0.5
 
 
 def test_exact_permutation_and_wilcoxon_p_values():
@@ -140,10 +141,10 @@ def test_holm_correction_matters():
     # 5 splits: the smallest possible one-sided p is 1/32 ~ 0.031 < 0.05, but with 3 comparisons Holm gives 0.094
     base = _series(np.array([0.5, 0.52, 0.54, 0.56, 0.58]))
     per_model = {"best": [base]} | {f"m{i}": [base - 0.05 * (i + 1)] for i in range(3)}
-    out = S.compare_to_best(per_model, seed=42).set_index("model")
+    out = S.compare_to_best(per_model, test="wilcoxon", seed=42).set_index("model")
     assert (out.p_value.dropna() < 0.05).all()
     assert out.drop("best").not_worse.all()
-    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}, seed=42).set_index("model")
+    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}, test="wilcoxon", seed=42).set_index("model")
     assert not one.loc["m0", "not_worse"]
 
 
@@ -180,7 +181,16 @@ def test_table_statistics_and_marks():
     assert not bad.not_worse.any()
     assert long[long.model != "bad"].not_worse.all()
     assert (long.ci_low <= long["mean"]).all() and (long["mean"] <= long.ci_high).all()
-    assert set(long[long.column == S.AVERAGE].test) == {"permutation"}
+    assert set(long[long.column == S.AVERAGE].test) == {"mean"}  # the default test serves the averages too
+    assert (long.diff_low <= long["diff"]).all() and (long["diff"] <= long.diff_high).all()
+    rank = S.table_statistics(
+        scores,
+        algorithm="kmeans",
+        reduction="none",
+        datasets=DATASETS,
+        statistics=S.Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42),
+    )
+    assert set(rank[rank.column == S.AVERAGE].test) == {"permutation"}  # Wilcoxon takes one dataset
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     t2 = T.table2(T.summarize(scores), names, datasets=DATASETS)
     marks = S.table_marks(t2, long, names)

@@ -5,11 +5,13 @@ step) on the same evaluation splits, so every row of Table 6 is a paired compari
 
 - ``base``, ``adapted``: mean V-measure x 100 over the splits (the adapted per-split score is the mean over seeds),
   ``base`` with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`),
-  ``adapted`` and ``Δ`` with a two-level one over training seeds and splits
-  (:func:`tecb.report.stats.seeds_bootstrap_interval`: the seeds' variance is in the interval);
-- ``Δ``: adapted - base with ``*`` where the two-sided paired test over splits holds for every seed
-  (:func:`tecb.report.stats.seeds_paired_pvalue`, an intersection-union test of the config's test) after Holm's
-  adjustment over all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value;
+  ``adapted`` and ``Δ`` with one over training seeds and splits (the seeds' variance is in the interval);
+- ``Δ``: adapted - base with ``*`` where the two-sided paired test is significant after Holm's adjustment over
+  all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value. The default test
+  (``mean``) and the intervals of ``adapted`` and ``Δ`` come from the same resamples of training seeds and splits
+  (:func:`tecb.report.stats.seeds_mean_test`), so a ``*`` never sits on an interval that contains 0; the other
+  tests are intersection-union tests over the seeds (:func:`tecb.report.stats.seeds_paired_pvalue`);
+- ``SD seeds``: of the seeds' mean scores, or "1 seed" (no seed variance estimated);
 - the training cost that is the same on every rerun: optimizer steps, device, precision. The seconds are in a
   separate file (:func:`costs`), never in Table 6.
 
@@ -168,9 +170,18 @@ def table6(
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
         interval = {"confidence": statistics.confidence, **draws, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
-        lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
-        lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
-        p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
+        if statistics.test == "mean":  # interval and test from the same resamples of seeds and splits
+            adapted = stats.seeds_mean_test(by_seed, **interval)
+            delta = stats.seeds_mean_test(by_seed - b, **interval)
+            (lo_a, hi_a), (lo_d, hi_d), p = (
+                (adapted.ci_low, adapted.ci_high),
+                (delta.ci_low, delta.ci_high),
+                delta.p_value,
+            )
+        else:
+            lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
+            lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
+            p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -178,7 +189,7 @@ def table6(
                 "adapted": a.mean() * 100,
                 "Δ": (a - b).mean() * 100,
                 "p": p,
-                "SD seeds": float(np.std(seed_means, ddof=1)) if len(seed_means) > 1 else 0.0,
+                "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
                 "seeds": len(seeds),
                 "splits": len(joined),
                 "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
@@ -226,8 +237,8 @@ def table6(
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
-    table = table.astype({c: object for c in ("steps", "device", "precision", "ran")}).fillna(
-        {"steps": "", "device": "", "precision": "", "ran": ""}
+    table = table.astype({c: object for c in ("SD seeds", "steps", "device", "precision", "ran")}).fillna(
+        {"SD seeds": "", "steps": "", "device": "", "precision": "", "ran": ""}
     )
     return table, suffix
 
@@ -344,11 +355,21 @@ def render(
     notes = [
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
-        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over training "
-        "seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with one seed it is not "
-        f"estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
-        f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment over "
-        f"the table's rows (α = {alpha:g}); p: that adjusted p-value."
+        (
+            f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: resampling "
+            "training seeds and splits, each scaled to its unbiased variance, at t-quantile levels with "
+            "Welch-Satterthwaite degrees of freedom, so the seeds' variance is in it; with 1 seed it is not "
+            f"estimated). *: the two-sided paired test of the mean Δ from the same resamples (p < {1 - confidence:g} "
+            f"exactly when Δ's interval excludes 0) is significant after Holm's adjustment over the table's rows "
+            f"(α = {alpha:g}), so a * always has an interval that excludes 0; p: that adjusted p-value."
+            if test == "mean"
+            else f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over "
+            "training seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with 1 seed it is "
+            f"not estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
+            f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment "
+            f"over the table's rows (α = {alpha:g}); p: that adjusted p-value"
+            + (" (a rank test: of a symmetric shift, not of the mean Δ)." if test == "wilcoxon" else ".")
+        )
         + (
             f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
             "stratified by design."

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["model", "dataset", "reduction", "algorithm"]
-TESTS = ("wilcoxon", "permutation", "bootstrap")
+TESTS = ("mean", "wilcoxon", "permutation", "bootstrap")
 MAX_EXACT_PERMUTATION = 16  # enumerate all 2^n sign flips up to this many splits, else Monte Carlo
 AVERAGE = "Average"
 
@@ -183,16 +183,115 @@ def _split_strata(n_splits: int, strata) -> list[tuple[np.ndarray, float]]:
     return [(np.flatnonzero(kinds == k), float(np.sum(kinds == k)) / n_splits) for k in dict.fromkeys(kinds.tolist())]
 
 
-def seeds_paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
+def seeds_paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 10_000, seed: int) -> float:
     """Two-sided p-value for "training changed the score" from per-(seed, split) differences (adapted minus base;
-    one row per training seed). An intersection-union test over the seeds: the change is called significant in a
+    one row per training seed). ``test: mean``: :func:`seeds_mean_test`'s (seeds and splits resampled). The other
+    tests: an intersection-union test over the seeds: the change is called significant in a
     direction only if every seed's paired test over splits (:func:`paired_pvalue`, stratified by ``strata``) is,
     so ``p = 2 * min(max_s p_s(up), max_s p_s(down))``; one seed gives the usual two-sided ``2 * min(up, down)``.
     A seed whose training went the other way keeps the row from being marked."""
     matrix = np.atleast_2d(np.asarray(diffs, dtype=float))
+    if test == "mean":
+        return seeds_mean_test(matrix, strata=strata, n_resamples=n_resamples, seed=seed).p_value
     up = max(paired_pvalue(row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
     down = max(paired_pvalue(-row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
     return float(min(1.0, 2 * min(up, down)))
+
+
+@dataclass(frozen=True)
+class MeanTest:
+    """A mean difference with its interval and the two-sided p-value of "the mean is 0", both from the same
+    resamples (:func:`mean_test`): ``p_value < 1 - confidence`` exactly when ``[ci_low, ci_high]`` excludes 0.
+    ``df``: the degrees of freedom of the variance (Welch-Satterthwaite over the resampled levels; 0: none,
+    then the interval is unbounded and p is 1)."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    df: float
+
+
+def _cell_deviations(blocks, strata, n_resamples: int, rng) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """Bootstrap deviations of the mean over blocks of each block's (stratified) mean, each (block, stratum)
+    cell's deviation scaled by sqrt(n / (n - 1)) so that its variance is the unbiased one; and per cell its
+    (variance of the mean, degrees of freedom) for Welch-Satterthwaite."""
+    dev, parts = np.zeros(n_resamples), []
+    cells = _strata_of(blocks, strata)
+    for block in cells:
+        for values, weight in block:
+            w, n = weight / len(cells), values.size
+            idx = rng.integers(0, n, size=(n_resamples, n))
+            if n > 1:
+                dev += w * (values[idx].mean(axis=1) - values.mean()) * np.sqrt(n / (n - 1))
+                parts.append((w**2 * float(values.var(ddof=1)) / n, n - 1.0))
+    return dev, parts
+
+
+def _decide(observed: float, dev: np.ndarray, parts, confidence: float) -> MeanTest:
+    """The interval and p-value of ``observed + dev`` (the resampled means): the percentile interval at the
+    levels of a t quantile with the Welch-Satterthwaite degrees of freedom of ``parts`` (Hesterberg's expanded
+    percentile interval, so that few splits do not make it too narrow), and p its inversion: the smallest level at
+    which the interval, so widened, would exclude 0."""
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    total = sum(v for v, _ in parts)
+    df_info = sum(d for _, d in parts)
+    if df_info == 0:
+        return MeanTest(mean=observed, ci_low=-np.inf, ci_high=np.inf, p_value=1.0, df=0.0)
+    df = total**2 / sum(v**2 / d for v, d in parts) if total > 0 else df_info
+    reps = np.sort(observed + dev)
+    n = reps.size
+    tq = float(student.ppf(1 - (1 - confidence) / 2, df))
+    k = min(max(int(np.ceil(n * norm.cdf(-tq))) - 1, 0), (n - 1) // 2)
+    low, high = float(reps[k]), float(reps[n - 1 - k])
+    tail = min(int(np.sum(reps <= 0)), int(np.sum(reps >= 0))) / n
+    p = 0.0 if tail == 0 else min(1.0, 2 * float(student.sf(-norm.ppf(tail), df)))
+    return MeanTest(mean=observed, ci_low=low, ci_high=high, p_value=p, df=float(df))
+
+
+def mean_test(values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int) -> MeanTest:
+    """The mean of ``values`` (per-split differences, or scores) with its interval and the two-sided p-value of
+    "the mean is 0", from one set of bootstrap resamples of the splits (within each dataset and each split kind,
+    as :func:`bootstrap_interval`), so the two cannot disagree: ``p < 1 - confidence`` exactly when the interval
+    excludes 0. ``values``, ``strata``: as for :func:`bootstrap_interval`. Small samples: each cell's resampled
+    deviations are scaled to the unbiased variance and the percentile levels are those of a t quantile
+    (Welch-Satterthwaite degrees of freedom), so that the test keeps its level with 8-10 splits."""
+    blocks = _blocks(values)
+    tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
+    blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
+    observed = float(np.mean([b.mean() for b in blocks]))
+    rng = np.random.default_rng(seed)
+    dev, parts = _cell_deviations(blocks, _per_block(values, strata), n_resamples, rng)
+    return _decide(observed, dev, parts, confidence)
+
+
+def seeds_mean_test(values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int) -> MeanTest:
+    """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it: each
+    resample adds a bootstrap of the splits (of the seeds' mean per split, within kinds) and an independent
+    bootstrap of the seeds (of each seed's mean over the splits), each scaled to its unbiased variance, and the
+    degrees of freedom combine both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
+    The seed-by-split noise is counted in both levels, so the interval errs wide. One seed: :func:`mean_test`
+    of its row (the seeds' variance is not estimated; the tables say "1 seed")."""
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"values must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError("values contain NaN")
+    if matrix.shape[0] == 1:
+        return mean_test(matrix[0], strata=strata, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    rng = np.random.default_rng(seed)
+    observed = float(matrix.mean())
+    dev, parts = _cell_deviations([matrix.mean(axis=0)], _per_block(matrix[0], strata), n_resamples, rng)
+    seed_means = matrix.mean(axis=1)
+    n = seed_means.size
+    drawn = seed_means[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    dev = dev + (drawn - seed_means.mean()) * np.sqrt(n / (n - 1))
+    parts = parts + [(float(seed_means.var(ddof=1)) / n, n - 1.0)]
+    return _decide(observed, dev, parts, confidence)
 
 
 def holm(pvalues) -> np.ndarray:
@@ -235,8 +334,11 @@ def _stratified_signed_rank(d: np.ndarray, kinds: np.ndarray, n_resamples: int, 
     return (1 + hits) / (n_resamples + 1)
 
 
-def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
-    """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other).
+def paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 10_000, seed: int) -> float:
+    """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other); ``test:
+    mean`` gives the two-sided p-value of :func:`mean_test` instead (the one its 95 % interval agrees with).
+    ``wilcoxon`` tests another hypothesis: that the differences are symmetric about 0 (a median-like shift), not
+    that their mean is 0.
 
     ``diffs``: one array of per-split differences, or a list of them (one per dataset; the statistic is then the
     mean over datasets of each dataset's mean difference). All differences zero gives 1. ``strata``: each
@@ -245,6 +347,8 @@ def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: in
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {TESTS}")
+    if test == "mean":
+        return mean_test(diffs, strata=strata, n_resamples=n_resamples, seed=seed).p_value
     blocks = _blocks(diffs)
     tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
     blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
@@ -287,8 +391,9 @@ def compare_to_best(
     per_model: Mapping[str, Sequence[pd.Series]],
     *,
     kinds: Sequence[Mapping | None] | None = None,
-    test: str = "wilcoxon",
+    test: str = "mean",
     alpha: float = 0.05,
+    confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int,
 ) -> pd.DataFrame:
@@ -300,12 +405,14 @@ def compare_to_best(
     ``kinds``: per dataset (in the order of the Series), split id -> split kind, or None (one design): the test
     is then stratified by kind (:func:`paired_pvalue`).
 
-    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits),
+    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits)
+    with its ``confidence`` interval ``diff_low``, ``diff_high`` (:func:`mean_test`, whatever the test),
     ``p_value``, ``p_holm`` (NaN for the best) and ``not_worse`` (True for the best and for every model whose
-    Holm-adjusted p-value is >= ``alpha``).
+    Holm-adjusted p-value is >= ``alpha``). With ``test: mean`` and ``confidence = 1 - alpha`` a model marked
+    worse has a difference interval above 0 (Holm only removes marks).
     """
     models = list(per_model)
-    columns = ["model", "mean", "best", "diff", "p_value", "p_holm", "not_worse"]
+    columns = ["model", "mean", "best", "diff", "diff_low", "diff_high", "p_value", "p_holm", "not_worse"]
     if not models:
         return pd.DataFrame(columns=columns)
     means = {m: float(np.mean([s.mean() for s in per_model[m]])) for m in models}
@@ -313,7 +420,10 @@ def compare_to_best(
     rows, pvals = [], []
     for m in models:
         if m == best:
-            rows.append({"model": m, "mean": means[m], "best": True, "diff": 0.0, "p_value": np.nan})
+            rows.append(
+                {"model": m, "mean": means[m], "best": True, "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0}
+                | {"p_value": np.nan}
+            )
             continue
         diffs, strata = [], []
         for i, (sb, so) in enumerate(zip(per_model[best], per_model[m], strict=True)):
@@ -325,7 +435,9 @@ def compare_to_best(
             strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
         stratified = strata if any(k is not None for k in strata) else None
-        p = paired_pvalue(diffs, strata=stratified, test=column_test, n_resamples=n_resamples, seed=seed)
+        draws = {"strata": stratified, "n_resamples": n_resamples, "seed": seed}
+        interval = mean_test(diffs, confidence=confidence, **draws)
+        p = interval.p_value if column_test == "mean" else paired_pvalue(diffs, test=column_test, **draws)
         pvals.append(p)
         rows.append(
             {
@@ -333,6 +445,8 @@ def compare_to_best(
                 "mean": means[m],
                 "best": False,
                 "diff": float(np.mean([d.mean() for d in diffs])),
+                "diff_low": interval.ci_low,
+                "diff_high": interval.ci_high,
                 "p_value": p,
             }
         )
@@ -432,6 +546,7 @@ def table_statistics(
             kinds=kinds if any(kinds) else None,
             test=column_test,
             alpha=statistics.alpha,
+            confidence=statistics.confidence,
             n_resamples=statistics.n_resamples,
             seed=statistics.seed,
         )
@@ -473,6 +588,8 @@ def table_statistics(
         "n_splits",
         "best",
         "diff",
+        "diff_low",
+        "diff_high",
         "p_value",
         "p_holm",
         "not_worse",
@@ -487,8 +604,10 @@ def describe_test(
     """The footnote explaining the marks and intervals of a table; ``stratified``: the datasets whose splits
     are resampled (and, with Wilcoxon, ranked) within their split kind."""
     name = {
-        "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences (the average column: "
-        "a sign-flip permutation test within each dataset)",
+        "mean": "two-sided paired test of the mean difference over splits, the inversion of the bootstrap interval "
+        "of that difference (tables/table2_statistics.csv: diff_low, diff_high), so it agrees with the interval",
+        "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences, a test of a symmetric shift "
+        "rather than of the mean (the average column: a sign-flip permutation test within each dataset)",
         "permutation": "one-sided paired sign-flip permutation test over the splits",
         "bootstrap": "one-sided paired bootstrap over the splits",
     }[test]

@@ -244,7 +244,7 @@ METRIC_LABELS = {
 }
 STATISTICS_DEFAULTS = {
     "enabled": True,
-    "test": "wilcoxon",
+    "test": "mean",
     "alpha": 0.05,
     "confidence": 0.95,
     "n_resamples": 10_000,
