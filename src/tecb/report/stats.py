@@ -47,18 +47,38 @@ class Statistics:
     confidence: float
     n_resamples: int
     seed: int
+    #: dataset -> the :class:`Overlap` of its splits (:func:`split_overlap`); the ``mean`` test and the intervals
+    #: of differences use it (absent: splits taken as independent)
+    design_effects: Mapping[str, Overlap] | None = None
 
     @classmethod
-    def from_config(cls, statistics: Mapping, *, seed: int) -> Statistics:
+    def from_config(cls, statistics: Mapping, *, seed: int, design_effects: Mapping | None = None) -> Statistics:
         """The spec of the config's ``tables.statistics`` section (its ``test``, ``alpha``, ``confidence`` and
-        ``n_resamples``; the other keys say what is shown) with the run's ``seed``."""
+        ``n_resamples``; the other keys say what is shown) with the run's ``seed`` and the datasets'
+        ``design_effects`` (:func:`tecb.report.tables.design_effects`)."""
         return cls(
             test=statistics["test"],
             alpha=statistics["alpha"],
             confidence=statistics["confidence"],
             n_resamples=statistics["n_resamples"],
             seed=seed,
+            design_effects=dict(design_effects or {}),
         )
+
+    def design_effect(self, dataset: str) -> Overlap:
+        """The :class:`Overlap` of ``dataset``'s splits (none when not known)."""
+        return (self.design_effects or {}).get(dataset, Overlap())
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What resampling a dataset's splits as independent misses when they are subsamples of one pool
+    (:func:`split_overlap`): the ``design_effect`` (true variance of the mean over splits / the variance the
+    split bootstrap sees, >= 1) and ``df_scale`` (effective / nominal degrees of freedom of that variance, <= 1:
+    overlapping splits vary together, so their spread is a poorer estimate)."""
+
+    design_effect: float = 1.0
+    df_scale: float = 1.0
 
 
 def _single(values) -> bool:
@@ -212,19 +232,30 @@ class MeanTest:
     df: float
 
 
-def _cell_deviations(blocks, strata, n_resamples: int, rng) -> tuple[np.ndarray, list[tuple[float, float]]]:
+def _cell_deviations(
+    blocks, strata, n_resamples: int, rng, design_effect=None
+) -> tuple[np.ndarray, list[tuple[float, float]]]:
     """Bootstrap deviations of the mean over blocks of each block's (stratified) mean, each (block, stratum)
-    cell's deviation scaled by sqrt(n / (n - 1)) so that its variance is the unbiased one; and per cell its
-    (variance of the mean, degrees of freedom) for Welch-Satterthwaite."""
+    cell's deviation scaled by sqrt(n / (n - 1)) so that its variance is the unbiased one, and by the square root
+    of its block's design effect, its degrees of freedom by the block's ``df_scale`` (``design_effect``: an
+    :class:`Overlap`, or one per block, None: none); and per cell its (variance of the mean, degrees of freedom)
+    for Welch-Satterthwaite."""
     dev, parts = np.zeros(n_resamples), []
     cells = _strata_of(blocks, strata)
-    for block in cells:
+    if design_effect is None or isinstance(design_effect, Overlap):
+        design_effect = [design_effect or Overlap()] * len(cells)
+    if len(design_effect) != len(cells):
+        raise ValueError(f"{len(cells)} blocks of values but {len(design_effect)} overlaps")
+    for block, overlap in zip(cells, design_effect):
+        effect, df_scale = overlap.design_effect, overlap.df_scale
+        if not (effect >= 1 and 0 < df_scale <= 1):
+            raise ValueError(f"a design effect must be >= 1 and a df scale in (0, 1], got {overlap}")
         for values, weight in block:
             w, n = weight / len(cells), values.size
             idx = rng.integers(0, n, size=(n_resamples, n))
             if n > 1:
-                dev += w * (values[idx].mean(axis=1) - values.mean()) * np.sqrt(n / (n - 1))
-                parts.append((w**2 * float(values.var(ddof=1)) / n, n - 1.0))
+                dev += w * (values[idx].mean(axis=1) - values.mean()) * np.sqrt(effect * n / (n - 1))
+                parts.append((effect * w**2 * float(values.var(ddof=1)) / n, df_scale * (n - 1.0)))
     return dev, parts
 
 
@@ -253,27 +284,36 @@ def _decide(observed: float, dev: np.ndarray, parts, confidence: float) -> MeanT
     return MeanTest(mean=observed, ci_low=low, ci_high=high, p_value=p, df=float(df))
 
 
-def mean_test(values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int) -> MeanTest:
+def mean_test(
+    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
     """The mean of ``values`` (per-split differences, or scores) with its interval and the two-sided p-value of
     "the mean is 0", from one set of bootstrap resamples of the splits (within each dataset and each split kind,
     as :func:`bootstrap_interval`), so the two cannot disagree: ``p < 1 - confidence`` exactly when the interval
     excludes 0. ``values``, ``strata``: as for :func:`bootstrap_interval`. Small samples: each cell's resampled
     deviations are scaled to the unbiased variance and the percentile levels are those of a t quantile
-    (Welch-Satterthwaite degrees of freedom), so that the test keeps its level with 8-10 splits."""
+    (Welch-Satterthwaite degrees of freedom), so that the test keeps its level with 8-10 splits.
+    ``design_effect`` (an :class:`Overlap`, or one per dataset; :func:`split_overlap`): where splits are
+    subsamples of one pool, the factor by which the variance of the mean exceeds what resampling splits as
+    independent sees (the resampled deviations are widened by its square root) and the share of degrees of
+    freedom left."""
     blocks = _blocks(values)
     tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
     blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
     observed = float(np.mean([b.mean() for b in blocks]))
     rng = np.random.default_rng(seed)
-    dev, parts = _cell_deviations(blocks, _per_block(values, strata), n_resamples, rng)
+    dev, parts = _cell_deviations(blocks, _per_block(values, strata), n_resamples, rng, design_effect)
     return _decide(observed, dev, parts, confidence)
 
 
-def seeds_mean_test(values, *, strata=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int) -> MeanTest:
+def seeds_mean_test(
+    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
     """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it: each
-    resample adds a bootstrap of the splits (of the seeds' mean per split, within kinds) and an independent
-    bootstrap of the seeds (of each seed's mean over the splits), each scaled to its unbiased variance, and the
-    degrees of freedom combine both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
+    resample adds to a bootstrap of the splits (of the seeds' mean per split, within kinds) an independent normal
+    deviation with the unbiased variance of the mean of the seeds' means (3 seeds are too few to resample: a
+    bootstrap of 3 keeps 2/3 of their variance and cannot reach beyond them), and the degrees of freedom combine
+    both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
     The seed-by-split noise is counted in both levels, so the interval errs wide. One seed: :func:`mean_test`
     of its row (the seeds' variance is not estimated; the tables say "1 seed")."""
     matrix = np.asarray(values, dtype=float)
@@ -281,17 +321,62 @@ def seeds_mean_test(values, *, strata=None, confidence: float = 0.95, n_resample
         raise ValueError(f"values must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
     if np.isnan(matrix).any():
         raise ValueError("values contain NaN")
+    draws = {"strata": strata, "design_effect": design_effect, "confidence": confidence, "n_resamples": n_resamples}
     if matrix.shape[0] == 1:
-        return mean_test(matrix[0], strata=strata, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        return mean_test(matrix[0], seed=seed, **draws)
     rng = np.random.default_rng(seed)
     observed = float(matrix.mean())
-    dev, parts = _cell_deviations([matrix.mean(axis=0)], _per_block(matrix[0], strata), n_resamples, rng)
+    blocks = [matrix.mean(axis=0)]
+    dev, parts = _cell_deviations(blocks, _per_block(matrix[0], strata), n_resamples, rng, design_effect)
     seed_means = matrix.mean(axis=1)
     n = seed_means.size
-    drawn = seed_means[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
-    dev = dev + (drawn - seed_means.mean()) * np.sqrt(n / (n - 1))
-    parts = parts + [(float(seed_means.var(ddof=1)) / n, n - 1.0)]
+    seed_var = float(seed_means.var(ddof=1)) / n
+    dev = dev + rng.standard_normal(n_resamples) * np.sqrt(seed_var)
+    parts = parts + [(seed_var, n - 1.0)]
     return _decide(observed, dev, parts, confidence)
+
+
+def split_overlap(members: Sequence, strata=None) -> Overlap:
+    """How much the variance of the mean over splits exceeds what the split bootstrap sees, when the splits are
+    subsamples of one pool of texts (``members``: one collection of text ids per split; ``strata``: each split's
+    kind or None, as the resampling is stratified).
+
+    Model: a split's score difference is the mean of a per-text quantity of variance σ² over its texts, so two
+    splits' differences covary as σ² |s ∩ t| / (|s| |t|) (the matrix C). The mean over S splits then has
+    variance σ² 1'C1 / S², while the stratified split bootstrap (unbiased-scaled) expects
+    σ² Σ_k (S_k/S)² (tr C_k - 1'C_k1 / S_k) / (S_k (S_k - 1)). Their ratio, at least 1: disjoint splits of equal
+    size give 1; heavily overlapping subsamples give much more (their differences agree because they share texts,
+    not because the result would replicate on new texts). Clustering noise of a split is independent across
+    splits and not in the model, so where it dominates the correction errs wide. ``df_scale``: the
+    Satterthwaite degrees of freedom of the bootstrap's variance under C over those under independence."""
+    sets = [set(np.asarray(list(m)).tolist()) for m in members]
+    n_splits = len(sets)
+    if n_splits == 0 or any(not m for m in sets):
+        raise ValueError("every split needs at least one text")
+    sizes = np.array([len(m) for m in sets], dtype=float)
+    shared = np.array([[len(a & b) for b in sets] for a in sets], dtype=float)
+    c = shared / np.outer(sizes, sizes)
+    kinds = np.asarray(list(strata) if strata is not None else [0] * n_splits, dtype=object)
+    if kinds.size != n_splits:
+        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    form = np.zeros((n_splits, n_splits))  # the bootstrap's variance as a quadratic form of the differences
+    for k in dict.fromkeys(kinds.tolist()):
+        idx = np.flatnonzero(kinds == k)
+        if idx.size > 1:
+            centre = np.eye(idx.size) - 1.0 / idx.size
+            form[np.ix_(idx, idx)] = (idx.size / n_splits) ** 2 * centre / (idx.size * (idx.size - 1))
+    seen = float(np.trace(form @ c))
+    if seen <= 0:
+        return Overlap()
+
+    def dof(cov):
+        m = form @ cov
+        return float(np.trace(m) ** 2 / np.trace(m @ m))
+
+    return Overlap(
+        design_effect=max(1.0, float(c.sum() / n_splits**2 / seen)),
+        df_scale=min(1.0, dof(c) / dof(np.diag(np.diag(c)))),
+    )
 
 
 def holm(pvalues) -> np.ndarray:
@@ -396,6 +481,7 @@ def compare_to_best(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int,
+    design_effects: Sequence[Overlap] | None = None,
 ) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, Holm-adjusted.
 
@@ -403,7 +489,9 @@ def compare_to_best(
     column, one per dataset for the average column. The best model is the one with the highest mean (over
     datasets of per-dataset means); ties go to the first. Each other model is compared on the splits both have.
     ``kinds``: per dataset (in the order of the Series), split id -> split kind, or None (one design): the test
-    is then stratified by kind (:func:`paired_pvalue`).
+    is then stratified by kind (:func:`paired_pvalue`). ``design_effects``: per dataset, the variance inflation
+    of its overlapping splits (:class:`Overlap`, :func:`split_overlap`; None: none), used by the ``mean`` test and the
+    difference's interval.
 
     Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits)
     with its ``confidence`` interval ``diff_low``, ``diff_high`` (:func:`mean_test`, whatever the test),
@@ -436,7 +524,8 @@ def compare_to_best(
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
         stratified = strata if any(k is not None for k in strata) else None
         draws = {"strata": stratified, "n_resamples": n_resamples, "seed": seed}
-        interval = mean_test(diffs, confidence=confidence, **draws)
+        effect = list(design_effects) if design_effects is not None else None
+        interval = mean_test(diffs, confidence=confidence, design_effect=effect, **draws)
         p = interval.p_value if column_test == "mean" else paired_pvalue(diffs, test=column_test, **draws)
         pvals.append(p)
         rows.append(
@@ -549,6 +638,7 @@ def table_statistics(
             confidence=statistics.confidence,
             n_resamples=statistics.n_resamples,
             seed=statistics.seed,
+            design_effects=[statistics.design_effect(d) for d in column_datasets],
         )
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
