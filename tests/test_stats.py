@@ -256,3 +256,102 @@ def test_statistics_follow_the_tables_average_columns():
         means = long[long.column == col].set_index("model")["mean"] * 100
         assert means.rename(index=names).reindex(t2.index).to_numpy() == pytest.approx(t2[col].to_numpy())
     assert all(marks.loc[n, c] for n in names.values() for c in t2.columns) and "Holm" in notes[0]
+
+
+# --- the mean test agrees with its interval (issue 43.1) ------------------------------------------
+
+
+def _excludes_zero(result) -> bool:
+    return result.ci_low > 0 or result.ci_high < 0
+
+
+def test_the_mean_test_and_its_interval_never_disagree_on_random_tables():
+    """300 random tables (1-4 datasets of 2-30 splits, split kinds or not, overlaps, shifts from none to large,
+    ties, 1-4 seeds): p < 1 - confidence exactly when the interval of the mean excludes 0."""
+    rng = np.random.default_rng(43)
+    disagreements, marked = [], 0
+    for i in range(300):
+        n_blocks = int(rng.integers(1, 5))
+        sizes = rng.integers(2, 31, size=n_blocks)
+        shift = rng.choice([0.0, 0.002, 0.01, 0.05])
+        blocks = [np.round(rng.normal(shift, rng.uniform(0.001, 0.05), size=n), int(rng.integers(2, 6))) for n in sizes]
+        strata = [rng.choice(["coarse", "fine", "within"], size=n) if rng.random() < 0.5 else None for n in sizes]
+        overlaps = [S.Overlap(design_effect=rng.uniform(1, 20), df_scale=rng.uniform(0.2, 1)) for _ in sizes]
+        confidence = float(rng.choice([0.9, 0.95, 0.99]))
+        draws = {"confidence": confidence, "n_resamples": int(rng.choice([200, 1000, 4999])), "seed": i}
+        results = [S.mean_test(blocks, strata=strata, design_effect=overlaps, **draws)]
+        seeds = rng.normal(shift, 0.02, size=(int(rng.integers(1, 5)), sizes[0]))
+        results.append(S.seeds_mean_test(seeds, strata=strata[0], design_effect=overlaps[0], **draws))
+        for r in results:
+            assert r.ci_low <= r.mean <= r.ci_high or not np.isfinite(r.ci_low)
+            marked += r.p_value < 1 - confidence
+            if (r.p_value < 1 - confidence) != _excludes_zero(r):
+                disagreements.append((i, r))
+    assert not disagreements
+    assert 100 < marked < 500  # both outcomes occur, so the agreement is not vacuous
+
+
+def test_table2_marks_agree_with_the_difference_interval():
+    """A model marked worse than the best (no †) has a difference interval above 0; with one comparison per
+    column (Holm changes nothing) the converse holds too."""
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        rows = []
+        for d in DATASETS:
+            base = rng.uniform(0.3, 0.6, size=10)
+            for model, shift in (("a", 0.0), ("b", float(rng.choice([0.0, -0.005, -0.02])))):
+                for split in range(10):
+                    v = base[split] + shift + rng.normal(0, 0.01)
+                    rows.append({"model": model, "dataset": d, "reduction": "none", "algorithm": "kmeans"})
+                    rows[-1] |= {"split": split, "v_measure": v}
+        long = S.table_statistics(
+            pd.DataFrame(rows), algorithm="kmeans", reduction="none", datasets=DATASETS, statistics=STATS
+        )
+        other = long[~long.best]
+        assert (other.not_worse == ~((other.diff_low > 0) | (other.diff_high < 0))).all(), trial
+
+
+def test_one_split_gives_no_interval_and_no_mark():
+    r = S.mean_test([0.3], seed=1)
+    assert r.p_value == 1.0 and r.ci_low == -np.inf and r.ci_high == np.inf and r.df == 0
+    constant = S.mean_test([0.3] * 5, seed=1)  # no spread over 5 splits: the difference is certain
+    assert constant.p_value == 0.0 and constant.ci_low == constant.ci_high == pytest.approx(0.3)
+
+
+def test_the_mean_test_keeps_its_level_with_ten_splits():
+    """The small-sample widening (unbiased variance, t-quantile levels): over 1000 null samples of 10 normal
+    splits, 0 falls outside the plain percentile bootstrap interval (bootstrap_interval) in 11 %; this test rejects
+    at most 5 % + 2.6 simulation SEs."""
+    rng = np.random.default_rng(11)
+    n = 1000
+    rejected = sum(S.mean_test(rng.normal(0, 1, 10), n_resamples=1000, seed=i).p_value < 0.05 for i in range(n))
+    assert rejected / n <= 0.05 + 2.6 * np.sqrt(0.05 * 0.95 / n)
+
+
+# --- overlapping splits (issue 43.3) ----------------------------------------------------------
+
+
+def test_split_overlap_by_hand():
+    """Disjoint splits of equal size: no correction. Two splits that are the same 4 texts plus one own text each
+    (sizes 5): C = [[1/5, 4/25], [4/25, 1/5]], 1'C1/4 = 0.18, the bootstrap sees (2/5 - 0.36)/2 = 0.02, so the
+    design effect is 9 and the effective degrees of freedom are those of one split pair (df scale 1)."""
+    assert S.split_overlap([[0, 1], [2, 3], [4, 5]]) == S.Overlap(design_effect=1.0, df_scale=1.0)
+    two = S.split_overlap([[0, 1, 2, 3, 4], [0, 1, 2, 3, 5]])
+    assert two.design_effect == pytest.approx(9.0) and two.df_scale == pytest.approx(1.0)
+    nested = S.split_overlap([list(range(n)) for n in (20, 40, 60, 80, 100)])
+    assert nested.design_effect > 5 and nested.df_scale < 1
+    # kinds: resampling within kinds sees less, so the effect grows
+    kinds = ["a", "a", "a", "b", "b"]
+    assert S.split_overlap([list(range(n)) for n in (20, 40, 60, 80, 100)], kinds).design_effect > 5
+    with pytest.raises(ValueError, match="at least one text"):
+        S.split_overlap([[0], []])
+
+
+def test_design_effect_widens_the_interval_by_its_square_root():
+    d = np.random.default_rng(3).normal(0.01, 0.02, size=12)
+    plain = S.mean_test(d, seed=5)
+    wide = S.mean_test(d, design_effect=S.Overlap(design_effect=4.0), seed=5)
+    assert (wide.ci_high - wide.mean) == pytest.approx(2 * (plain.ci_high - plain.mean))
+    assert wide.p_value > plain.p_value
+    with pytest.raises(ValueError, match="design effect"):
+        S.mean_test(d, design_effect=S.Overlap(design_effect=0.5), seed=5)

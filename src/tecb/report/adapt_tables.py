@@ -171,8 +171,9 @@ def table6(
         interval = {"confidence": statistics.confidence, **draws, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
         if statistics.test == "mean":  # interval and test from the same resamples of seeds and splits
-            adapted = stats.seeds_mean_test(by_seed, **interval)
-            delta = stats.seeds_mean_test(by_seed - b, **interval)
+            overlap = statistics.design_effect(key[3])
+            adapted = stats.seeds_mean_test(by_seed, design_effect=overlap, **interval)
+            delta = stats.seeds_mean_test(by_seed - b, design_effect=overlap, **interval)
             (lo_a, hi_a), (lo_d, hi_d), p = (
                 (adapted.ci_low, adapted.ci_high),
                 (delta.ci_low, delta.ci_high),
