@@ -12,6 +12,7 @@ outputs = {
     "figure": out.figure,
     "table6": {**dict(zip(p.formats, out.table6)), "html": out.table6_html},
     "costs": dict(zip(("md", "csv"), out.costs)),
+    "contrasts": dict(zip(p.formats, out.contrasts)),
 }
 inputs = ReportInputs(
     keys=p.jobs,
@@ -27,5 +28,6 @@ render(
     statistics=Statistics.from_config(p.statistics, seed=p.seed, design_effects=overlaps),
     model_names=p.model_names,
     split_kinds=kinds,
+    contrasts_declared=p.contrasts,
     log=log,
 )

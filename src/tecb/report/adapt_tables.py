@@ -334,11 +334,13 @@ def render(
     statistics: stats.Statistics,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
+    contrasts_declared: Sequence[Mapping] = (),
     log=print,
 ) -> None:
-    """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
-    (format -> path). ``statistics``: the config's ``tables.statistics`` with the run's seed
-    (:meth:`tecb.report.stats.Statistics.from_config`)."""
+    """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6``, ``costs`` and
+    ``contrasts`` (format -> path; without ``contrasts``: none written). ``statistics``: the config's
+    ``tables.statistics`` with the run's seed (:meth:`tecb.report.stats.Statistics.from_config`);
+    ``contrasts_declared``: the config's ``tables.contrasts`` (``a``, ``b``; :class:`Contrast`)."""
     import pyarrow as pa
 
     long, meta = collect(inputs.scores, inputs.keys)
@@ -400,3 +402,161 @@ def render(
     write_formats(cost, outputs["costs"], "Training cost per job (seconds vary from run to run).")
     figure(long, outputs["figure"], model_names)
     log(to_markdown(table, suffix=suffix))
+    if "contrasts" in outputs:
+        declared = [Contrast(a=c["a"], b=c["b"]) for c in contrasts_declared]
+        found, skipped = contrasts(
+            long, meta, declared=declared, statistics=statistics, model_names=model_names, split_kinds=split_kinds
+        )
+        write_formats(
+            found,
+            outputs["contrasts"],
+            "Contrasts declared in tables.contrasts: V-measure x 100 of arm a minus arm b on the same splits "
+            "(k-means on raw embeddings), per split design and over all splits.",
+            footnotes=[contrast_note(statistics, bool(split_kinds))] + skipped,
+        )
+
+
+def contrast_note(statistics: stats.Statistics, kinds: bool) -> str:
+    """The footnote of the contrasts table."""
+    return (
+        f"delta = mean_a − mean_b; [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided "
+        "test, from the same resamples of splits (within their design where the dataset records designs, widened "
+        "for splits subsampled from one pool) and of each arm's training seeds (seeds: a / b; the base model has "
+        f"none), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over "
+        f"every row of this table; *: p_holm < {statistics.alpha:g}."
+        + (" design: all splits, or one split design alone." if kinds else "")
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contrast:
+    """One declared comparison ``a`` minus ``b`` (the config's ``tables.contrasts``). An arm is ``method`` or
+    ``method/variant`` (a protocol or argue objective: ``argue/similarity``), ``base`` (the un-adapted model the
+    other arm trained from) or ``*`` (every trained arm, each against ``b``). Arms that name no variant are
+    compared within the same variant (COB lodo against triplet lodo); always within one model and dataset."""
+
+    a: str
+    b: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.a} − {self.b}"
+
+
+def _arm_matches(arm: str, key) -> bool:
+    if arm == "*":
+        return True
+    method, _, variant = arm.partition("/")
+    return key[1] == method and (not variant or key[2] == variant)
+
+
+def _final_scores(long: pd.DataFrame, meta: dict) -> dict:
+    """(model, method, variant, dataset) -> (base per split, splits x seeds of the final step), for every job
+    that trained (skipped ones left out)."""
+    out = {}
+    for key in dict.fromkeys(k[:4] for k in meta):
+        seeds = sorted(k[4] for k in meta if k[:4] == key)
+        if any(meta[(*key, s)]["protocol"].get("skipped") for s in seeds):
+            continue
+        part = long[
+            (long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])
+        ]
+        base = part[part.step == 0].groupby("split").v_measure.mean()
+        finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
+        per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+        out[key] = (base, per_seed)
+    return out
+
+
+def _pairs(contrast: Contrast, keys) -> list[tuple]:
+    """(a's key, b's key or None for the base) of every comparison ``contrast`` declares among ``keys``."""
+    if contrast.a == "base":
+        raise ValueError(f"tables.contrasts: {contrast.name}: `base` can only be the second arm (b)")
+    a_keys = [k for k in keys if _arm_matches(contrast.a, k)]
+    if contrast.b == "base":
+        return [(k, None) for k in a_keys]
+    same_variant = "/" not in contrast.a and "/" not in contrast.b
+    return [
+        (ka, kb)
+        for ka in a_keys
+        for kb in keys
+        if kb != ka
+        and _arm_matches(contrast.b, kb)
+        and ka[0] == kb[0]
+        and ka[3] == kb[3]
+        and (ka[2] == kb[2] or not same_variant)
+    ]
+
+
+def contrasts(
+    long: pd.DataFrame,
+    meta: dict,
+    *,
+    declared: Sequence[Contrast],
+    statistics: stats.Statistics,
+    model_names: dict | None = None,
+    split_kinds: dict | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The declared contrasts computed: one row per (contrast, model, arms, dataset, split design) with the means
+    of both arms, Δ = a − b and its interval and two-sided p from the same resamples of seeds and splits
+    (:func:`tecb.report.stats.contrast_test`, with the datasets' split overlap), p Holm-adjusted over every row of
+    the table; ``design`` is ``all`` (every split) or one split kind of the datasets that record kinds. Also the
+    notes: the contrasts whose arms this run does not have (skipped, not an error). V-measure x 100."""
+    model_names = model_names or {}
+    scores = _final_scores(long, meta)
+    rows, notes, pvals = [], [], []
+    for contrast in declared:
+        pairs = _pairs(contrast, list(scores))
+        if not pairs:
+            notes.append(f"{contrast.name}: skipped, this run has no such pair of arms")
+            continue
+        for ka, kb in pairs:
+            base, a_seeds = scores[ka]
+            b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
+            joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
+            a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
+            b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T
+            kinds_of = (split_kinds or {}).get(ka[3])
+            kinds = np.asarray([kinds_of.get(int(s)) for s in joined.index], dtype=object) if kinds_of else None
+            designs = [("all", np.ones(len(joined), bool))]
+            if kinds is not None:
+                designs += [(k, kinds == k) for k in dict.fromkeys(kinds.tolist())]
+            b_label = "base" if kb is None else f"{METHOD_NAMES.get(kb[1], kb[1])} {kb[2]}"
+            for design, mask in designs:
+                result = stats.contrast_test(
+                    a[:, mask],
+                    b[:, mask],
+                    strata=list(kinds) if design == "all" and kinds is not None else None,
+                    design_effect=statistics.design_effect(ka[3] if design == "all" else f"{ka[3]}/{design}"),
+                    confidence=statistics.confidence,
+                    n_resamples=statistics.n_resamples,
+                    seed=statistics.seed,
+                )
+                pvals.append(result.p_value)
+                rows.append(
+                    {
+                        "contrast": contrast.name,
+                        "model": model_names.get(ka[0], ka[0]),
+                        "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
+                        "b": b_label,
+                        "dataset": ka[3],
+                        "design": design,
+                        "splits": int(mask.sum()),
+                        "seeds": f"{a.shape[0]} / {b.shape[0]}" if kb is not None else str(a.shape[0]),
+                        "mean_a": a[:, mask].mean() * 100,
+                        "mean_b": b[:, mask].mean() * 100,
+                        "delta": result.mean * 100,
+                        "ci_low": result.ci_low * 100,
+                        "ci_high": result.ci_high * 100,
+                        "p": result.p_value,
+                    }
+                )
+    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "seeds", "mean_a", "mean_b", "delta"]
+    table = pd.DataFrame(rows, columns=columns + ["ci_low", "ci_high", "p"])
+    adjusted = stats.holm(pvals)
+    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
+    table["p"] = [f"{p:.3f}" for p in pvals]
+    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
+    table.index.name = "contrast · model · a · dataset · design"
+    return table, notes

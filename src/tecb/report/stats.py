@@ -306,6 +306,15 @@ def mean_test(
     return _decide(observed, dev, parts, confidence)
 
 
+def _seeds_matrix(values, name: str) -> np.ndarray:
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"{name} must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError(f"{name} contain NaN")
+    return matrix
+
+
 def seeds_mean_test(
     values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
 ) -> MeanTest:
@@ -316,24 +325,34 @@ def seeds_mean_test(
     both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
     The seed-by-split noise is counted in both levels, so the interval errs wide. One seed: :func:`mean_test`
     of its row (the seeds' variance is not estimated; the tables say "1 seed")."""
-    matrix = np.asarray(values, dtype=float)
-    if matrix.ndim != 2 or matrix.size == 0:
-        raise ValueError(f"values must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
-    if np.isnan(matrix).any():
-        raise ValueError("values contain NaN")
+    matrix = _seeds_matrix(values, "values")
     draws = {"strata": strata, "design_effect": design_effect, "confidence": confidence, "n_resamples": n_resamples}
     if matrix.shape[0] == 1:
         return mean_test(matrix[0], seed=seed, **draws)
+    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, **draws)
+
+
+def contrast_test(
+    a, b, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
+    """The mean of ``a`` minus the mean of ``b`` (seeds x splits matrices on the same splits, e.g. two training
+    methods, or a method and its base model as one row), with the interval and two-sided p of
+    :func:`seeds_mean_test`: the splits' bootstrap of the per-split difference of the seeds' means, plus for each
+    side with several seeds a normal deviation with the unbiased variance of its mean over seeds (the two sides'
+    seeds are independent trainings, not pairs)."""
+    a, b = _seeds_matrix(a, "a"), _seeds_matrix(b, "b")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a has {a.shape[1]} splits but b {b.shape[1]}")
     rng = np.random.default_rng(seed)
-    observed = float(matrix.mean())
-    blocks = [matrix.mean(axis=0)]
-    dev, parts = _cell_deviations(blocks, _per_block(matrix[0], strata), n_resamples, rng, design_effect)
-    seed_means = matrix.mean(axis=1)
-    n = seed_means.size
-    seed_var = float(seed_means.var(ddof=1)) / n
-    dev = dev + rng.standard_normal(n_resamples) * np.sqrt(seed_var)
-    parts = parts + [(seed_var, n - 1.0)]
-    return _decide(observed, dev, parts, confidence)
+    blocks = [a.mean(axis=0) - b.mean(axis=0)]
+    dev, parts = _cell_deviations(blocks, _per_block(blocks[0], strata), n_resamples, rng, design_effect)
+    for side in (a, b):
+        if side.shape[0] > 1:
+            means = side.mean(axis=1)
+            var = float(means.var(ddof=1)) / means.size
+            dev = dev + rng.standard_normal(n_resamples) * np.sqrt(var)
+            parts = parts + [(var, means.size - 1.0)]
+    return _decide(float(blocks[0].mean()), dev, parts, confidence)
 
 
 def split_overlap(members: Sequence, strata=None) -> Overlap:

@@ -307,7 +307,8 @@ def split_kinds(datasets, splits_paths) -> dict[str, dict[int, str]]:
 def split_overlaps(datasets, splits_paths, kinds: dict | None = None) -> dict:
     """Dataset -> the :class:`tecb.report.stats.Overlap` of its splits (:func:`tecb.report.stats.split_overlap`,
     stratified by ``kinds``, :func:`split_kinds`), read from each dataset's splits file (``split``, ``text_id``):
-    how much wider the mean test's interval must be because the splits are subsamples of one pool."""
+    how much wider the mean test's interval must be because the splits are subsamples of one pool; and
+    ``dataset/kind`` for each split kind's splits alone."""
     from tecb.report.stats import split_overlap
 
     out = {}
@@ -317,4 +318,6 @@ def split_overlaps(datasets, splits_paths, kinds: dict | None = None) -> dict:
         known = (kinds or {}).get(name)
         strata = [known.get(s) for s in members] if known else None
         out[name] = split_overlap(list(members.values()), strata)
+        for kind in dict.fromkeys(strata or []):  # each design alone, as the contrasts' per-design rows use it
+            out[f"{name}/{kind}"] = split_overlap([m for m, k in zip(members.values(), strata) if k == kind])
     return out
