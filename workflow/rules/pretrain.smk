@@ -127,5 +127,7 @@ rule pretrain_report:
             if m in MODEL_NAMES  # pre-training off: its models may be gone
         },
         datasets=PT_DATASETS,
+        statistics=config["tables"]["statistics"],
+        seed=SEED,
     script:
         "../scripts/pretrain_report.py"

@@ -2,6 +2,8 @@
 
 from tecb.report.paper import comparability
 from tecb.report.pretrain_tables import ReportInputs, render
+from tecb.report.stats import Statistics
+from tecb.report.tables import split_overlaps
 from tecb.runlog import open_log
 
 log = open_log(snakemake.log[0])
@@ -24,5 +26,12 @@ render(
     budgets=p.budgets,
     model_names=p.model_names,
     not_comparable=not_comparable,
+    statistics=(
+        Statistics.from_config(
+            p.statistics, seed=p.seed, design_effects=split_overlaps(p.datasets, snakemake.input.splits)
+        )
+        if p.statistics["enabled"]
+        else None
+    ),
     log=log,
 )
