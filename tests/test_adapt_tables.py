@@ -313,3 +313,10 @@ def test_render_writes_the_contrasts_beside_table6(tmp_path):
     assert "clusterns − simcse" in (tmp_path / "contrasts.tex").read_text()
     table6 = pd.read_csv(tmp_path / "table6.csv", index_col=0)
     assert set(table6["SD seeds"].astype(str)) == {"0.28", "1 seed"}  # 2 seeds 0.4 apart; argue ran 1 seed
+    # the noise floor from the seeds' spread (pooled SD 0.28: SimCSE's and ClusterNS's seeds 0.4 apart each)
+    assert "Noise floor (training seeds alone, SD pooled over the methods, 2 seeds)" in md6(tmp_path)
+    assert "Blurbs S2S: seed SD 0.28" in md6(tmp_path)
+
+
+def md6(tmp_path):
+    return (tmp_path / "table6.md").read_text()

@@ -361,3 +361,27 @@ def test_design_effect_widens_the_interval_by_its_square_root():
     assert wide.p_value > plain.p_value
     with pytest.raises(ValueError, match="design effect"):
         S.mean_test(d, design_effect=S.Overlap(design_effect=0.5), seed=5)
+
+
+# --- the noise floor (issue 43.4) -------------------------------------------------------------
+
+
+def test_detectable_difference_and_noise_floor_by_hand():
+    from scipy.stats import t
+
+    # 3 seeds, seed SD 1: vs base (t_2) (4.303 + 1.061) / sqrt(3); two arms: (t_4) (2.776 + 0.941) * sqrt(2/3)
+    assert S.detectable_difference(1 / np.sqrt(3), 2) == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
+    assert np.isnan(S.detectable_difference(1.0, 0))
+    per_seed = pd.DataFrame(
+        {
+            "arm": ["a"] * 3 + ["b"] * 3 + ["c"],
+            "dataset": ["D"] * 7,
+            "seed": [1, 2, 3, 1, 2, 3, 1],
+            "score": [1.0, 2.0, 3.0, 11.0, 12.0, 13.0, 50.0],  # each arm's seeds spread SD 1 about its own mean
+        }
+    )
+    floor = S.noise_floor(per_seed).iloc[0]
+    assert floor["sd_seeds"] == pytest.approx(1.0) and floor["df"] == 4 and floor["seeds"] == 3
+    assert floor["vs_base"] == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
+    assert floor["vs_arm"] == pytest.approx((t.ppf(0.975, 4) + t.ppf(0.8, 4)) * np.sqrt(2 / 3))
+    assert floor["vs_arm"] < floor["vs_base"]  # more degrees of freedom outweigh the second arm's variance here

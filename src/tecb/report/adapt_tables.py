@@ -386,6 +386,8 @@ def render(
         "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
         "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
+    floor = noise_floor_note(long, meta)
+    notes += [floor] if floor else []
     write_formats(
         table,
         outputs["table6"],
@@ -414,6 +416,30 @@ def render(
             "(k-means on raw embeddings), per split design and over all splits.",
             footnotes=[contrast_note(statistics, bool(split_kinds))] + skipped,
         )
+
+
+def noise_floor_note(long: pd.DataFrame, meta: dict, alpha: float = 0.05, power: float = 0.8) -> str:
+    """Table 6's note on the smallest Δ its seeds can detect per dataset (:func:`tecb.report.stats.noise_floor`
+    of the arms' per-seed means over splits); empty where no arm has two seeds."""
+    rows = [
+        {"arm": key[:3], "dataset": key[3], "seed": seed, "score": float(per_seed[seed].mean() * 100)}
+        for key, (_, per_seed) in _final_scores(long, meta).items()
+        for seed in per_seed.columns
+    ]
+    if not rows:
+        return ""
+    floor = stats.noise_floor(pd.DataFrame(rows), alpha=alpha, power=power).dropna(subset=["vs_base"])
+    if floor.empty:
+        return ""
+    parts = [
+        f"{header_label(r.dataset)}: seed SD {r.sd_seeds:.2f}, Δ ≥ {r.vs_base:.2f} against the base, "
+        f"≥ {r.vs_arm:.2f} between two methods"
+        for r in floor.itertuples()
+    ]
+    return (
+        f"Noise floor (training seeds alone, SD pooled over the methods, {int(floor.seeds.median())} seeds): the "
+        f"smallest Δ detected with {power:.0%} power at α = {alpha:g} by a t test over seeds: " + "; ".join(parts) + "."
+    )
 
 
 def contrast_note(statistics: stats.Statistics, kinds: bool) -> str:

@@ -398,6 +398,39 @@ def split_overlap(members: Sequence, strata=None) -> Overlap:
     )
 
 
+def detectable_difference(se: float, df: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided t test at ``alpha`` detects with probability ``power`` when the
+    difference is estimated with standard error ``se`` on ``df`` degrees of freedom: (t_{1-α/2} + t_power) · se
+    (the far tail neglected). NaN without degrees of freedom."""
+    from scipy.stats import t as student
+
+    if not df > 0 or not np.isfinite(se):
+        return float("nan")
+    return float((student.ppf(1 - alpha / 2, df) + student.ppf(power, df)) * se)
+
+
+def noise_floor(per_seed: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """The noise floor per dataset from seed-to-seed variation: ``per_seed`` has one row per (arm, dataset, seed)
+    with ``score`` (an arm's mean over splits for one training seed, or one untrained control's). The seeds' SD is
+    pooled over the arms of a dataset (each arm's variance about its own mean, weighted by its degrees of freedom);
+    ``vs_base``: the smallest Δ of an arm of ``seeds`` seeds against a fixed base (a test on seeds - 1 degrees of
+    freedom), ``vs_arm``: between two such arms (2 (seeds - 1)) (:func:`detectable_difference`, ``alpha``,
+    ``power``). Split sampling is not in it (it adds to it); arms with one seed give no degrees of freedom."""
+    rows = []
+    for dataset, part in per_seed.groupby("dataset", sort=False):
+        groups = [g.score.to_numpy(float) for _, g in part.groupby("arm", sort=False)]
+        df = float(sum(g.size - 1 for g in groups))
+        ss = float(sum(((g - g.mean()) ** 2).sum() for g in groups))
+        n = int(round(np.median([g.size for g in groups])))
+        sd = np.sqrt(ss / df) if df > 0 else float("nan")
+        rows.append(
+            {"dataset": dataset, "arms": len(groups), "seeds": n, "sd_seeds": sd, "df": df}
+            | {"vs_base": detectable_difference(sd / np.sqrt(n), n - 1, alpha=alpha, power=power)}
+            | {"vs_arm": detectable_difference(sd * np.sqrt(2 / n), 2 * (n - 1), alpha=alpha, power=power)}
+        )
+    return pd.DataFrame(rows, columns=["dataset", "arms", "seeds", "sd_seeds", "df", "vs_base", "vs_arm"])
+
+
 def holm(pvalues) -> np.ndarray:
     """Holm's step-down adjusted p-values (same order as given); controls the family-wise error rate."""
     p = np.asarray(pvalues, dtype=float)
