@@ -1,6 +1,7 @@
 """Coverage and false-positive rate of the tables' mean test under the null, by simulation
 (:mod:`tecb.report.coverage`): per split design, with the overlap correction and with the splits taken as
-independent. Writes ``benchmarks/coverage.csv`` and ``benchmarks/coverage.md``; docs/statistics.md quotes them.
+independent. Writes ``benchmarks/coverage.csv`` (one row per design and method, rates in %) and
+``benchmarks/coverage.md``; docs/statistics.md quotes the CSV (tests/test_quotes.py checks the quotes).
 
     PYTHONPATH=src python benchmarks/coverage.py --simulations 2000 --resamples 2000
 """
@@ -25,7 +26,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "coverage")
     args = parser.parse_args()
     table = coverage_table(n_simulations=args.simulations, n_resamples=args.resamples, seed=args.seed)
-    table.to_csv(args.out.with_suffix(".csv"), index=False, float_format="%.4f")
+    table["coverage"] *= 100
+    table["false_positive_rate"] *= 100
+    table.index = [f"{r.design} · {r.method}" for r in table.itertuples()]  # the row a doc's quote names
+    table.rename(columns={"coverage": "coverage_pct", "false_positive_rate": "false_positives_pct"}).to_csv(
+        args.out.with_suffix(".csv"), index_label="row", float_format="%.2f"
+    )
     se = np.sqrt(0.05 * 0.95 / args.simulations)
     lines = [
         f"# Coverage of the mean test under the null ({args.simulations} simulations per row, "
@@ -41,7 +47,7 @@ def main() -> None:
     ]
     for row in table.itertuples():
         lines.append(
-            f"| {row.design} | {row.method} | {100 * row.coverage:.1f} % | {100 * row.false_positive_rate:.1f} % | "
+            f"| {row.design} | {row.method} | {row.coverage:.1f} % | {row.false_positive_rate:.1f} % | "
             f"{row.median_design_effect:.1f} |"
         )
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -385,3 +385,26 @@ def test_detectable_difference_and_noise_floor_by_hand():
     assert floor["vs_base"] == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
     assert floor["vs_arm"] == pytest.approx((t.ppf(0.975, 4) + t.ppf(0.8, 4)) * np.sqrt(2 / 3))
     assert floor["vs_arm"] < floor["vs_base"]  # more degrees of freedom outweigh the second arm's variance here
+
+
+def test_the_size_weighted_mean_is_shown_where_it_differs_beyond_the_interval():
+    """One large split scoring far above nine small ones: the size-weighted mean (by hand) is shown beside the
+    unweighted one; with equal sizes it equals the mean and is not shown."""
+    values = [0.2] * 9 + [0.6]
+    rows = [
+        {"model": m, "dataset": DATASETS[0], "reduction": "none", "algorithm": "kmeans", "split": i}
+        | {"v_measure": v - (0.1 if m == "b" else 0.0), "n_texts": 1000 if i == 9 else 20}
+        for m in ("a", "b")
+        for i, v in enumerate(values)
+    ]
+    scores = pd.DataFrame(rows)
+    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS[:1], statistics=STATS)
+    a = long[(long.model == "a") & (long.column == DATASETS[0])].iloc[0]
+    assert a["size_weighted"] == pytest.approx((9 * 20 * 0.2 + 1000 * 0.6) / 1180)
+    t2 = T.table2(T.summarize(scores), {"a": "A", "b": "B"}, datasets=DATASETS[:1])
+    marks = S.table_marks(t2, long, {"a": "A", "b": "B"})
+    assert marks.at["A", DATASETS[0]].endswith(f"(size-weighted {a['size_weighted'] * 100:.2f})")
+    same = S.table_statistics(
+        scores.assign(n_texts=50), algorithm="kmeans", reduction="none", datasets=DATASETS[:1], statistics=STATS
+    )
+    assert "size-weighted" not in "".join(S.table_marks(t2, same, {"a": "A", "b": "B"}).to_numpy().ravel())

@@ -6,8 +6,10 @@ repository) and the row (the file's first column)::
     ClusterNS − SimCSE on Blurbs S2S: +0.40 [-0.31, +1.37], Holm p 1.00
     <!-- contrast: runs/real/adapt/contrasts.csv clusterns − simcse · MiniLM · ClusterNS transductive · BlurbsClusteringS2S · all -->
 
-(the tag on the same line as the numbers). :func:`check_quotes` finds every number of each tagged line (a number
-glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, at the decimals quoted;
+(the tag on the same line as the numbers; ``quote:`` instead of ``contrast:`` for any other generated CSV, as
+``benchmarks/coverage.csv``). :func:`check_quotes` finds every number of each tagged line (a number
+glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, at the decimals quoted (or that
+the row's name contain it);
 :func:`untagged_contrasts` finds lines that compare two methods with a signed number but carry no tag (numbers
 typed by hand).
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-TAG = re.compile(r"<!--\s*contrast:\s*(\S+)\s+(.+?)\s*-->")
+TAG = re.compile(r"<!--\s*(?:contrast|quote):\s*(\S+)\s+(.+?)\s*-->")
 NUMBER = re.compile(r"(?<![\w.])[+\-−]?\d+(?:\.\d+)?(?![\w.])")
 METHOD = r"(?:ClusterNS|SimCSE|COB|[Tt]riplet|argue|similarity|order|TSDAE|WWM)"
 VERSUS = re.compile(rf"{METHOD}[^.;:]{{0,40}}?(?:−|-|over|vs\.?|ahead of|≥|>)\s*{METHOD}")
@@ -49,6 +51,7 @@ def check_quotes(text: str, root) -> list[str]:
                 problems.append(f"line {number}: {path} has no row {row!r}")
                 continue
             held = [float(v) for v in pd.to_numeric(table.loc[row], errors="coerce").dropna()]
+            held += [_value(v) for v in NUMBER.findall(row)]  # the row's own name may be quoted
             prose = TAG.sub("", line)
             for quoted in NUMBER.findall(prose):
                 decimals = len(quoted.split(".")[1]) if "." in quoted else 0

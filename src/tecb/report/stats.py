@@ -675,8 +675,17 @@ def table_statistics(
     """
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
     per = _per_split(sub, metric)
+    sizes = _per_split(sub, "n_texts") if "n_texts" in sub else {}
     models = list(dict.fromkeys(k[0] for k in per))
     out = []
+
+    def weighted(model, column_datasets) -> float:
+        """The mean over datasets of each dataset's mean over splits weighted by split size (NaN: no sizes)."""
+        keys = [(model, d, reduction, algorithm) for d in column_datasets]
+        if not all(k in sizes for k in keys):
+            return np.nan
+        joined = [pd.concat([per[k], sizes[k]], axis=1, join="inner").to_numpy(float) for k in keys]
+        return float(np.mean([np.average(j[:, 0], weights=j[:, 1]) for j in joined]))
 
     def column(name, series_by_model, column_test, column_datasets):
         if not series_by_model:
@@ -704,6 +713,7 @@ def table_statistics(
             )
             n = sum(len(s) for s in series_by_model[row["model"]])
             out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
+            out[-1]["size_weighted"] = weighted(row["model"], column_datasets)
 
     for d in datasets:
         column(
@@ -736,6 +746,7 @@ def table_statistics(
         "p_holm",
         "not_worse",
         "test",
+        "size_weighted",
     ]
     return pd.DataFrame(out, columns=cols)
 
@@ -747,7 +758,8 @@ def describe_test(
     are resampled (and, with Wilcoxon, ranked) within their split kind."""
     name = {
         "mean": "two-sided paired test of the mean difference over splits, the inversion of the bootstrap interval "
-        "of that difference (tables/table2_statistics.csv: diff_low, diff_high), so it agrees with the interval",
+        "of that difference (tables/table2_statistics.csv: diff_low, diff_high), so it agrees with the interval; "
+        "widened for splits subsampled from one pool (docs/statistics.md)",
         "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences, a test of a symmetric shift "
         "rather than of the mean (the average column: a sign-flip permutation test within each dataset)",
         "permutation": "one-sided paired sign-flip permutation test over the splits",
@@ -766,7 +778,8 @@ def describe_test(
         return marks
     return (
         f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (resampling splits; for the "
-        f"average, within each dataset). " + marks
+        f"average, within each dataset); (size-weighted w): the mean weighted by split size, where it differs from "
+        f"the (unweighted, the paper's) mean by more than the interval's half-width. " + marks
     )
 
 
@@ -779,7 +792,9 @@ def table_marks(
     show_intervals: bool = True,
 ) -> pd.DataFrame:
     """Suffixes for the cells of a models x columns ``table`` (index = display names): "†" where a model is not
-    significantly worse than the column's best (the best itself is bold already), then " [low, high]"."""
+    significantly worse than the column's best (the best itself is bold already), then " [low, high]", then
+    " (size-weighted w)" where the mean weighted by split size differs from the (unweighted) mean by more than
+    the interval's half-width."""
     names = dict(model_names or {})
     suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
     for row in statistics.to_dict("records"):
@@ -789,6 +804,9 @@ def table_marks(
         text = "†" if row["not_worse"] and not row["best"] else ""
         if show_intervals:
             text += f" [{row['ci_low'] * scale:.{decimals}f}, {row['ci_high'] * scale:.{decimals}f}]"
+        w = row.get("size_weighted", np.nan)
+        if pd.notna(w) and abs(w - row["mean"]) > (row["ci_high"] - row["ci_low"]) / 2:
+            text += f" (size-weighted {w * scale:.{decimals}f})"
         suffix.at[name, col] = text
     return suffix
 
