@@ -5,10 +5,16 @@ models are clustered on the same splits, so two models are compared *paired*, sp
 
 - :func:`bootstrap_interval`: percentile bootstrap interval of the mean over splits (resampling splits with
   replacement). For an average over datasets, splits are resampled within each dataset (a stratified bootstrap).
+- :func:`mean_test` (the default test, ``mean``): the mean difference's interval and its two-sided p-value from
+  the same resamples, so a mark and its interval cannot disagree; :func:`seeds_mean_test` and
+  :func:`contrast_test` add the training seeds' variance (Tables 5-6, the contrasts); :func:`split_overlap`: the
+  design effect of splits subsampled from one pool, which widens them (issue 43).
 - :func:`paired_pvalue`: one-sided p-value for "the best model is better than this one" from the per-split
-  differences: the Wilcoxon signed-rank test (exact for small n), a sign-flip permutation test (the paired
-  randomisation test; exact enumeration up to 16 splits) or a paired bootstrap. Over several datasets (the
-  average column) the permutation and bootstrap tests flip/resample within each dataset; Wilcoxon needs one.
+  differences: the Wilcoxon signed-rank test (exact for small n; a test of a symmetric shift, not of the mean), a
+  sign-flip permutation test (the paired randomisation test; exact enumeration up to 16 splits) or a paired
+  bootstrap. Over several datasets (the average column) the permutation and bootstrap tests flip/resample within
+  each dataset; Wilcoxon needs one.
+- :func:`noise_floor`, :func:`detectable_difference`: the smallest Δ the training seeds can detect.
 - :func:`holm`: Holm's step-down adjustment for the comparisons of one column (all models against the best).
 - :func:`compare_to_best`: per column, which models are not significantly worse than the best.
 - Split kinds (issue 21.2): where a dataset's splits are of different designs (Blurbs: coarse-genre,
