@@ -376,3 +376,28 @@ def test_table5_deltas_carry_the_seed_level_and_one_seed_says_so(tmp_path):
     assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_sd"] == "1 seed"
     marks = pretrain_tables.delta_marks(t5, deltas, statistics, {"gbert-base": "GBERT-base"})
     assert marks.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_delta"].endswith("]")
+
+
+def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
+    """TSDAE − WWM at their fixed budgets (epochs 1 and 10), per dataset, by hand; each method against its base;
+    arms the run lacks are a note."""
+    from tecb.report.stats import Statistics
+
+    paths, base = _fake_scores(tmp_path)
+    keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
+    keys = [(m, method, d, int(s.removeprefix("seed"))) for m, method, d, s in keys]
+    long = pretrain_tables.collect(paths, keys)
+    declared = [{"a": "tsdae", "b": "wwm"}, {"a": "*", "b": "base"}, {"a": "cob", "b": "triplet"}]
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
+    table, notes = pretrain_tables.contrasts(
+        long, pretrain_tables.baseline_splits(base), declared=declared, budgets={"wwm": 10, "tsdae": 1},
+        statistics=statistics,
+    )  # fmt: skip
+    assert notes == ["cob − triplet: skipped, this run has no such pair of arms"]
+    assert len(table) == 2 + 4 and set(table.seeds) == {"3 / 3", "3 / 0"}
+    row = table.loc["tsdae − wwm · gbert-base · BlurbsClusteringS2S"]
+    blurbs = long[long.dataset == "BlurbsClusteringS2S"]
+    tsdae = blurbs[(blurbs.method == "tsdae") & (blurbs.epoch == 1)].v_measure.mean()
+    wwm = blurbs[(blurbs.method == "wwm") & (blurbs.epoch == 10)].v_measure.mean()
+    assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and row["ci_low"] <= row["delta"] <= row["ci_high"]
+    assert (row["significant"] == "*") == (float(row["p_holm"]) < 0.05)

@@ -12,12 +12,14 @@ baselines = {tuple(key): path for key, path in zip(p.baseline_keys, snakemake.in
 outputs = {"scores": out.scores, "figure2": out.figure2}
 for stem in ("table5", "best_epochs", "table5_vs_paper"):
     outputs[stem] = {**dict(zip(p.formats, out[stem])), "html": out[f"{stem}_html"]}
+outputs["contrasts"] = dict(zip(p.formats, out.contrasts))
 not_comparable = comparability(p.datasets, snakemake.input.splits)
 inputs = ReportInputs(
     keys=p.seed_keys,
     scores=snakemake.input.scores,
     baselines=baselines,
     reference=snakemake.input.reference,
+    contrasts=p.contrasts,
 )
 render(
     inputs,

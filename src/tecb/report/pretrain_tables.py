@@ -247,6 +247,8 @@ class ReportInputs:
     scores: Sequence
     baselines: Mapping
     reference: str | Path | None
+    #: the declared contrasts (the config's ``tables.contrasts``: ``a``, ``b``), computed among the methods
+    contrasts: Sequence[Mapping] = ()
 
 
 def render(
@@ -265,7 +267,8 @@ def render(
     a mapping format -> path (``md``, ``csv``, ``tex``, ``html``). ``table_epochs``: method -> the epochs Table 5
     shows; ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`). ``statistics`` (a
     :class:`tecb.report.stats.Statistics`, with the datasets' split overlaps; None: none): Table 5's delta cells
-    get the interval and mark of :func:`delta_statistics`."""
+    get the interval and mark of :func:`delta_statistics`, and ``contrasts`` in ``outputs`` (format -> path) gets
+    the contrasts of ``inputs.contrasts`` among the methods (:func:`contrasts`)."""
     import pyarrow as pa
 
     reference_path = inputs.reference
@@ -311,3 +314,79 @@ def render(
     write_formats(vs, outputs["table5_vs_paper"], caption, footnotes=[status] if status else [])
     figure2(summ, outputs["figure2"], model_names)
     log(to_markdown(t5))
+    if "contrasts" in outputs and statistics is None:
+        off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · dataset"))
+        write_formats(off, outputs["contrasts"], "No contrasts: tables.statistics is off.")
+    elif "contrasts" in outputs:
+        found, skipped = contrasts(
+            long, baseline_splits(inputs.baselines), declared=inputs.contrasts, budgets=budgets, statistics=statistics
+        )
+        write_formats(
+            found,
+            outputs["contrasts"],
+            "Contrasts declared in tables.contrasts among the pre-training methods, each at its fixed epoch budget: "
+            "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
+            footnotes=[
+                f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided test from "
+                "the same resamples of splits (widened for splits subsampled from one pool) and of each arm's seeds "
+                f"(seeds: a / b), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: "
+                f"Holm over every row; *: p_holm < {statistics.alpha:g}."
+            ]
+            + skipped,
+        )
+
+
+def contrasts(
+    long: pd.DataFrame, base: dict, *, declared: Sequence[Mapping], budgets: dict, statistics
+) -> tuple[pd.DataFrame, list[str]]:
+    """The declared contrasts (``tables.contrasts``: ``a``, ``b``) among the pre-training methods, each method at
+    its fixed epoch budget (``budgets``): per (model, dataset) a − b (``base``: the un-adapted model,
+    :func:`baseline_splits`; ``*``: every method) on the shared splits, with the interval and two-sided p of
+    :func:`tecb.report.stats.contrast_test` (both arms' seeds, the split overlap) and Holm over the rows. Arms
+    this run lacks: a note each. V-measure x 100."""
+    from tecb.report import stats
+
+    at_budget = long[long.epoch == long.method.map(budgets)]
+    arms = {
+        (model, method, dataset): part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
+        for (model, method, dataset), part in at_budget.groupby(["model", "method", "dataset"], sort=False)
+    }
+    rows, notes = [], []
+    for item in declared:
+        a, b = item["a"], item["b"]
+        pairs = [
+            (key, (key[0], b, key[2]) if b != "base" else None)
+            for key in arms
+            if (a == "*" or key[1] == a) and (b == "base" or ((key[0], b, key[2]) in arms and b != key[1]))
+        ]
+        pairs = [(ka, kb) for ka, kb in pairs if kb is not None or ka[:1] + ka[2:] in base]
+        if not pairs:
+            notes.append(f"{a} − {b}: skipped, this run has no such pair of arms")
+            continue
+        for ka, kb in pairs:
+            right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
+            shared = [s for s in arms[ka].columns if s in right.columns]
+            result = stats.contrast_test(
+                arms[ka][shared].to_numpy(float),
+                right[shared].to_numpy(float),
+                design_effect=statistics.design_effect(ka[2]),
+                confidence=statistics.confidence,
+                n_resamples=statistics.n_resamples,
+                seed=statistics.seed,
+            )
+            rows.append(
+                {"contrast": f"{a} − {b}", "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
+                | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
+                | {"splits": len(shared), "seeds": f"{len(arms[ka])} / {len(right) if kb else 0}"}
+                | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
+                | {"p": result.p_value}
+            )
+    columns = ["contrast", "model", "a", "b", "dataset", "splits", "seeds", "delta", "ci_low", "ci_high", "p"]
+    table = pd.DataFrame(rows, columns=columns)
+    adjusted = stats.holm(table["p"].to_numpy(float))
+    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
+    table["p"] = [f"{p:.3f}" for p in table["p"]]
+    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table.index = pd.Index([f"{r.contrast} · {r.model} · {r.dataset}" for r in table.itertuples()], dtype=object)
+    table.index.name = "contrast · model · dataset"
+    return table, notes
