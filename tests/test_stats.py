@@ -369,7 +369,7 @@ def test_design_effect_widens_the_interval_by_its_square_root():
 def test_detectable_difference_and_noise_floor_by_hand():
     from scipy.stats import t
 
-    # 3 seeds, seed SD 1: vs base (t_2) (4.303 + 1.061) / sqrt(3); two arms: (t_4) (2.776 + 0.941) * sqrt(2/3)
+    # 3 seeds, seed SD 1, a test on 2 degrees of freedom: (t_2(0.975) + t_2(0.8)) / sqrt(3)
     assert S.detectable_difference(1 / np.sqrt(3), 2) == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
     assert np.isnan(S.detectable_difference(1.0, 0))
     per_seed = pd.DataFrame(
@@ -382,9 +382,9 @@ def test_detectable_difference_and_noise_floor_by_hand():
     )
     floor = S.noise_floor(per_seed).iloc[0]
     assert floor["sd_seeds"] == pytest.approx(1.0) and floor["df"] == 4 and floor["seeds"] == 3
-    assert floor["vs_base"] == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
-    assert floor["vs_arm"] == pytest.approx((t.ppf(0.975, 4) + t.ppf(0.8, 4)) * np.sqrt(2 / 3))
-    assert floor["vs_arm"] < floor["vs_base"]  # more degrees of freedom outweigh the second arm's variance here
+    # t tests with the pooled SD on its 4 degrees of freedom
+    assert floor["vs_base"] == pytest.approx((t.ppf(0.975, 4) + t.ppf(0.8, 4)) / np.sqrt(3))
+    assert floor["vs_arm"] == pytest.approx(floor["vs_base"] * np.sqrt(2))
 
 
 def test_the_size_weighted_mean_is_shown_where_it_differs_beyond_the_interval():

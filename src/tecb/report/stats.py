@@ -419,9 +419,10 @@ def noise_floor(per_seed: pd.DataFrame, *, alpha: float = 0.05, power: float = 0
     """The noise floor per dataset from seed-to-seed variation: ``per_seed`` has one row per (arm, dataset, seed)
     with ``score`` (an arm's mean over splits for one training seed, or one untrained control's). The seeds' SD is
     pooled over the arms of a dataset (each arm's variance about its own mean, weighted by its degrees of freedom);
-    ``vs_base``: the smallest Δ of an arm of ``seeds`` seeds against a fixed base (a test on seeds - 1 degrees of
-    freedom), ``vs_arm``: between two such arms (2 (seeds - 1)) (:func:`detectable_difference`, ``alpha``,
-    ``power``). Split sampling is not in it (it adds to it); arms with one seed give no degrees of freedom."""
+    ``vs_base``: the smallest Δ of an arm of ``seeds`` seeds against a fixed base, ``vs_arm``: between two such
+    arms, each a t test with the pooled SD and its degrees of freedom ``df`` (:func:`detectable_difference`,
+    ``alpha``, ``power``). Split sampling is not in it (it adds to it); arms with one seed give no degrees of
+    freedom."""
     rows = []
     for dataset, part in per_seed.groupby("dataset", sort=False):
         groups = [g.score.to_numpy(float) for _, g in part.groupby("arm", sort=False)]
@@ -431,8 +432,8 @@ def noise_floor(per_seed: pd.DataFrame, *, alpha: float = 0.05, power: float = 0
         sd = np.sqrt(ss / df) if df > 0 else float("nan")
         rows.append(
             {"dataset": dataset, "arms": len(groups), "seeds": n, "sd_seeds": sd, "df": df}
-            | {"vs_base": detectable_difference(sd / np.sqrt(n), n - 1, alpha=alpha, power=power)}
-            | {"vs_arm": detectable_difference(sd * np.sqrt(2 / n), 2 * (n - 1), alpha=alpha, power=power)}
+            | {"vs_base": detectable_difference(sd / np.sqrt(n), df, alpha=alpha, power=power)}
+            | {"vs_arm": detectable_difference(sd * np.sqrt(2 / n), df, alpha=alpha, power=power)}
         )
     return pd.DataFrame(rows, columns=["dataset", "arms", "seeds", "sd_seeds", "df", "vs_base", "vs_arm"])
 
