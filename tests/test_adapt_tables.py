@@ -270,7 +270,7 @@ def test_contrasts_are_computed_per_design_with_seeds_and_holm(tmp_path):
     table, notes = adapt_tables.contrasts(long, meta, declared=DECLARED, statistics=statistics, split_kinds=kinds)
     assert notes == ["cob − triplet: skipped, this run has no such pair of arms"]
     # 4 arms vs base + clusterns - simcse + similarity - order, each over all splits and per design (c, f)
-    assert len(table) == 6 * 3 and set(table.design) == {"all", "c", "f"}
+    assert len(table) == 6 * 3 and set(table.design) == {"all", "c", "f"} and table.index.is_unique
     row = table[(table.contrast == "clusterns − simcse") & (table.design == "all")].iloc[0]
     assert row["delta"] == pytest.approx(2.0) and row["seeds"] == "2 / 2" and row["splits"] == 6
     assert row["mean_a"] - row["mean_b"] == pytest.approx(row["delta"])

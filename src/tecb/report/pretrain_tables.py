@@ -315,7 +315,7 @@ def render(
     figure2(summ, outputs["figure2"], model_names)
     log(to_markdown(t5))
     if "contrasts" in outputs and statistics is None:
-        off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · dataset"))
+        off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · a · dataset"))
         write_formats(off, outputs["contrasts"], "No contrasts: tables.statistics is off.")
     elif "contrasts" in outputs:
         found, skipped = contrasts(
@@ -377,7 +377,7 @@ def contrasts(
             rows.append(
                 {"contrast": f"{a} − {b}", "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
                 | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
-                | {"splits": len(shared), "seeds": f"{len(arms[ka])} / {len(right) if kb else 0}"}
+                | {"splits": len(shared), "seeds": f"{len(arms[ka])} / {len(right)}" if kb else str(len(arms[ka]))}
                 | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
                 | {"p": result.p_value}
             )
@@ -387,6 +387,8 @@ def contrasts(
     table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
     table["p"] = [f"{p:.3f}" for p in table["p"]]
     table["p_holm"] = [f"{p:.3f}" for p in adjusted]
-    table.index = pd.Index([f"{r.contrast} · {r.model} · {r.dataset}" for r in table.itertuples()], dtype=object)
-    table.index.name = "contrast · model · dataset"
+    table.index = pd.Index(
+        [f"{r.contrast} · {r.model} · {r.a} · {r.dataset}" for r in table.itertuples()], dtype=object
+    )
+    table.index.name = "contrast · model · a · dataset"
     return table, notes
