@@ -6,6 +6,7 @@ overlapping splits as independent fails the same bounds. benchmarks/coverage.py 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tecb.report import coverage
 
@@ -13,6 +14,7 @@ N_SIMULATIONS = 300  # the simulation SE of a 5 % rate is then 1.26 points
 SLACK = 2.6 * np.sqrt(0.05 * 0.95 / N_SIMULATIONS)
 
 
+@pytest.mark.slow  # 300 simulations x 5 designs x 2 methods: about 20-30 s on an idle core
 def test_the_mean_test_keeps_its_promises_under_the_null_and_the_naive_one_does_not():
     table = coverage.coverage_table(n_simulations=N_SIMULATIONS, n_resamples=1000, seed=2023)
     assert len(table) == 2 * len(coverage.DESIGNS)
