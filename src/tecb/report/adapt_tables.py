@@ -172,7 +172,7 @@ def table6(
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
         if statistics.test == "mean":  # interval and test from the same resamples of seeds and splits
             overlap = statistics.design_effect(key[3])
-            adapted = stats.seeds_mean_test(by_seed, design_effect=overlap, **interval)
+            adapted = stats.seeds_mean_test(by_seed, **interval)  # a level, as Table 2's cells: no overlap term
             delta = stats.seeds_mean_test(by_seed - b, design_effect=overlap, **interval)
             (lo_a, hi_a), (lo_d, hi_d), p = (
                 (adapted.ci_low, adapted.ci_high),
