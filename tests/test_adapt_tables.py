@@ -234,3 +234,89 @@ def test_what_ran_shows_the_epoch_model_selection_kept():
     text = adapt_tables.what_ran("cob", training)
     assert "16 instances" in text and "epoch 1 of 2 kept on 4 validation instances" in text
     assert "20.0/25.0/24.0" in text
+
+
+def _contrast_jobs(tmp_path):
+    """SimCSE and ClusterNS (2 seeds each) and argue's two objectives (1 seed) on 6 Blurbs splits of two designs:
+    ClusterNS is 2 points above SimCSE on every split, argue/similarity 1 point above argue/order."""
+    base = [0.10, 0.12, 0.11, 0.50, 0.52, 0.51]
+    name = lambda m, v: ("m", m, v, "BlurbsClusteringS2S")  # noqa: E731
+    jobs = []
+    for seed, jitter in ((1, 0.0), (2, 0.004)):
+        jobs.append(_job(tmp_path, name("simcse", "transductive"), base, [b + 0.01 + jitter for b in base], seed=seed))
+        jobs.append(
+            _job(tmp_path, name("clusterns", "transductive"), base, [b + 0.03 + jitter for b in base], seed=seed)
+        )
+    jobs.append(_job(tmp_path, name("argue", "similarity"), base, [b + 0.02 for b in base], seed=1))
+    jobs.append(
+        _job(tmp_path, name("argue", "order"), base, [b + 0.01 + 0.001 * i for i, b in enumerate(base)], seed=1)
+    )
+    return jobs
+
+
+DECLARED = [
+    adapt_tables.Contrast(a="*", b="base"),
+    adapt_tables.Contrast(a="clusterns", b="simcse"),
+    adapt_tables.Contrast(a="cob", b="triplet"),
+    adapt_tables.Contrast(a="argue/similarity", b="argue/order"),
+]
+
+
+def test_contrasts_are_computed_per_design_with_seeds_and_holm(tmp_path):
+    jobs = _contrast_jobs(tmp_path)
+    long, meta = adapt_tables.collect([j[0] for j in jobs], [j[1] for j in jobs])
+    kinds = {"BlurbsClusteringS2S": dict(enumerate("cccfff"))}
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=2000, seed=4)
+    table, notes = adapt_tables.contrasts(long, meta, declared=DECLARED, statistics=statistics, split_kinds=kinds)
+    assert notes == ["cob − triplet: skipped, this run has no such pair of arms"]
+    # 4 arms vs base + clusterns - simcse + similarity - order, each over all splits and per design (c, f)
+    assert len(table) == 6 * 3 and set(table.design) == {"all", "c", "f"} and table.index.is_unique
+    row = table[(table.contrast == "clusterns − simcse") & (table.design == "all")].iloc[0]
+    assert row["delta"] == pytest.approx(2.0) and row["seeds"] == "2 / 2" and row["splits"] == 6
+    assert row["mean_a"] - row["mean_b"] == pytest.approx(row["delta"])
+    per_design = table[(table.contrast == "clusterns − simcse") & (table.design != "all")]
+    assert list(per_design.splits) == [3, 3] and per_design.delta.tolist() == pytest.approx([2.0, 2.0])
+    argue = table[(table.contrast == "argue/similarity − argue/order") & (table.design == "all")].iloc[0]
+    assert argue["delta"] == pytest.approx(100 * (0.01 - 0.001 * 2.5)) and argue["seeds"] == "1 / 1"
+    # p_holm over every row; a mark only where the interval excludes 0
+    p, p_holm = table.p.astype(float), table.p_holm.astype(float)
+    assert (p_holm >= p).all() and table.significant.isin(["*", ""]).all()
+    outside = (table.ci_low > 0) | (table.ci_high < 0)
+    assert (outside == (p < 0.05)).all() and (~outside[table.significant == "*"]).sum() == 0
+    # the skipped arms are a note, and `base` cannot come first
+    with pytest.raises(ValueError, match="only be the second arm"):
+        adapt_tables.contrasts(
+            long, meta, declared=[adapt_tables.Contrast(a="base", b="simcse")], statistics=statistics
+        )
+
+
+def test_render_writes_the_contrasts_beside_table6(tmp_path):
+    jobs = _contrast_jobs(tmp_path)
+    outputs = {
+        "scores": tmp_path / "scores.parquet",
+        "figure": tmp_path / "fig.png",
+        "table6": stem_paths(tmp_path / "table6"),
+        "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
+        "contrasts": {ext: tmp_path / f"contrasts.{ext}" for ext in ("md", "csv", "tex")},
+    }
+    adapt_tables.render(
+        adapt_tables.ReportInputs(keys=[j[1] for j in jobs], scores=[j[0] for j in jobs], timings=[j[2] for j in jobs]),
+        outputs,
+        statistics=Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=500, seed=1),
+        contrasts_declared=[{"a": "clusterns", "b": "simcse"}, {"a": "tsdae", "b": "wwm"}],
+        log=lambda *_: None,
+    )
+    csv = pd.read_csv(tmp_path / "contrasts.csv", index_col=0)
+    assert list(csv.contrast) == ["clusterns − simcse"] and csv["delta"].iloc[0] == pytest.approx(2.0)
+    md = (tmp_path / "contrasts.md").read_text()
+    assert "tsdae − wwm: skipped" in md and "Holm" in md
+    assert "clusterns − simcse" in (tmp_path / "contrasts.tex").read_text()
+    table6 = pd.read_csv(tmp_path / "table6.csv", index_col=0)
+    assert set(table6["SD seeds"].astype(str)) == {"0.28", "1 seed"}  # 2 seeds 0.4 apart; argue ran 1 seed
+    # the noise floor from the seeds' spread (pooled SD 0.28: SimCSE's and ClusterNS's seeds 0.4 apart each)
+    assert "Noise floor (training seeds alone, SD pooled over the methods, 2 seeds)" in md6(tmp_path)
+    assert "Blurbs S2S: seed SD 0.28" in md6(tmp_path)
+
+
+def md6(tmp_path):
+    return (tmp_path / "table6.md").read_text()

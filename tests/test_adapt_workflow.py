@@ -66,6 +66,11 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     costs = pd.read_csv(first / "timings" / "adapt" / "costs.csv", index_col=0)
     assert len(costs) == 8 and (costs["train_seconds"] > 0).all()
     assert "second" not in (first / "adapt" / "table6.csv").read_text()
+    # the declared contrasts (the schema's defaults), computed beside Table 6 (issue 43.2)
+    contrasts = pd.read_csv(first / "adapt" / "contrasts.csv", index_col=0)
+    assert (contrasts.contrast == "* − base").sum() == 8 and set(contrasts.design) == {"all"}
+    assert {"clusterns − simcse", "cob − triplet"} <= set(contrasts.contrast)
+    assert "tsdae − wwm: skipped" in (first / "adapt" / "contrasts.md").read_text()
     # the protocol is recorded in every job's outputs
     for path in sorted((first / "adapt" / "tiny-bert").rglob("seed42.parquet")):
         meta = json.loads(pq.read_schema(path).metadata[b"tecb"])

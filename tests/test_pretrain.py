@@ -283,6 +283,8 @@ def _fake_scores(tmp_path):
 
 
 def test_table5_and_figure(tmp_path):
+    from tecb.report.stats import Statistics
+
     paths, base = _fake_scores(tmp_path)
     out = tmp_path / "out"
     keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
@@ -304,7 +306,9 @@ def test_table5_and_figure(tmp_path):
         model_names={"gbert-base": "GBERT-base"},
         log=lambda m: None,
         not_comparable={"BlurbsClusteringS2S": ""},
+        statistics=Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=500, seed=42),
     )
+    assert "delta [low, high]: 95% interval" in (out / "table5.md").read_text()
     written = sorted(p.name for p in out.iterdir())
     assert written == sorted(
         ["scores.parquet", "figure2.png"]
@@ -470,3 +474,55 @@ def test_frozen_word_embeddings_stay_as_they_were(tiny, tmp_path, method):
     np.testing.assert_array_equal(weight(after, "word_embeddings.weight"), weight(before, "word_embeddings.weight"))
     layer = "encoder.layer.0.attention.self.query.weight"
     assert not np.array_equal(weight(after, layer), weight(before, layer))
+
+
+def test_table5_deltas_carry_the_seed_level_and_one_seed_says_so(tmp_path):
+    """Table 5's delta gets the interval and mark of the mean test over seeds and splits (issue 43.4): by hand,
+    the mean difference to the base per split; its interval holds it; one seed shows "1 seed", not SD 0."""
+    from tecb.report.stats import Statistics
+
+    paths, base = _fake_scores(tmp_path)
+    keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
+    keys = [(m, method, d, int(s.removeprefix("seed"))) for m, method, d, s in keys]
+    long = pretrain_tables.collect(paths, keys)
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
+    deltas = pretrain_tables.delta_statistics(
+        long, pretrain_tables.baseline_splits(base), {"wwm": [10], "tsdae": [1]}, statistics
+    )
+    assert len(deltas) == 4 and (deltas.seeds == 3).all()
+    row = deltas[(deltas.method == "wwm") & (deltas.dataset == "BlurbsClusteringS2S")].iloc[0]
+    cell = long[(long.method == "wwm") & (long.dataset == "BlurbsClusteringS2S") & (long.epoch == 10)]
+    by_hand = (cell.v_measure - cell.split.map({0: 0.25, 1: 0.27})).mean() * 100
+    assert row["delta"] == pytest.approx(by_hand) and row["ci_low"] <= by_hand <= row["ci_high"]
+    assert (deltas.p_holm >= deltas.p).all()
+    one = long[long.seed == 42]
+    summ = pretrain_tables.summary(pretrain_tables.per_seed(one), pretrain_tables.baselines(base))
+    t5 = pretrain_tables.table5(summ, {"wwm": [10]}, {"gbert-base": "GBERT-base"})
+    assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_sd"] == "1 seed"
+    marks = pretrain_tables.delta_marks(t5, deltas, statistics, {"gbert-base": "GBERT-base"})
+    assert marks.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_delta"].endswith("]")
+
+
+def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
+    """TSDAE − WWM at their fixed budgets (epochs 1 and 10), per dataset, by hand; each method against its base;
+    arms the run lacks are a note."""
+    from tecb.report.stats import Statistics
+
+    paths, base = _fake_scores(tmp_path)
+    keys = [p.relative_to(tmp_path).with_suffix("").parts for p in paths]
+    keys = [(m, method, d, int(s.removeprefix("seed"))) for m, method, d, s in keys]
+    long = pretrain_tables.collect(paths, keys)
+    declared = [{"a": "tsdae", "b": "wwm"}, {"a": "*", "b": "base"}, {"a": "cob", "b": "triplet"}]
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
+    table, notes = pretrain_tables.contrasts(
+        long, pretrain_tables.baseline_splits(base), declared=declared, budgets={"wwm": 10, "tsdae": 1},
+        statistics=statistics,
+    )  # fmt: skip
+    assert notes == ["cob − triplet: skipped, this run has no such pair of arms"]
+    assert len(table) == 2 + 4 and set(table.seeds) == {"3 / 3", "3"} and table.index.is_unique
+    row = table.loc["tsdae − wwm · gbert-base · tsdae 1 · BlurbsClusteringS2S"]
+    blurbs = long[long.dataset == "BlurbsClusteringS2S"]
+    tsdae = blurbs[(blurbs.method == "tsdae") & (blurbs.epoch == 1)].v_measure.mean()
+    wwm = blurbs[(blurbs.method == "wwm") & (blurbs.epoch == 10)].v_measure.mean()
+    assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and row["ci_low"] <= row["delta"] <= row["ci_high"]
+    assert (row["significant"] == "*") == (float(row["p_holm"]) < 0.05)

@@ -76,8 +76,9 @@ def test_uniformly_worse_model_is_significantly_worse(test):
     worse = best - 0.2
     p = S.paired_pvalue(best - worse, test=test, seed=42)
     assert p < 0.001
-    # and not the other way round
-    assert S.paired_pvalue(worse - best, test=test, seed=42) > 0.5
+    # and not the other way round (the mean test is two-sided: the same p either way)
+    reverse = S.paired_pvalue(worse - best, test=test, seed=42)
+    assert reverse == p if test == "mean" else reverse > 0.5
 
 
 def test_exact_permutation_and_wilcoxon_p_values():
@@ -140,10 +141,10 @@ def test_holm_correction_matters():
     # 5 splits: the smallest possible one-sided p is 1/32 ~ 0.031 < 0.05, but with 3 comparisons Holm gives 0.094
     base = _series(np.array([0.5, 0.52, 0.54, 0.56, 0.58]))
     per_model = {"best": [base]} | {f"m{i}": [base - 0.05 * (i + 1)] for i in range(3)}
-    out = S.compare_to_best(per_model, seed=42).set_index("model")
+    out = S.compare_to_best(per_model, test="wilcoxon", seed=42).set_index("model")
     assert (out.p_value.dropna() < 0.05).all()
     assert out.drop("best").not_worse.all()
-    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}, seed=42).set_index("model")
+    one = S.compare_to_best({"best": [base], "m0": [base - 0.05]}, test="wilcoxon", seed=42).set_index("model")
     assert not one.loc["m0", "not_worse"]
 
 
@@ -180,7 +181,16 @@ def test_table_statistics_and_marks():
     assert not bad.not_worse.any()
     assert long[long.model != "bad"].not_worse.all()
     assert (long.ci_low <= long["mean"]).all() and (long["mean"] <= long.ci_high).all()
-    assert set(long[long.column == S.AVERAGE].test) == {"permutation"}
+    assert set(long[long.column == S.AVERAGE].test) == {"mean"}  # the default test serves the averages too
+    assert (long.diff_low <= long["diff"]).all() and (long["diff"] <= long.diff_high).all()
+    rank = S.table_statistics(
+        scores,
+        algorithm="kmeans",
+        reduction="none",
+        datasets=DATASETS,
+        statistics=S.Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42),
+    )
+    assert set(rank[rank.column == S.AVERAGE].test) == {"permutation"}  # Wilcoxon takes one dataset
     names = {"good": "Good", "same": "Same", "bad": "Bad"}
     t2 = T.table2(T.summarize(scores), names, datasets=DATASETS)
     marks = S.table_marks(t2, long, names)
@@ -246,3 +256,155 @@ def test_statistics_follow_the_tables_average_columns():
         means = long[long.column == col].set_index("model")["mean"] * 100
         assert means.rename(index=names).reindex(t2.index).to_numpy() == pytest.approx(t2[col].to_numpy())
     assert all(marks.loc[n, c] for n in names.values() for c in t2.columns) and "Holm" in notes[0]
+
+
+# --- the mean test agrees with its interval (issue 43.1) ------------------------------------------
+
+
+def _excludes_zero(result) -> bool:
+    return result.ci_low > 0 or result.ci_high < 0
+
+
+def test_the_mean_test_and_its_interval_never_disagree_on_random_tables():
+    """300 random tables (1-4 datasets of 2-30 splits, split kinds or not, overlaps, shifts from none to large,
+    ties, 1-4 seeds): p < 1 - confidence exactly when the interval of the mean excludes 0."""
+    rng = np.random.default_rng(43)
+    disagreements, marked = [], 0
+    for i in range(300):
+        n_blocks = int(rng.integers(1, 5))
+        sizes = rng.integers(2, 31, size=n_blocks)
+        shift = rng.choice([0.0, 0.002, 0.01, 0.05])
+        blocks = [np.round(rng.normal(shift, rng.uniform(0.001, 0.05), size=n), int(rng.integers(2, 6))) for n in sizes]
+        strata = [rng.choice(["coarse", "fine", "within"], size=n) if rng.random() < 0.5 else None for n in sizes]
+        overlaps = [S.Overlap(design_effect=rng.uniform(1, 20), df_scale=rng.uniform(0.2, 1)) for _ in sizes]
+        confidence = float(rng.choice([0.9, 0.95, 0.99]))
+        draws = {"confidence": confidence, "n_resamples": int(rng.choice([200, 1000, 4999])), "seed": i}
+        results = [S.mean_test(blocks, strata=strata, design_effect=overlaps, **draws)]
+        seeds = rng.normal(shift, 0.02, size=(int(rng.integers(1, 5)), sizes[0]))
+        results.append(S.seeds_mean_test(seeds, strata=strata[0], design_effect=overlaps[0], **draws))
+        for r in results:
+            assert r.ci_low <= r.mean <= r.ci_high or not np.isfinite(r.ci_low)
+            marked += r.p_value < 1 - confidence
+            if (r.p_value < 1 - confidence) != _excludes_zero(r):
+                disagreements.append((i, r))
+    assert not disagreements
+    assert 100 < marked < 500  # both outcomes occur, so the agreement is not vacuous
+
+
+def test_table2_marks_agree_with_the_difference_interval():
+    """A model marked worse than the best (no †) has a difference interval above 0; with one comparison per
+    column (Holm changes nothing) the converse holds too."""
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        rows = []
+        for d in DATASETS:
+            base = rng.uniform(0.3, 0.6, size=10)
+            for model, shift in (("a", 0.0), ("b", float(rng.choice([0.0, -0.005, -0.02])))):
+                for split in range(10):
+                    v = base[split] + shift + rng.normal(0, 0.01)
+                    rows.append({"model": model, "dataset": d, "reduction": "none", "algorithm": "kmeans"})
+                    rows[-1] |= {"split": split, "v_measure": v}
+        long = S.table_statistics(
+            pd.DataFrame(rows), algorithm="kmeans", reduction="none", datasets=DATASETS, statistics=STATS
+        )
+        other = long[~long.best]
+        assert (other.not_worse == ~((other.diff_low > 0) | (other.diff_high < 0))).all(), trial
+
+
+def test_one_split_gives_no_interval_and_no_mark():
+    r = S.mean_test([0.3], seed=1)
+    assert r.p_value == 1.0 and r.ci_low == -np.inf and r.ci_high == np.inf and r.df == 0
+    constant = S.mean_test([0.3] * 5, seed=1)  # no spread over 5 splits: the difference is certain
+    assert constant.p_value == 0.0 and constant.ci_low == constant.ci_high == pytest.approx(0.3)
+
+
+def test_the_mean_test_keeps_its_level_with_ten_splits():
+    """The small-sample widening (unbiased variance, t-quantile levels): over 1000 null samples of 10 normal
+    splits, this test rejects at most 5 % + 2.6 simulation SEs, while 0 falls outside the plain percentile
+    bootstrap interval (bootstrap_interval) far more often."""
+    rng = np.random.default_rng(11)
+    n = 1000
+    bound = 0.05 + 2.6 * np.sqrt(0.05 * 0.95 / n)
+    samples = [rng.normal(0, 1, 10) for _ in range(n)]
+    rejected = sum(S.mean_test(x, n_resamples=1000, seed=i).p_value < 0.05 for i, x in enumerate(samples))
+    outside = sum(
+        not lo <= 0 <= hi
+        for lo, hi in (S.bootstrap_interval(x, n_resamples=1000, seed=i) for i, x in enumerate(samples))
+    )
+    assert rejected / n <= bound < outside / n
+
+
+# --- overlapping splits (issue 43.3) ----------------------------------------------------------
+
+
+def test_split_overlap_by_hand():
+    """Disjoint splits of equal size: no correction. Two splits that are the same 4 texts plus one own text each
+    (sizes 5): C = [[1/5, 4/25], [4/25, 1/5]], 1'C1/4 = 0.18, the bootstrap sees (2/5 - 0.36)/2 = 0.02, so the
+    design effect is 9 and the effective degrees of freedom are those of one split pair (df scale 1)."""
+    assert S.split_overlap([[0, 1], [2, 3], [4, 5]]) == S.Overlap(design_effect=1.0, df_scale=1.0)
+    two = S.split_overlap([[0, 1, 2, 3, 4], [0, 1, 2, 3, 5]])
+    assert two.design_effect == pytest.approx(9.0) and two.df_scale == pytest.approx(1.0)
+    nested = S.split_overlap([list(range(n)) for n in (20, 40, 60, 80, 100)])
+    assert nested.design_effect > 5 and nested.df_scale < 1
+    # kinds: resampling within kinds sees less, so the effect grows
+    kinds = ["a", "a", "a", "b", "b"]
+    assert S.split_overlap([list(range(n)) for n in (20, 40, 60, 80, 100)], kinds).design_effect > 5
+    with pytest.raises(ValueError, match="at least one text"):
+        S.split_overlap([[0], []])
+
+
+def test_design_effect_widens_the_interval_by_its_square_root():
+    d = np.random.default_rng(3).normal(0.01, 0.02, size=12)
+    plain = S.mean_test(d, seed=5)
+    wide = S.mean_test(d, design_effect=S.Overlap(design_effect=4.0), seed=5)
+    assert (wide.ci_high - wide.mean) == pytest.approx(2 * (plain.ci_high - plain.mean))
+    assert wide.p_value > plain.p_value
+    with pytest.raises(ValueError, match="design effect"):
+        S.mean_test(d, design_effect=S.Overlap(design_effect=0.5), seed=5)
+
+
+# --- the noise floor (issue 43.4) -------------------------------------------------------------
+
+
+def test_detectable_difference_and_noise_floor_by_hand():
+    from scipy.stats import t
+
+    # 3 seeds, seed SD 1, a test on 2 degrees of freedom: (t_2(0.975) + t_2(0.8)) / sqrt(3)
+    assert S.detectable_difference(1 / np.sqrt(3), 2) == pytest.approx((t.ppf(0.975, 2) + t.ppf(0.8, 2)) / np.sqrt(3))
+    assert np.isnan(S.detectable_difference(1.0, 0))
+    per_seed = pd.DataFrame(
+        {
+            "arm": ["a"] * 3 + ["b"] * 3 + ["c"],
+            "dataset": ["D"] * 7,
+            "seed": [1, 2, 3, 1, 2, 3, 1],
+            "score": [1.0, 2.0, 3.0, 11.0, 12.0, 13.0, 50.0],  # each arm's seeds spread SD 1 about its own mean
+        }
+    )
+    floor = S.noise_floor(per_seed).iloc[0]
+    assert floor["sd_seeds"] == pytest.approx(1.0) and floor["df"] == 4 and floor["seeds"] == 3
+    # t tests with the pooled SD on its 4 degrees of freedom
+    assert floor["vs_base"] == pytest.approx((t.ppf(0.975, 4) + t.ppf(0.8, 4)) / np.sqrt(3))
+    assert floor["vs_arm"] == pytest.approx(floor["vs_base"] * np.sqrt(2))
+
+
+def test_the_size_weighted_mean_is_shown_where_it_differs_beyond_the_interval():
+    """One large split scoring far above nine small ones: the size-weighted mean (by hand) is shown beside the
+    unweighted one; with equal sizes it equals the mean and is not shown."""
+    values = [0.2] * 9 + [0.6]
+    rows = [
+        {"model": m, "dataset": DATASETS[0], "reduction": "none", "algorithm": "kmeans", "split": i}
+        | {"v_measure": v - (0.1 if m == "b" else 0.0), "n_texts": 1000 if i == 9 else 20}
+        for m in ("a", "b")
+        for i, v in enumerate(values)
+    ]
+    scores = pd.DataFrame(rows)
+    long = S.table_statistics(scores, algorithm="kmeans", reduction="none", datasets=DATASETS[:1], statistics=STATS)
+    a = long[(long.model == "a") & (long.column == DATASETS[0])].iloc[0]
+    assert a["size_weighted"] == pytest.approx((9 * 20 * 0.2 + 1000 * 0.6) / 1180)
+    t2 = T.table2(T.summarize(scores), {"a": "A", "b": "B"}, datasets=DATASETS[:1])
+    marks = S.table_marks(t2, long, {"a": "A", "b": "B"})
+    assert marks.at["A", DATASETS[0]].endswith(f"(size-weighted {a['size_weighted'] * 100:.2f})")
+    same = S.table_statistics(
+        scores.assign(n_texts=50), algorithm="kmeans", reduction="none", datasets=DATASETS[:1], statistics=STATS
+    )
+    assert "size-weighted" not in "".join(S.table_marks(t2, same, {"a": "A", "b": "B"}).to_numpy().ravel())

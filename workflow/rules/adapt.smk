@@ -114,6 +114,7 @@ rule adapt_report:
             labels={"item": "Table 6"},
         ),
         costs=[result("timings", "adapt", f"costs.{ext}") for ext in ("md", "csv")],
+        contrasts=[adapt_path(f"contrasts.{ext}") for ext in AD_TABLE_FORMATS],
     log:
         log_path("adapt", "report.log"),
     conda:
@@ -122,6 +123,7 @@ rule adapt_report:
         jobs=AD_RUNS,
         formats=AD_TABLE_FORMATS,
         statistics=config["tables"]["statistics"],
+        contrasts=config["tables"]["contrasts"],
         seed=SEED,
         model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
         datasets=AD_DATASETS,

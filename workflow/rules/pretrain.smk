@@ -112,6 +112,7 @@ rule pretrain_report:
             category="Adaptive pre-training",
             labels={"item": "Table 5 beside the paper"},
         ),
+        contrasts=[pretrain_path(f"contrasts.{ext}") for ext in PT_TABLE_FORMATS],
     log:
         log_path("pretrain", "report.log"),
     conda:
@@ -128,5 +129,8 @@ rule pretrain_report:
             if m in MODEL_NAMES  # pre-training off: its models may be gone
         },
         datasets=PT_DATASETS,
+        statistics=config["tables"]["statistics"],
+        contrasts=config["tables"]["contrasts"],
+        seed=SEED,
     script:
         "../scripts/pretrain_report.py"

@@ -5,11 +5,13 @@ step) on the same evaluation splits, so every row of Table 6 is a paired compari
 
 - ``base``, ``adapted``: mean V-measure x 100 over the splits (the adapted per-split score is the mean over seeds),
   ``base`` with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`),
-  ``adapted`` and ``Δ`` with a two-level one over training seeds and splits
-  (:func:`tecb.report.stats.seeds_bootstrap_interval`: the seeds' variance is in the interval);
-- ``Δ``: adapted - base with ``*`` where the two-sided paired test over splits holds for every seed
-  (:func:`tecb.report.stats.seeds_paired_pvalue`, an intersection-union test of the config's test) after Holm's
-  adjustment over all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value;
+  ``adapted`` and ``Δ`` with one over training seeds and splits (the seeds' variance is in the interval);
+- ``Δ``: adapted - base with ``*`` where the two-sided paired test is significant after Holm's adjustment over
+  all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value. The default test
+  (``mean``) and the intervals of ``adapted`` and ``Δ`` come from the same resamples of training seeds and splits
+  (:func:`tecb.report.stats.seeds_mean_test`), so a ``*`` never sits on an interval that contains 0; the other
+  tests are intersection-union tests over the seeds (:func:`tecb.report.stats.seeds_paired_pvalue`);
+- ``SD seeds``: of the seeds' mean scores, or "1 seed" (no seed variance estimated);
 - the training cost that is the same on every rerun: optimizer steps, device, precision. The seconds are in a
   separate file (:func:`costs`), never in Table 6.
 
@@ -184,9 +186,19 @@ def table6(
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
         interval = {"confidence": statistics.confidence, **draws, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
-        lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
-        lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
-        p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
+        if statistics.test == "mean":  # interval and test from the same resamples of seeds and splits
+            overlap = statistics.design_effect(key[3])
+            adapted = stats.seeds_mean_test(by_seed, **interval)  # a level, as Table 2's cells: no overlap term
+            delta = stats.seeds_mean_test(by_seed - b, design_effect=overlap, **interval)
+            (lo_a, hi_a), (lo_d, hi_d), p = (
+                (adapted.ci_low, adapted.ci_high),
+                (delta.ci_low, delta.ci_high),
+                delta.p_value,
+            )
+        else:
+            lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
+            lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
+            p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
         pvals.append(p)
         rows.append(
             {
@@ -194,7 +206,7 @@ def table6(
                 "adapted": a.mean() * 100,
                 "Δ": (a - b).mean() * 100,
                 "p": p,
-                "SD seeds": float(np.std(seed_means, ddof=1)) if len(seed_means) > 1 else 0.0,
+                "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
                 "seeds": len(seeds),
                 "splits": len(joined),
                 "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
@@ -242,8 +254,8 @@ def table6(
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
-    table = table.astype({c: object for c in ("steps", "device", "precision", "ran")}).fillna(
-        {"steps": "", "device": "", "precision": "", "ran": ""}
+    table = table.astype({c: object for c in ("SD seeds", "steps", "device", "precision", "ran")}).fillna(
+        {"SD seeds": "", "steps": "", "device": "", "precision": "", "ran": ""}
     )
     return table, suffix
 
@@ -338,11 +350,13 @@ def render(
     statistics: stats.Statistics,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
+    contrasts_declared: Sequence[Mapping] = (),
     log=print,
 ) -> None:
-    """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6`` and ``costs``
-    (format -> path). ``statistics``: the config's ``tables.statistics`` with the run's seed
-    (:meth:`tecb.report.stats.Statistics.from_config`)."""
+    """Workflow entry point: ``outputs`` holds ``scores`` (Parquet), ``figure`` (PNG), ``table6``, ``costs`` and
+    ``contrasts`` (format -> path; without ``contrasts``: none written). ``statistics``: the config's
+    ``tables.statistics`` with the run's seed (:meth:`tecb.report.stats.Statistics.from_config`);
+    ``contrasts_declared``: the config's ``tables.contrasts`` (``a``, ``b``; :class:`Contrast`)."""
     import pyarrow as pa
 
     long, meta = collect(inputs.scores, inputs.keys)
@@ -360,11 +374,21 @@ def render(
     notes = [
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
-        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over training "
-        "seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with one seed it is not "
-        f"estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
-        f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment over "
-        f"the table's rows (α = {alpha:g}); p: that adjusted p-value."
+        (
+            f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: resampling "
+            "training seeds and splits, each scaled to its unbiased variance, at t-quantile levels with "
+            "Welch-Satterthwaite degrees of freedom, so the seeds' variance is in it; with 1 seed it is not "
+            f"estimated). *: the two-sided paired test of the mean Δ from the same resamples (p < {1 - confidence:g} "
+            f"exactly when Δ's interval excludes 0) is significant after Holm's adjustment over the table's rows "
+            f"(α = {alpha:g}), so a * always has an interval that excludes 0; p: that adjusted p-value."
+            if test == "mean"
+            else f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over "
+            "training seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with 1 seed it is "
+            f"not estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
+            f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment "
+            f"over the table's rows (α = {alpha:g}); p: that adjusted p-value"
+            + (" (a rank test: of a symmetric shift, not of the mean Δ)." if test == "wilcoxon" else ".")
+        )
         + (
             f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
             "stratified by design."
@@ -378,6 +402,8 @@ def render(
         "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
         "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
+    floor = noise_floor_note(long, meta)
+    notes += [floor] if floor else []
     write_formats(
         table,
         outputs["table6"],
@@ -394,3 +420,185 @@ def render(
     write_formats(cost, outputs["costs"], "Training cost per job (seconds vary from run to run).")
     figure(long, outputs["figure"], model_names)
     log(to_markdown(table, suffix=suffix))
+    if "contrasts" in outputs:
+        declared = [Contrast(a=c["a"], b=c["b"]) for c in contrasts_declared]
+        found, skipped = contrasts(
+            long, meta, declared=declared, statistics=statistics, model_names=model_names, split_kinds=split_kinds
+        )
+        write_formats(
+            found,
+            outputs["contrasts"],
+            "Contrasts declared in tables.contrasts: V-measure x 100 of arm a minus arm b on the same splits "
+            "(k-means on raw embeddings), per split design and over all splits.",
+            footnotes=[contrast_note(statistics, bool(split_kinds))] + skipped,
+        )
+
+
+def noise_floor_note(long: pd.DataFrame, meta: dict, alpha: float = 0.05, power: float = 0.8) -> str:
+    """Table 6's note on the smallest Δ its seeds can detect per dataset (:func:`tecb.report.stats.noise_floor`
+    of the arms' per-seed means over splits); empty where no arm has two seeds."""
+    rows = [
+        {"arm": key[:3], "dataset": key[3], "seed": seed, "score": float(per_seed[seed].mean() * 100)}
+        for key, (_, per_seed) in _final_scores(long, meta).items()
+        for seed in per_seed.columns
+    ]
+    if not rows:
+        return ""
+    floor = stats.noise_floor(pd.DataFrame(rows), alpha=alpha, power=power).dropna(subset=["vs_base"])
+    if floor.empty:
+        return ""
+    parts = [
+        f"{header_label(r.dataset)}: seed SD {r.sd_seeds:.2f}, Δ ≥ {r.vs_base:.2f} against the base, "
+        f"≥ {r.vs_arm:.2f} between two methods"
+        for r in floor.itertuples()
+    ]
+    return (
+        f"Noise floor (training seeds alone, SD pooled over the methods, {int(floor.seeds.median())} seeds): the "
+        f"smallest Δ detected with {power:.0%} power at α = {alpha:g} by a t test over seeds: " + "; ".join(parts) + "."
+    )
+
+
+def contrast_note(statistics: stats.Statistics, kinds: bool) -> str:
+    """The footnote of the contrasts table."""
+    return (
+        f"delta = mean_a − mean_b; [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided "
+        "test, from the same resamples of splits (within their design where the dataset records designs, widened "
+        "for splits subsampled from one pool) and of each arm's training seeds (seeds: a / b; the base model has "
+        f"none), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over "
+        f"every row of this table; *: p_holm < {statistics.alpha:g}."
+        + (" design: all splits, or one split design alone." if kinds else "")
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contrast:
+    """One declared comparison ``a`` minus ``b`` (the config's ``tables.contrasts``). An arm is ``method`` or
+    ``method/variant`` (a protocol or argue objective: ``argue/similarity``), ``base`` (the un-adapted model the
+    other arm trained from) or ``*`` (every trained arm, each against ``b``). Arms that name no variant are
+    compared within the same variant (COB lodo against triplet lodo); always within one model and dataset."""
+
+    a: str
+    b: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.a} − {self.b}"
+
+
+def _arm_matches(arm: str, key) -> bool:
+    if arm == "*":
+        return True
+    method, _, variant = arm.partition("/")
+    return key[1] == method and (not variant or key[2] == variant)
+
+
+def _final_scores(long: pd.DataFrame, meta: dict) -> dict:
+    """(model, method, variant, dataset) -> (base per split, splits x seeds of the final step), for every job
+    that trained (skipped ones left out)."""
+    out = {}
+    for key in dict.fromkeys(k[:4] for k in meta):
+        seeds = sorted(k[4] for k in meta if k[:4] == key)
+        if any(meta[(*key, s)]["protocol"].get("skipped") for s in seeds):
+            continue
+        part = long[
+            (long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])
+        ]
+        base = part[part.step == 0].groupby("split").v_measure.mean()
+        finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
+        per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+        out[key] = (base, per_seed)
+    return out
+
+
+def _pairs(contrast: Contrast, keys) -> list[tuple]:
+    """(a's key, b's key or None for the base) of every comparison ``contrast`` declares among ``keys``."""
+    if contrast.a == "base":
+        raise ValueError(f"tables.contrasts: {contrast.name}: `base` can only be the second arm (b)")
+    a_keys = [k for k in keys if _arm_matches(contrast.a, k)]
+    if contrast.b == "base":
+        return [(k, None) for k in a_keys]
+    same_variant = "/" not in contrast.a and "/" not in contrast.b
+    return [
+        (ka, kb)
+        for ka in a_keys
+        for kb in keys
+        if kb != ka
+        and _arm_matches(contrast.b, kb)
+        and ka[0] == kb[0]
+        and ka[3] == kb[3]
+        and (ka[2] == kb[2] or not same_variant)
+    ]
+
+
+def contrasts(
+    long: pd.DataFrame,
+    meta: dict,
+    *,
+    declared: Sequence[Contrast],
+    statistics: stats.Statistics,
+    model_names: dict | None = None,
+    split_kinds: dict | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The declared contrasts computed: one row per (contrast, model, arms, dataset, split design) with the means
+    of both arms, Δ = a − b and its interval and two-sided p from the same resamples of seeds and splits
+    (:func:`tecb.report.stats.contrast_test`, with the datasets' split overlap), p Holm-adjusted over every row of
+    the table; ``design`` is ``all`` (every split) or one split kind of the datasets that record kinds. Also the
+    notes: the contrasts whose arms this run does not have (skipped, not an error). V-measure x 100."""
+    model_names = model_names or {}
+    scores = _final_scores(long, meta)
+    rows, notes, pvals = [], [], []
+    for contrast in declared:
+        pairs = _pairs(contrast, list(scores))
+        if not pairs:
+            notes.append(f"{contrast.name}: skipped, this run has no such pair of arms")
+            continue
+        for ka, kb in pairs:
+            base, a_seeds = scores[ka]
+            b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
+            joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
+            a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
+            b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T
+            kinds_of = (split_kinds or {}).get(ka[3])
+            kinds = np.asarray([kinds_of.get(int(s)) for s in joined.index], dtype=object) if kinds_of else None
+            designs = [("all", np.ones(len(joined), bool))]
+            if kinds is not None:
+                designs += [(k, kinds == k) for k in dict.fromkeys(kinds.tolist())]
+            b_label = "base" if kb is None else f"{METHOD_NAMES.get(kb[1], kb[1])} {kb[2]}"
+            for design, mask in designs:
+                result = stats.contrast_test(
+                    a[:, mask],
+                    b[:, mask],
+                    strata=list(kinds) if design == "all" and kinds is not None else None,
+                    design_effect=statistics.design_effect(ka[3] if design == "all" else f"{ka[3]}/{design}"),
+                    confidence=statistics.confidence,
+                    n_resamples=statistics.n_resamples,
+                    seed=statistics.seed,
+                )
+                pvals.append(result.p_value)
+                rows.append(
+                    {
+                        "contrast": contrast.name,
+                        "model": model_names.get(ka[0], ka[0]),
+                        "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
+                        "b": b_label,
+                        "dataset": ka[3],
+                        "design": design,
+                        "splits": int(mask.sum()),
+                        "seeds": f"{a.shape[0]} / {b.shape[0]}" if kb is not None else str(a.shape[0]),
+                        "mean_a": a[:, mask].mean() * 100,
+                        "mean_b": b[:, mask].mean() * 100,
+                        "delta": result.mean * 100,
+                        "ci_low": result.ci_low * 100,
+                        "ci_high": result.ci_high * 100,
+                        "p": result.p_value,
+                    }
+                )
+    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "seeds", "mean_a", "mean_b", "delta"]
+    table = pd.DataFrame(rows, columns=columns + ["ci_low", "ci_high", "p"])
+    adjusted = stats.holm(pvals)
+    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
+    table["p"] = [f"{p:.3f}" for p in pvals]
+    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
+    table.index.name = "contrast · model · a · dataset · design"
+    return table, notes

@@ -40,6 +40,58 @@ def baselines(paths: dict) -> dict:
     return {key: float(pd.read_parquet(p)["v_measure"].mean() * 100) for key, p in paths.items()}
 
 
+def baseline_splits(paths: dict) -> dict:
+    """``{(model, dataset): Series split -> V-measure}`` of the un-adapted model's k-means/raw score files."""
+    return {key: pd.read_parquet(p).set_index("split")["v_measure"].astype(float) for key, p in paths.items()}
+
+
+def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statistics, split_kinds=None) -> pd.DataFrame:
+    """The seed level in Table 5's Δ: per (model, method, epoch of ``table_epochs``, dataset) the mean over seeds
+    and splits of the pre-trained minus the un-adapted score per split (``base``: :func:`baseline_splits`), its
+    interval and two-sided p from the same resamples of splits and seeds (:func:`tecb.report.stats.seeds_mean_test`,
+    with the datasets' split kinds and overlap), p Holm-adjusted over the table's cells. V-measure x 100."""
+    from tecb.report import stats
+
+    rows = []
+    for (model, method, dataset, epoch), part in long.groupby(["model", "method", "dataset", "epoch"], sort=False):
+        if epoch not in table_epochs.get(method, []) or (model, dataset) not in base:
+            continue
+        matrix = part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
+        splits = [sp for sp in matrix.columns if sp in base[(model, dataset)].index]
+        diffs = matrix[splits].to_numpy(float) - base[(model, dataset)].loc[splits].to_numpy(float)
+        kinds = (split_kinds or {}).get(dataset)
+        result = stats.seeds_mean_test(
+            diffs,
+            strata=[kinds.get(int(sp)) for sp in splits] if kinds else None,
+            design_effect=statistics.design_effect(dataset),
+            confidence=statistics.confidence,
+            n_resamples=statistics.n_resamples,
+            seed=statistics.seed,
+        )
+        rows.append(
+            {"model": model, "method": method, "epoch": int(epoch), "dataset": dataset, "seeds": len(matrix)}
+            | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
+            | {"p": result.p_value}
+        )
+    out = pd.DataFrame(
+        rows, columns=["model", "method", "epoch", "dataset", "seeds", "delta", "ci_low", "ci_high", "p"]
+    )
+    out["p_holm"] = stats.holm(out.p.to_numpy(float))
+    return out
+
+
+def delta_marks(t5: pd.DataFrame, deltas: pd.DataFrame, statistics, model_names: dict | None = None) -> pd.DataFrame:
+    """Suffixes for Table 5's delta cells: ``*`` where the Holm-adjusted p is below ``alpha``, then the interval."""
+    model_names = model_names or {}
+    suffix = pd.DataFrame("", index=t5.index, columns=t5.columns, dtype=object)
+    for r in deltas.itertuples():
+        row, col = f"{model_names.get(r.model, r.model)} {r.method.upper()} {r.epoch}", f"{r.dataset}_delta"
+        if row in suffix.index and col in suffix.columns:
+            star = "*" if r.p_holm < statistics.alpha else ""
+            suffix.at[row, col] = f"{star} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+    return suffix
+
+
 def summary(seeds: pd.DataFrame, base: dict) -> pd.DataFrame:
     """Mean, SD (over seeds, ddof=1; 0 for one seed), min, max and delta per (model, method, dataset, epoch)."""
     g = seeds.groupby(["model", "method", "dataset", "epoch"])["score"]
@@ -65,7 +117,8 @@ def table5(summ: pd.DataFrame, table_epochs: dict, model_names: dict | None = No
                 row = {}
                 for d in datasets:
                     cell = part[part.dataset == d]
-                    row[f"{d}_sd"] = float(cell.sd.iloc[0]) if len(cell) else np.nan
+                    one = len(cell) and int(cell.n_seeds.iloc[0]) == 1
+                    row[f"{d}_sd"] = "1 seed" if one else float(cell.sd.iloc[0]) if len(cell) else np.nan
                     row[f"{d}_avg"] = float(cell.avg.iloc[0]) if len(cell) else np.nan
                     row[f"{d}_delta"] = float(cell.delta.iloc[0]) if len(cell) else np.nan
                 row["avg"] = float(part.avg.mean())
@@ -194,6 +247,8 @@ class ReportInputs:
     scores: Sequence
     baselines: Mapping
     reference: str | Path | None
+    #: the declared contrasts (the config's ``tables.contrasts``: ``a``, ``b``), computed among the methods
+    contrasts: Sequence[Mapping] = ()
 
 
 def render(
@@ -204,12 +259,16 @@ def render(
     budgets: dict,
     model_names: dict | None = None,
     not_comparable: dict | None = None,
+    statistics=None,
     log=print,
 ) -> None:
     """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
     ``scores`` (Parquet), ``figure2`` (PNG) and, per table (``table5``, ``best_epochs``, ``table5_vs_paper``),
     a mapping format -> path (``md``, ``csv``, ``tex``, ``html``). ``table_epochs``: method -> the epochs Table 5
-    shows; ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`)."""
+    shows; ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`). ``statistics`` (a
+    :class:`tecb.report.stats.Statistics`, with the datasets' split overlaps; None: none): Table 5's delta cells
+    get the interval and mark of :func:`delta_statistics`, and ``contrasts`` in ``outputs`` (format -> path) gets
+    the contrasts of ``inputs.contrasts`` among the methods (:func:`contrasts`)."""
     import pyarrow as pa
 
     reference_path = inputs.reference
@@ -221,12 +280,23 @@ def render(
 
     datasets = list(dict.fromkeys(summ.dataset))
     status = comparability_line(not_comparable, datasets) if not_comparable is not None else ""
+    suffix, notes = None, [status] if status else []
+    if statistics is not None:
+        deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics)
+        suffix = delta_marks(t5, deltas, statistics, model_names)
+        notes.append(
+            f"delta [low, high]: {statistics.confidence:.0%} interval of the mean over seeds and splits of the "
+            "pre-trained minus the un-adapted score per split, resampling splits (widened for splits subsampled "
+            "from one pool) and the seeds; *: its two-sided test from the same resamples is significant after "
+            f"Holm over the table's cells (α = {statistics.alpha:g}). SD: over seeds; 1 seed: not estimated."
+        )
     write_formats(
         t5,
         outputs["table5"],
         "Table 5: V-measure x 100 after adaptive pre-training, mean and SD "
         "over seeds, delta vs. the un-adapted model (k-means, raw embeddings).",
-        footnotes=[status] if status else [],
+        footnotes=notes,
+        suffix=suffix,
     )
     write_formats(
         best_epochs(summ, budgets),
@@ -244,3 +314,81 @@ def render(
     write_formats(vs, outputs["table5_vs_paper"], caption, footnotes=[status] if status else [])
     figure2(summ, outputs["figure2"], model_names)
     log(to_markdown(t5))
+    if "contrasts" in outputs and statistics is None:
+        off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · a · dataset"))
+        write_formats(off, outputs["contrasts"], "No contrasts: tables.statistics is off.")
+    elif "contrasts" in outputs:
+        found, skipped = contrasts(
+            long, baseline_splits(inputs.baselines), declared=inputs.contrasts, budgets=budgets, statistics=statistics
+        )
+        write_formats(
+            found,
+            outputs["contrasts"],
+            "Contrasts declared in tables.contrasts among the pre-training methods, each at its fixed epoch budget: "
+            "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
+            footnotes=[
+                f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided test from "
+                "the same resamples of splits (widened for splits subsampled from one pool) and of each arm's seeds "
+                f"(seeds: a / b), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: "
+                f"Holm over every row; *: p_holm < {statistics.alpha:g}."
+            ]
+            + skipped,
+        )
+
+
+def contrasts(
+    long: pd.DataFrame, base: dict, *, declared: Sequence[Mapping], budgets: dict, statistics
+) -> tuple[pd.DataFrame, list[str]]:
+    """The declared contrasts (``tables.contrasts``: ``a``, ``b``) among the pre-training methods, each method at
+    its fixed epoch budget (``budgets``): per (model, dataset) a − b (``base``: the un-adapted model,
+    :func:`baseline_splits`; ``*``: every method) on the shared splits, with the interval and two-sided p of
+    :func:`tecb.report.stats.contrast_test` (both arms' seeds, the split overlap) and Holm over the rows. Arms
+    this run lacks: a note each. V-measure x 100."""
+    from tecb.report import stats
+
+    at_budget = long[long.epoch == long.method.map(budgets)]
+    arms = {
+        (model, method, dataset): part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
+        for (model, method, dataset), part in at_budget.groupby(["model", "method", "dataset"], sort=False)
+    }
+    rows, notes = [], []
+    for item in declared:
+        a, b = item["a"], item["b"]
+        pairs = [
+            (key, (key[0], b, key[2]) if b != "base" else None)
+            for key in arms
+            if (a == "*" or key[1] == a) and (b == "base" or ((key[0], b, key[2]) in arms and b != key[1]))
+        ]
+        pairs = [(ka, kb) for ka, kb in pairs if kb is not None or ka[:1] + ka[2:] in base]
+        if not pairs:
+            notes.append(f"{a} − {b}: skipped, this run has no such pair of arms")
+            continue
+        for ka, kb in pairs:
+            right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
+            shared = [s for s in arms[ka].columns if s in right.columns]
+            result = stats.contrast_test(
+                arms[ka][shared].to_numpy(float),
+                right[shared].to_numpy(float),
+                design_effect=statistics.design_effect(ka[2]),
+                confidence=statistics.confidence,
+                n_resamples=statistics.n_resamples,
+                seed=statistics.seed,
+            )
+            rows.append(
+                {"contrast": f"{a} − {b}", "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
+                | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
+                | {"splits": len(shared), "seeds": f"{len(arms[ka])} / {len(right)}" if kb else str(len(arms[ka]))}
+                | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
+                | {"p": result.p_value}
+            )
+    columns = ["contrast", "model", "a", "b", "dataset", "splits", "seeds", "delta", "ci_low", "ci_high", "p"]
+    table = pd.DataFrame(rows, columns=columns)
+    adjusted = stats.holm(table["p"].to_numpy(float))
+    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
+    table["p"] = [f"{p:.3f}" for p in table["p"]]
+    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table.index = pd.Index(
+        [f"{r.contrast} · {r.model} · {r.a} · {r.dataset}" for r in table.itertuples()], dtype=object
+    )
+    table.index.name = "contrast · model · a · dataset"
+    return table, notes

@@ -5,10 +5,16 @@ models are clustered on the same splits, so two models are compared *paired*, sp
 
 - :func:`bootstrap_interval`: percentile bootstrap interval of the mean over splits (resampling splits with
   replacement). For an average over datasets, splits are resampled within each dataset (a stratified bootstrap).
+- :func:`mean_test` (the default test, ``mean``): the mean difference's interval and its two-sided p-value from
+  the same resamples, so a mark and its interval cannot disagree; :func:`seeds_mean_test` and
+  :func:`contrast_test` add the training seeds' variance (Tables 5-6, the contrasts); :func:`split_overlap`: the
+  design effect of splits subsampled from one pool, which widens them (issue 43).
 - :func:`paired_pvalue`: one-sided p-value for "the best model is better than this one" from the per-split
-  differences: the Wilcoxon signed-rank test (exact for small n), a sign-flip permutation test (the paired
-  randomisation test; exact enumeration up to 16 splits) or a paired bootstrap. Over several datasets (the
-  average column) the permutation and bootstrap tests flip/resample within each dataset; Wilcoxon needs one.
+  differences: the Wilcoxon signed-rank test (exact for small n; a test of a symmetric shift, not of the mean), a
+  sign-flip permutation test (the paired randomisation test; exact enumeration up to 16 splits) or a paired
+  bootstrap. Over several datasets (the average column) the permutation and bootstrap tests flip/resample within
+  each dataset; Wilcoxon needs one.
+- :func:`noise_floor`, :func:`detectable_difference`: the smallest Δ the training seeds can detect.
 - :func:`holm`: Holm's step-down adjustment for the comparisons of one column (all models against the best).
 - :func:`compare_to_best`: per column, which models are not significantly worse than the best.
 - Split kinds (issue 21.2): where a dataset's splits are of different designs (Blurbs: coarse-genre,
@@ -31,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["model", "dataset", "reduction", "algorithm"]
-TESTS = ("wilcoxon", "permutation", "bootstrap")
+TESTS = ("mean", "wilcoxon", "permutation", "bootstrap")
 MAX_EXACT_PERMUTATION = 16  # enumerate all 2^n sign flips up to this many splits, else Monte Carlo
 AVERAGE = "Average"
 
@@ -47,18 +53,38 @@ class Statistics:
     confidence: float
     n_resamples: int
     seed: int
+    #: dataset -> the :class:`Overlap` of its splits (:func:`split_overlap`); the ``mean`` test and the intervals
+    #: of differences use it (absent: splits taken as independent)
+    design_effects: Mapping[str, Overlap] | None = None
 
     @classmethod
-    def from_config(cls, statistics: Mapping, *, seed: int) -> Statistics:
+    def from_config(cls, statistics: Mapping, *, seed: int, design_effects: Mapping | None = None) -> Statistics:
         """The spec of the config's ``tables.statistics`` section (its ``test``, ``alpha``, ``confidence`` and
-        ``n_resamples``; the other keys say what is shown) with the run's ``seed``."""
+        ``n_resamples``; the other keys say what is shown) with the run's ``seed`` and the datasets'
+        ``design_effects`` (:func:`tecb.report.tables.design_effects`)."""
         return cls(
             test=statistics["test"],
             alpha=statistics["alpha"],
             confidence=statistics["confidence"],
             n_resamples=statistics["n_resamples"],
             seed=seed,
+            design_effects=dict(design_effects or {}),
         )
+
+    def design_effect(self, dataset: str) -> Overlap:
+        """The :class:`Overlap` of ``dataset``'s splits (none when not known)."""
+        return (self.design_effects or {}).get(dataset, Overlap())
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What resampling a dataset's splits as independent misses when they are subsamples of one pool
+    (:func:`split_overlap`): the ``design_effect`` (true variance of the mean over splits / the variance the
+    split bootstrap sees, >= 1) and ``df_scale`` (effective / nominal degrees of freedom of that variance, <= 1:
+    overlapping splits vary together, so their spread is a poorer estimate)."""
+
+    design_effect: float = 1.0
+    df_scale: float = 1.0
 
 
 def _single(values) -> bool:
@@ -183,16 +209,233 @@ def _split_strata(n_splits: int, strata) -> list[tuple[np.ndarray, float]]:
     return [(np.flatnonzero(kinds == k), float(np.sum(kinds == k)) / n_splits) for k in dict.fromkeys(kinds.tolist())]
 
 
-def seeds_paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
+def seeds_paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 10_000, seed: int) -> float:
     """Two-sided p-value for "training changed the score" from per-(seed, split) differences (adapted minus base;
-    one row per training seed). An intersection-union test over the seeds: the change is called significant in a
+    one row per training seed). ``test: mean``: :func:`seeds_mean_test`'s (seeds and splits resampled). The other
+    tests: an intersection-union test over the seeds: the change is called significant in a
     direction only if every seed's paired test over splits (:func:`paired_pvalue`, stratified by ``strata``) is,
     so ``p = 2 * min(max_s p_s(up), max_s p_s(down))``; one seed gives the usual two-sided ``2 * min(up, down)``.
     A seed whose training went the other way keeps the row from being marked."""
     matrix = np.atleast_2d(np.asarray(diffs, dtype=float))
+    if test == "mean":
+        return seeds_mean_test(matrix, strata=strata, n_resamples=n_resamples, seed=seed).p_value
     up = max(paired_pvalue(row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
     down = max(paired_pvalue(-row, strata=strata, test=test, n_resamples=n_resamples, seed=seed) for row in matrix)
     return float(min(1.0, 2 * min(up, down)))
+
+
+@dataclass(frozen=True)
+class MeanTest:
+    """A mean difference with its interval and the two-sided p-value of "the mean is 0", both from the same
+    resamples (:func:`mean_test`): ``p_value < 1 - confidence`` exactly when ``[ci_low, ci_high]`` excludes 0.
+    ``df``: the degrees of freedom of the variance (Welch-Satterthwaite over the resampled levels; 0: none,
+    then the interval is unbounded and p is 1)."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    df: float
+
+
+def _cell_deviations(
+    blocks, strata, n_resamples: int, rng, design_effect=None
+) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """Bootstrap deviations of the mean over blocks of each block's (stratified) mean, each (block, stratum)
+    cell's deviation scaled by sqrt(n / (n - 1)) so that its variance is the unbiased one, and by the square root
+    of its block's design effect, its degrees of freedom by the block's ``df_scale`` (``design_effect``: an
+    :class:`Overlap`, or one per block, None: none); and per cell its (variance of the mean, degrees of freedom)
+    for Welch-Satterthwaite."""
+    dev, parts = np.zeros(n_resamples), []
+    cells = _strata_of(blocks, strata)
+    if design_effect is None or isinstance(design_effect, Overlap):
+        design_effect = [design_effect or Overlap()] * len(cells)
+    if len(design_effect) != len(cells):
+        raise ValueError(f"{len(cells)} blocks of values but {len(design_effect)} overlaps")
+    for block, overlap in zip(cells, design_effect):
+        effect, df_scale = overlap.design_effect, overlap.df_scale
+        if not (effect >= 1 and 0 < df_scale <= 1):
+            raise ValueError(f"a design effect must be >= 1 and a df scale in (0, 1], got {overlap}")
+        for values, weight in block:
+            w, n = weight / len(cells), values.size
+            idx = rng.integers(0, n, size=(n_resamples, n))
+            if n > 1:
+                dev += w * (values[idx].mean(axis=1) - values.mean()) * np.sqrt(effect * n / (n - 1))
+                parts.append((effect * w**2 * float(values.var(ddof=1)) / n, df_scale * (n - 1.0)))
+    return dev, parts
+
+
+def _decide(observed: float, dev: np.ndarray, parts, confidence: float) -> MeanTest:
+    """The interval and p-value of ``observed + dev`` (the resampled means): the percentile interval at the
+    levels of a t quantile with the Welch-Satterthwaite degrees of freedom of ``parts`` (Hesterberg's expanded
+    percentile interval, so that few splits do not make it too narrow), and p its inversion: the smallest level at
+    which the interval, so widened, would exclude 0."""
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    total = sum(v for v, _ in parts)
+    df_info = sum(d for _, d in parts)
+    if df_info == 0:
+        return MeanTest(mean=observed, ci_low=-np.inf, ci_high=np.inf, p_value=1.0, df=0.0)
+    df = total**2 / sum(v**2 / d for v, d in parts) if total > 0 else df_info
+    reps = np.sort(observed + dev)
+    n = reps.size
+    tq = float(student.ppf(1 - (1 - confidence) / 2, df))
+    k = min(max(int(np.ceil(n * norm.cdf(-tq))) - 1, 0), (n - 1) // 2)
+    low, high = float(reps[k]), float(reps[n - 1 - k])
+    tail = min(int(np.sum(reps <= 0)), int(np.sum(reps >= 0))) / n
+    p = 0.0 if tail == 0 else min(1.0, 2 * float(student.sf(-norm.ppf(tail), df)))
+    return MeanTest(mean=observed, ci_low=low, ci_high=high, p_value=p, df=float(df))
+
+
+def mean_test(
+    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
+    """The mean of ``values`` (per-split differences, or scores) with its interval and the two-sided p-value of
+    "the mean is 0", from one set of bootstrap resamples of the splits (within each dataset and each split kind,
+    as :func:`bootstrap_interval`), so the two cannot disagree: ``p < 1 - confidence`` exactly when the interval
+    excludes 0. ``values``, ``strata``: as for :func:`bootstrap_interval`. Small samples: each cell's resampled
+    deviations are scaled to the unbiased variance and the percentile levels are those of a t quantile
+    (Welch-Satterthwaite degrees of freedom), so that the test keeps its level with 8-10 splits.
+    ``design_effect`` (an :class:`Overlap`, or one per dataset; :func:`split_overlap`): where splits are
+    subsamples of one pool, the factor by which the variance of the mean exceeds what resampling splits as
+    independent sees (the resampled deviations are widened by its square root) and the share of degrees of
+    freedom left."""
+    blocks = _blocks(values)
+    tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
+    blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
+    observed = float(np.mean([b.mean() for b in blocks]))
+    rng = np.random.default_rng(seed)
+    dev, parts = _cell_deviations(blocks, _per_block(values, strata), n_resamples, rng, design_effect)
+    return _decide(observed, dev, parts, confidence)
+
+
+def _seeds_matrix(values, name: str) -> np.ndarray:
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"{name} must be a non-empty seeds x splits matrix, got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError(f"{name} contain NaN")
+    return matrix
+
+
+def seeds_mean_test(
+    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
+    """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it: each
+    resample adds to a bootstrap of the splits (of the seeds' mean per split, within kinds) an independent normal
+    deviation with the unbiased variance of the mean of the seeds' means (3 seeds are too few to resample: a
+    bootstrap of 3 keeps 2/3 of their variance and cannot reach beyond them), and the degrees of freedom combine
+    both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
+    The seed-by-split noise is counted in both levels, so the interval errs wide. One seed: :func:`mean_test`
+    of its row (the seeds' variance is not estimated; the tables say "1 seed")."""
+    matrix = _seeds_matrix(values, "values")
+    draws = {"strata": strata, "design_effect": design_effect, "confidence": confidence, "n_resamples": n_resamples}
+    if matrix.shape[0] == 1:
+        return mean_test(matrix[0], seed=seed, **draws)
+    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, **draws)
+
+
+def contrast_test(
+    a, b, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+) -> MeanTest:
+    """The mean of ``a`` minus the mean of ``b`` (seeds x splits matrices on the same splits, e.g. two training
+    methods, or a method and its base model as one row), with the interval and two-sided p of
+    :func:`seeds_mean_test`: the splits' bootstrap of the per-split difference of the seeds' means, plus for each
+    side with several seeds a normal deviation with the unbiased variance of its mean over seeds (the two sides'
+    seeds are independent trainings, not pairs)."""
+    a, b = _seeds_matrix(a, "a"), _seeds_matrix(b, "b")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a has {a.shape[1]} splits but b {b.shape[1]}")
+    rng = np.random.default_rng(seed)
+    blocks = [a.mean(axis=0) - b.mean(axis=0)]
+    dev, parts = _cell_deviations(blocks, _per_block(blocks[0], strata), n_resamples, rng, design_effect)
+    for side in (a, b):
+        if side.shape[0] > 1:
+            means = side.mean(axis=1)
+            var = float(means.var(ddof=1)) / means.size
+            dev = dev + rng.standard_normal(n_resamples) * np.sqrt(var)
+            parts = parts + [(var, means.size - 1.0)]
+    return _decide(float(blocks[0].mean()), dev, parts, confidence)
+
+
+def split_overlap(members: Sequence, strata=None) -> Overlap:
+    """How much the variance of the mean over splits exceeds what the split bootstrap sees, when the splits are
+    subsamples of one pool of texts (``members``: one collection of text ids per split; ``strata``: each split's
+    kind or None, as the resampling is stratified).
+
+    Model: a split's score difference is the mean of a per-text quantity of variance σ² over its texts, so two
+    splits' differences covary as σ² |s ∩ t| / (|s| |t|) (the matrix C). The mean over S splits then has
+    variance σ² 1'C1 / S², while the stratified split bootstrap (unbiased-scaled) expects
+    σ² Σ_k (S_k/S)² (tr C_k - 1'C_k1 / S_k) / (S_k (S_k - 1)). Their ratio, at least 1: disjoint splits of equal
+    size give 1; heavily overlapping subsamples give much more (their differences agree because they share texts,
+    not because the result would replicate on new texts). Clustering noise of a split is independent across
+    splits and not in the model, so where it dominates the correction errs wide. ``df_scale``: the
+    Satterthwaite degrees of freedom of the bootstrap's variance under C over those under independence."""
+    sets = [set(np.asarray(list(m)).tolist()) for m in members]
+    n_splits = len(sets)
+    if n_splits == 0 or any(not m for m in sets):
+        raise ValueError("every split needs at least one text")
+    sizes = np.array([len(m) for m in sets], dtype=float)
+    shared = np.array([[len(a & b) for b in sets] for a in sets], dtype=float)
+    c = shared / np.outer(sizes, sizes)
+    kinds = np.asarray(list(strata) if strata is not None else [0] * n_splits, dtype=object)
+    if kinds.size != n_splits:
+        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    form = np.zeros((n_splits, n_splits))  # the bootstrap's variance as a quadratic form of the differences
+    for k in dict.fromkeys(kinds.tolist()):
+        idx = np.flatnonzero(kinds == k)
+        if idx.size > 1:
+            centre = np.eye(idx.size) - 1.0 / idx.size
+            form[np.ix_(idx, idx)] = (idx.size / n_splits) ** 2 * centre / (idx.size * (idx.size - 1))
+    seen = float(np.trace(form @ c))
+    if seen <= 0:
+        return Overlap()
+
+    def dof(cov):
+        m = form @ cov
+        return float(np.trace(m) ** 2 / np.trace(m @ m))
+
+    return Overlap(
+        design_effect=max(1.0, float(c.sum() / n_splits**2 / seen)),
+        df_scale=min(1.0, dof(c) / dof(np.diag(np.diag(c)))),
+    )
+
+
+def detectable_difference(se: float, df: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided t test at ``alpha`` detects with probability ``power`` when the
+    difference is estimated with standard error ``se`` on ``df`` degrees of freedom: (t_{1-α/2} + t_power) · se
+    (the far tail neglected). NaN without degrees of freedom."""
+    from scipy.stats import t as student
+
+    if not df > 0 or not np.isfinite(se):
+        return float("nan")
+    return float((student.ppf(1 - alpha / 2, df) + student.ppf(power, df)) * se)
+
+
+def noise_floor(per_seed: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """The noise floor per dataset from seed-to-seed variation: ``per_seed`` has one row per (arm, dataset, seed)
+    with ``score`` (an arm's mean over splits for one training seed, or one untrained control's). The seeds' SD is
+    pooled over the arms of a dataset (each arm's variance about its own mean, weighted by its degrees of freedom);
+    ``vs_base``: the smallest Δ of an arm of ``seeds`` seeds against a fixed base, ``vs_arm``: between two such
+    arms, each a t test with the pooled SD and its degrees of freedom ``df`` (:func:`detectable_difference`,
+    ``alpha``, ``power``). Split sampling is not in it (it adds to it); arms with one seed give no degrees of
+    freedom."""
+    rows = []
+    for dataset, part in per_seed.groupby("dataset", sort=False):
+        groups = [g.score.to_numpy(float) for _, g in part.groupby("arm", sort=False)]
+        df = float(sum(g.size - 1 for g in groups))
+        ss = float(sum(((g - g.mean()) ** 2).sum() for g in groups))
+        n = int(round(np.median([g.size for g in groups])))
+        sd = np.sqrt(ss / df) if df > 0 else float("nan")
+        rows.append(
+            {"dataset": dataset, "arms": len(groups), "seeds": n, "sd_seeds": sd, "df": df}
+            | {"vs_base": detectable_difference(sd / np.sqrt(n), df, alpha=alpha, power=power)}
+            | {"vs_arm": detectable_difference(sd * np.sqrt(2 / n), df, alpha=alpha, power=power)}
+        )
+    return pd.DataFrame(rows, columns=["dataset", "arms", "seeds", "sd_seeds", "df", "vs_base", "vs_arm"])
 
 
 def holm(pvalues) -> np.ndarray:
@@ -235,8 +478,11 @@ def _stratified_signed_rank(d: np.ndarray, kinds: np.ndarray, n_resamples: int, 
     return (1 + hits) / (n_resamples + 1)
 
 
-def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: int = 10_000, seed: int) -> float:
-    """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other).
+def paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 10_000, seed: int) -> float:
+    """One-sided p-value for H1 "mean difference > 0" from per-split differences (best minus other); ``test:
+    mean`` gives the two-sided p-value of :func:`mean_test` instead (the one its 95 % interval agrees with).
+    ``wilcoxon`` tests another hypothesis: that the differences are symmetric about 0 (a median-like shift), not
+    that their mean is 0.
 
     ``diffs``: one array of per-split differences, or a list of them (one per dataset; the statistic is then the
     mean over datasets of each dataset's mean difference). All differences zero gives 1. ``strata``: each
@@ -245,6 +491,8 @@ def paired_pvalue(diffs, *, strata=None, test: str = "wilcoxon", n_resamples: in
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {TESTS}")
+    if test == "mean":
+        return mean_test(diffs, strata=strata, n_resamples=n_resamples, seed=seed).p_value
     blocks = _blocks(diffs)
     tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
     blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
@@ -287,10 +535,12 @@ def compare_to_best(
     per_model: Mapping[str, Sequence[pd.Series]],
     *,
     kinds: Sequence[Mapping | None] | None = None,
-    test: str = "wilcoxon",
+    test: str = "mean",
     alpha: float = 0.05,
+    confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int,
+    design_effects: Sequence[Overlap] | None = None,
 ) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, Holm-adjusted.
 
@@ -298,14 +548,18 @@ def compare_to_best(
     column, one per dataset for the average column. The best model is the one with the highest mean (over
     datasets of per-dataset means); ties go to the first. Each other model is compared on the splits both have.
     ``kinds``: per dataset (in the order of the Series), split id -> split kind, or None (one design): the test
-    is then stratified by kind (:func:`paired_pvalue`).
+    is then stratified by kind (:func:`paired_pvalue`). ``design_effects``: per dataset, the variance inflation
+    of its overlapping splits (:class:`Overlap`, :func:`split_overlap`; None: none), used by the ``mean`` test and the
+    difference's interval.
 
-    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits),
+    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits)
+    with its ``confidence`` interval ``diff_low``, ``diff_high`` (:func:`mean_test`, whatever the test),
     ``p_value``, ``p_holm`` (NaN for the best) and ``not_worse`` (True for the best and for every model whose
-    Holm-adjusted p-value is >= ``alpha``).
+    Holm-adjusted p-value is >= ``alpha``). With ``test: mean`` and ``confidence = 1 - alpha`` a model marked
+    worse has a difference interval above 0 (Holm only removes marks).
     """
     models = list(per_model)
-    columns = ["model", "mean", "best", "diff", "p_value", "p_holm", "not_worse"]
+    columns = ["model", "mean", "best", "diff", "diff_low", "diff_high", "p_value", "p_holm", "not_worse"]
     if not models:
         return pd.DataFrame(columns=columns)
     means = {m: float(np.mean([s.mean() for s in per_model[m]])) for m in models}
@@ -313,7 +567,10 @@ def compare_to_best(
     rows, pvals = [], []
     for m in models:
         if m == best:
-            rows.append({"model": m, "mean": means[m], "best": True, "diff": 0.0, "p_value": np.nan})
+            rows.append(
+                {"model": m, "mean": means[m], "best": True, "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0}
+                | {"p_value": np.nan}
+            )
             continue
         diffs, strata = [], []
         for i, (sb, so) in enumerate(zip(per_model[best], per_model[m], strict=True)):
@@ -325,7 +582,10 @@ def compare_to_best(
             strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
         stratified = strata if any(k is not None for k in strata) else None
-        p = paired_pvalue(diffs, strata=stratified, test=column_test, n_resamples=n_resamples, seed=seed)
+        draws = {"strata": stratified, "n_resamples": n_resamples, "seed": seed}
+        effect = list(design_effects) if design_effects is not None else None
+        interval = mean_test(diffs, confidence=confidence, design_effect=effect, **draws)
+        p = interval.p_value if column_test == "mean" else paired_pvalue(diffs, test=column_test, **draws)
         pvals.append(p)
         rows.append(
             {
@@ -333,6 +593,8 @@ def compare_to_best(
                 "mean": means[m],
                 "best": False,
                 "diff": float(np.mean([d.mean() for d in diffs])),
+                "diff_low": interval.ci_low,
+                "diff_high": interval.ci_high,
                 "p_value": p,
             }
         )
@@ -420,8 +682,17 @@ def table_statistics(
     """
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
     per = _per_split(sub, metric)
+    sizes = _per_split(sub, "n_texts") if "n_texts" in sub else {}
     models = list(dict.fromkeys(k[0] for k in per))
     out = []
+
+    def weighted(model, column_datasets) -> float:
+        """The mean over datasets of each dataset's mean over splits weighted by split size (NaN: no sizes)."""
+        keys = [(model, d, reduction, algorithm) for d in column_datasets]
+        if not all(k in sizes for k in keys):
+            return np.nan
+        joined = [pd.concat([per[k], sizes[k]], axis=1, join="inner").to_numpy(float) for k in keys]
+        return float(np.mean([np.average(j[:, 0], weights=j[:, 1]) for j in joined]))
 
     def column(name, series_by_model, column_test, column_datasets):
         if not series_by_model:
@@ -432,8 +703,10 @@ def table_statistics(
             kinds=kinds if any(kinds) else None,
             test=column_test,
             alpha=statistics.alpha,
+            confidence=statistics.confidence,
             n_resamples=statistics.n_resamples,
             seed=statistics.seed,
+            design_effects=[statistics.design_effect(d) for d in column_datasets],
         )
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
@@ -447,6 +720,7 @@ def table_statistics(
             )
             n = sum(len(s) for s in series_by_model[row["model"]])
             out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
+            out[-1]["size_weighted"] = weighted(row["model"], column_datasets)
 
     for d in datasets:
         column(
@@ -473,10 +747,13 @@ def table_statistics(
         "n_splits",
         "best",
         "diff",
+        "diff_low",
+        "diff_high",
         "p_value",
         "p_holm",
         "not_worse",
         "test",
+        "size_weighted",
     ]
     return pd.DataFrame(out, columns=cols)
 
@@ -487,8 +764,11 @@ def describe_test(
     """The footnote explaining the marks and intervals of a table; ``stratified``: the datasets whose splits
     are resampled (and, with Wilcoxon, ranked) within their split kind."""
     name = {
-        "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences (the average column: "
-        "a sign-flip permutation test within each dataset)",
+        "mean": "two-sided paired test of the mean difference over splits, the inversion of the bootstrap interval "
+        "of that difference (tables/table2_statistics.csv: diff_low, diff_high), so it agrees with the interval; "
+        "widened for splits subsampled from one pool (docs/statistics.md)",
+        "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences, a test of a symmetric shift "
+        "rather than of the mean (the average column: a sign-flip permutation test within each dataset)",
         "permutation": "one-sided paired sign-flip permutation test over the splits",
         "bootstrap": "one-sided paired bootstrap over the splits",
     }[test]
@@ -505,7 +785,8 @@ def describe_test(
         return marks
     return (
         f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (resampling splits; for the "
-        f"average, within each dataset). " + marks
+        f"average, within each dataset); (size-weighted w): the mean weighted by split size, where it differs from "
+        f"the (unweighted, the paper's) mean by more than the interval's half-width. " + marks
     )
 
 
@@ -518,7 +799,9 @@ def table_marks(
     show_intervals: bool = True,
 ) -> pd.DataFrame:
     """Suffixes for the cells of a models x columns ``table`` (index = display names): "†" where a model is not
-    significantly worse than the column's best (the best itself is bold already), then " [low, high]"."""
+    significantly worse than the column's best (the best itself is bold already), then " [low, high]", then
+    " (size-weighted w)" where the mean weighted by split size differs from the (unweighted) mean by more than
+    the interval's half-width."""
     names = dict(model_names or {})
     suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
     for row in statistics.to_dict("records"):
@@ -528,6 +811,9 @@ def table_marks(
         text = "†" if row["not_worse"] and not row["best"] else ""
         if show_intervals:
             text += f" [{row['ci_low'] * scale:.{decimals}f}, {row['ci_high'] * scale:.{decimals}f}]"
+        w = row.get("size_weighted", np.nan)
+        if pd.notna(w) and abs(w - row["mean"]) > (row["ci_high"] - row["ci_low"]) / 2:
+            text += f" (size-weighted {w * scale:.{decimals}f})"
         suffix.at[name, col] = text
     return suffix
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from tecb.report.tables import (
     dataset_stats,
     label_average,
     read_keyed,
+    split_overlaps,
     summarize,
     table1,
     table1_display,
@@ -285,6 +286,8 @@ class _Run:
     kinds: dict
     chance: _Chance | None
     not_comparable: dict
+    #: dataset -> the overlap of its splits (:func:`tecb.report.tables.split_overlaps`), for the mean test
+    overlaps: dict = field(default_factory=dict)
 
     @cached_property
     def datasets(self) -> list[str]:
@@ -309,7 +312,7 @@ class _Run:
 
     @cached_property
     def spec(self) -> Statistics:
-        return self.settings.statistics_spec
+        return replace(self.settings.statistics_spec, design_effects=self.overlaps)
 
     @cached_property
     def nc_notes(self) -> list[str]:
@@ -350,7 +353,8 @@ def _prepare(settings: TableSettings, inputs: TableInputs, outputs) -> _Run:
     confidence = settings.statistics_spec.confidence
     chance = _Chance(datasets, inputs.chance, kinds, confidence) if inputs.chance is not None else None
     scores = pd.read_parquet(inputs.scores)
-    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, inputs.splits))
+    overlaps = split_overlaps(datasets, inputs.splits, kinds)
+    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, inputs.splits), overlaps)
 
 
 def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:

@@ -248,7 +248,7 @@ METRIC_LABELS = {
 }
 STATISTICS_DEFAULTS = {
     "enabled": True,
-    "test": "wilcoxon",
+    "test": "mean",
     "alpha": 0.05,
     "confidence": 0.95,
     "n_resamples": 10_000,
@@ -305,4 +305,23 @@ def split_kinds(datasets, splits_paths) -> dict[str, dict[int, str]]:
         kinds = dataset_provenance(path).get("split_kinds")
         if kinds and len(set(kinds)) > 1:
             out[name] = {i: str(k) for i, k in enumerate(kinds)}
+    return out
+
+
+def split_overlaps(datasets, splits_paths, kinds: dict | None = None) -> dict:
+    """Dataset -> the :class:`tecb.report.stats.Overlap` of its splits (:func:`tecb.report.stats.split_overlap`,
+    stratified by ``kinds``, :func:`split_kinds`), read from each dataset's splits file (``split``, ``text_id``):
+    how much wider the mean test's interval must be because the splits are subsamples of one pool; and
+    ``dataset/kind`` for each split kind's splits alone."""
+    from tecb.report.stats import split_overlap
+
+    out = {}
+    for name, path in zip(datasets, splits_paths):
+        splits = pd.read_parquet(path, columns=["split", "text_id"])
+        members = {int(s): g.text_id.to_numpy() for s, g in splits.groupby("split", sort=True)}
+        known = (kinds or {}).get(name)
+        strata = [known.get(s) for s in members] if known else None
+        out[name] = split_overlap(list(members.values()), strata)
+        for kind in dict.fromkeys(strata or []):  # each design alone, as the contrasts' per-design rows use it
+            out[f"{name}/{kind}"] = split_overlap([m for m, k in zip(members.values(), strata) if k == kind])
     return out

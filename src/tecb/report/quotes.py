@@ -1,0 +1,69 @@
+"""Contrasts quoted in prose are the generated ones: every number of a tagged line equals its table's.
+
+A line of the README or a doc that quotes a contrast ends with a tag naming the generated file (relative to the
+repository) and the row (the file's first column)::
+
+    ClusterNS − SimCSE on Blurbs S2S: +0.40 [-0.31, +1.37], Holm p 1.00
+    <!-- contrast: runs/real/adapt/contrasts.csv clusterns − simcse · MiniLM · ClusterNS transductive · BlurbsClusteringS2S · all -->
+
+(the tag on the same line as the numbers; ``quote:`` instead of ``contrast:`` for any other generated CSV, as
+``benchmarks/coverage.csv``). :func:`check_quotes` finds every number of each tagged line (a number
+glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, at the decimals quoted (or that
+the row's name contain it);
+:func:`untagged_contrasts` finds lines that compare two methods with a signed number but carry no tag (numbers
+typed by hand).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+TAG = re.compile(r"<!--\s*(?:contrast|quote):\s*(\S+)\s+(.+?)\s*-->")
+NUMBER = re.compile(r"(?<![\w.])[+\-−]?\d+(?:\.\d+)?(?![\w.])")
+METHOD = r"(?:ClusterNS|SimCSE|COB|[Tt]riplet|argue|similarity|order|TSDAE|WWM)"
+VERSUS = re.compile(rf"{METHOD}[^.;:]{{0,40}}?(?:−|-|over|vs\.?|ahead of|≥|>)\s*{METHOD}")
+SIGNED = re.compile(r"(?<![\w.])[+\-−]\d+\.\d+")
+
+
+def _value(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def check_quotes(text: str, root) -> list[str]:
+    """The problems of ``text``'s tagged lines (none: every quoted number is in its row): a missing file or row,
+    or a number the row does not hold at the decimals quoted. ``root``: what the tags' paths are relative to."""
+    problems = []
+    tables: dict[str, pd.DataFrame] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for tag in TAG.finditer(line):
+            path, row = tag.group(1), tag.group(2)
+            if path not in tables:
+                file = Path(root) / path
+                if not file.exists():
+                    problems.append(f"line {number}: {path} does not exist")
+                    continue
+                tables[path] = pd.read_csv(file, index_col=0)
+            table = tables[path]
+            if row not in table.index:
+                problems.append(f"line {number}: {path} has no row {row!r}")
+                continue
+            held = [float(v) for v in pd.to_numeric(table.loc[row], errors="coerce").dropna()]
+            held += [_value(v) for v in NUMBER.findall(row)]  # the row's own name may be quoted
+            prose = TAG.sub("", line)
+            for quoted in NUMBER.findall(prose):
+                decimals = len(quoted.split(".")[1]) if "." in quoted else 0
+                if not any(round(v, decimals) == round(_value(quoted), decimals) for v in held):
+                    problems.append(f"line {number}: {quoted} is not in {path} row {row!r}")
+    return problems
+
+
+def untagged_contrasts(text: str) -> list[str]:
+    """Lines that set two methods against each other with a signed number (a contrast) but no tag."""
+    return [
+        f"line {number}: {line.strip()[:100]}"
+        for number, line in enumerate(text.splitlines(), start=1)
+        if VERSUS.search(line) and SIGNED.search(line) and not TAG.search(line)
+    ]
