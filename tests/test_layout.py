@@ -157,12 +157,8 @@ LONG_FUNCTIONS = {
     "tecb.cluster.batch.run_batch": 118,
     "tecb.report.adapt_tables.table6": 113,
     "tecb.report.stats.table_statistics": 81,
-    "tecb.adapt.argue.phases": 66,
     "tecb.report.adapt_tables.render": 63,
-    "tecb.adapt.protocol.disjoint_plan": 62,
     "tecb.embed.batch.run_embed_batch": 61,
-    "tecb.data.rehydrate.rehydrate": 61,
-    "tecb.report.mteb_v2.run": 59,
     "tecb.report.stats.compare_to_best": 58,
 }
 MAX_LONG_FUNCTIONS = 10
