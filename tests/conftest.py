@@ -86,7 +86,14 @@ def pytest_unconfigure(config):
 # snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
 # xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
 # worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = ("demo", "test_slurm.py", "test_reproducible.py", "test_adapt_workflow.py", "test_config_readme.py")
+LONGEST_UNITS = (
+    "test_embed_switches.py",  # 16 runs to all targets, one after the other on one worker: the longest unit
+    "demo",
+    "test_slurm.py",
+    "test_reproducible.py",
+    "test_adapt_workflow.py",
+    "test_config_readme.py",
+)
 DEMO_FILES = frozenset(
     p.name for p in Path(__file__).parent.glob("test_*.py") if re.search(r"\bdemo_run\b", p.read_text())
 )

@@ -2,13 +2,16 @@
 choose the granularity of the jobs, never the bytes (issue 36 item 1): all 16 combinations are served (none is
 refused), the workflow has no `ruleorder`, a dry run of each combination names exactly one rule for each output
 (the embeddings file's writer decided per model by workflow/rules/functions/embed.smk), and each combination run to
-all targets writes the default's bytes."""
+all targets writes the default's bytes. The runs start from copies of one prepared project (:func:`prepared`: the
+dataset, the tiny BERT and the chance floor, which no switch reaches, built once), and must not run those jobs
+again."""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
 import re
+import shutil
 
 import pytest
 import yaml
@@ -111,26 +114,55 @@ def _hashes(results) -> dict[str, str]:
     return out
 
 
-def _run_all(tmp_path_factory, switches) -> dict[str, str]:
-    work = copy_project(tmp_path_factory.mktemp(_name(switches)))
+#: The tiny config's outputs that no switch reaches (the dataset, the tiny BERT, the chance floor: made from the
+#: raw files, texts and splits only), with the jobs that write them and the raw files: built once in
+#: :func:`prepared`, each combination runs from a copy of it.
+UPSTREAM = (
+    f"results/sw/datasets/{DATASET}/texts.parquet",
+    f"results/sw/datasets/{DATASET}/splits.parquet",
+    "results/sw/models/tiny-bert",
+    f"results/sw/chance/{DATASET}.parquet",
+)
+UPSTREAM_RULES = ("demo_data", "build_dataset", "tiny_bert", "chance")
+ARGS = ("--configfile", "config/demo.yaml", "config/tiny.yaml", "--cores", "1", "--resources", "gpu=1")
+
+
+def _write_tiny_config(work, switches) -> None:
     config = {**TINY, **_switch_config(switches, "resources/embedding-cache")}
     config["embed"] = {**TINY["embed"], **config["embed"]}
     (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    args = ("--configfile", "config/demo.yaml", "config/tiny.yaml", "--cores", "1", "--resources", "gpu=1")
-    run_snakemake(work, *args)
-    assert "Nothing to be done" in run_snakemake(work, "-n", *args).stdout  # a finished run plans nothing
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    """A copy of the project with :data:`UPSTREAM` built (under the default switches), its `.snakemake/` records
+    included; a combination's run starts from a copy of it and must not run those jobs again."""
+    work = copy_project(tmp_path_factory.mktemp("prepared"))
+    _write_tiny_config(work, DEFAULT)
+    run_snakemake(work, *UPSTREAM, *ARGS)  # the targets before --resources, which takes several values
+    return work
+
+
+def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
+    work = tmp_path_factory.mktemp(_name(switches)) / "p"
+    shutil.copytree(prepared, work, symlinks=True)  # src/ and the numba cache stay links; mtimes kept
+    _write_tiny_config(work, switches)
+    proc = run_snakemake(work, *ARGS)
+    rerun = [r for r in UPSTREAM_RULES if re.search(rf"^(local)?rule {r}:", proc.stdout, flags=re.M)]
+    assert not rerun, f"the switches reran {rerun}, which no switch reaches"
+    assert "Nothing to be done" in run_snakemake(work, "-n", *ARGS).stdout  # a finished run plans nothing
     return _hashes(work / "results" / "sw")
 
 
 @pytest.fixture(scope="module")
-def default_hashes(tmp_path_factory):
-    return _run_all(tmp_path_factory, DEFAULT)
+def default_hashes(tmp_path_factory, prepared):
+    return _run_all(tmp_path_factory, prepared, DEFAULT)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("switches", [s for s in SWITCHES if s != DEFAULT], ids=_name)
-def test_each_combination_writes_the_defaults_bytes(tmp_path_factory, default_hashes, switches):
-    hashes = _run_all(tmp_path_factory, switches)
+def test_each_combination_writes_the_defaults_bytes(tmp_path_factory, prepared, default_hashes, switches):
+    hashes = _run_all(tmp_path_factory, prepared, switches)
     assert any(p.startswith("embeddings/tiny-bert/") for p in default_hashes), sorted(default_hashes)
     differ = sorted(p for p in default_hashes if hashes.get(p) != default_hashes[p])
     assert not differ, differ

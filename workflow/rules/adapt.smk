@@ -113,7 +113,7 @@ rule adapt_report:
             category="Training for clustering",
             labels={"item": "Table 6"},
         ),
-        costs=[result("timings", "adapt", f"costs.{ext}") for ext in ("md", "csv")],
+        costs=[adapt_costs_path(ext) for ext in ("md", "csv")],
         contrasts=[adapt_path(f"contrasts.{ext}") for ext in AD_TABLE_FORMATS],
     log:
         log_path("adapt", "report.log"),

@@ -208,6 +208,11 @@ def adapt_score_path(model, method, variant, dataset, seed):
     return adapt_path(model, method, variant, dataset, f"seed{seed}.parquet")
 
 
+def adapt_costs_path(ext):
+    """The training jobs' costs (time per job and method) beside the run's other timings."""
+    return result("timings", "adapt", f"costs.{ext}")
+
+
 def adapt_model_path(model, method, variant, dataset, seed):
     return result("checkpoints", model, f"{method}-{variant}", dataset, f"seed{seed}")
 

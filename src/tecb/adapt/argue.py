@@ -85,10 +85,41 @@ def check_pairs(pairs) -> None:
             )
 
 
+def _siamese_phase(model, pairs: list, settings: dict, device: str) -> Phase | None:
+    """The siamese phase (cosine similarity of the two texts' embeddings against the pair's label) on the pairs of
+    ``siamese_objectives``; None where ``siamese_epochs`` is 0."""
+    import torch
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
+    siamese = [p for p in pairs if p[3] in set(settings["siamese_objectives"])]
+    if int(settings["siamese_epochs"]) > 0 and not siamese:  # never drop a phase silently
+        raise ValueError(
+            f"argue: the siamese phase trains on the pairs of siamese_objectives {list(settings['siamese_objectives'])}"
+            f", but the training data has pairs of {', '.join(sorted({p[3] for p in pairs}))} only (the reply pairs need a forum: "
+            "adapt.protocol.reply_source); set siamese_objectives to objectives that have pairs, or siamese_epochs: 0 "
+            "to train the pair phase alone"
+        )
+    if int(settings["siamese_epochs"]) > 0:
+        cosine_loss = CosineSimilarityLoss(model)
+
+        def siamese_loss(batch):
+            rows = [siamese[i] for i in batch]
+            features = [encode_features(model, [r[c] for r in rows], device) for c in (0, 1)]
+            return cosine_loss(features, torch.tensor([float(r[2]) for r in rows], device=device))
+
+        return Phase(
+            name="siamese",
+            batches=lambda rng: chunked(rng.permutation(len(siamese)), int(settings["siamese_batch_size"])),
+            loss=siamese_loss,
+            **optimizer_settings(settings, prefix="siamese_"),
+            info={"objectives": sorted({p[3] for p in siamese}), "pairs": len(siamese)},
+        )
+    return None
+
+
 def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     import torch
     import torch.nn.functional as F
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
     pairs = list(data.pairs)
     check_pairs(pairs)
@@ -126,29 +157,5 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             info={"objective": data.objective or "+".join(objectives), "pairs": len(trained)},
         )
     ]
-    siamese = [p for p in pairs if p[3] in set(settings["siamese_objectives"])]
-    if int(settings["siamese_epochs"]) > 0 and not siamese:  # never drop a phase silently
-        raise ValueError(
-            f"argue: the siamese phase trains on the pairs of siamese_objectives {list(settings['siamese_objectives'])}"
-            f", but the training data has pairs of {', '.join(sorted({p[3] for p in pairs}))} only (the reply pairs need a forum: "
-            "adapt.protocol.reply_source); set siamese_objectives to objectives that have pairs, or siamese_epochs: 0 "
-            "to train the pair phase alone"
-        )
-    if int(settings["siamese_epochs"]) > 0:
-        cosine_loss = CosineSimilarityLoss(model)
-
-        def siamese_loss(batch):
-            rows = [siamese[i] for i in batch]
-            features = [encode_features(model, [r[c] for r in rows], device) for c in (0, 1)]
-            return cosine_loss(features, torch.tensor([float(r[2]) for r in rows], device=device))
-
-        out.append(
-            Phase(
-                name="siamese",
-                batches=lambda rng: chunked(rng.permutation(len(siamese)), int(settings["siamese_batch_size"])),
-                loss=siamese_loss,
-                **optimizer_settings(settings, prefix="siamese_"),
-                info={"objectives": sorted({p[3] for p in siamese}), "pairs": len(siamese)},
-            )
-        )
-    return out
+    siamese = _siamese_phase(model, pairs, settings, device)
+    return out + ([siamese] if siamese is not None else [])

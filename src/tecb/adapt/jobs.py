@@ -55,29 +55,7 @@ def build_plan(
             split_seed=split_seed,
         )
     if method == "argue":  # the variant is the objective; all of argue's data is transductive (no label)
-        siblings = [o for o in others if proto.same_corpus(evaluated, o)]
-        siamese = int(job.settings.get("siamese_epochs", 0))
-        data = proto.argue_plan(
-            evaluated.texts,
-            posts,
-            objective=variant,
-            siamese_objectives=job.settings.get("siamese_objectives", ()) if siamese else (),
-            companions=[t for o in siblings for t in o.texts],
-            limits=proto.PairLimits(
-                min_words=protocol["order_min_words"],
-                max_order_pairs=protocol["max_order_pairs"],
-                max_reply_pairs=protocol["max_reply_pairs"],
-                max_similarity_pairs=protocol["max_similarity_pairs"],
-            ),
-            seed=seed,
-        )
-        counts = {o: sum(1 for p in data.pairs if p[3] == o) for o in proto.ARGUE_OBJECTIVES}
-        extra = {
-            "objective": variant,
-            "pairs": counts,
-            "reply_source": "forum posts (Posts table)" if posts is not None else None,
-            "companion_datasets": [o.name for o in siblings],
-        }
+        data, extra = _argue_data(job, evaluated, others, posts)
     else:
         data = proto.unsupervised_plan(evaluated.texts)
         extra = {"texts": len(data.texts)}
@@ -89,6 +67,34 @@ def build_plan(
         "eval_splits": len(evaluated.splits),
     }
     return proto.Plan(data, evaluated.texts, evaluated.splits, record)
+
+
+def _argue_data(job: Job, evaluated: proto.LabelledData, others: list[proto.LabelledData], posts):
+    """argue's training pairs for its objective (the job's variant) and their record: transductive, no label."""
+    siblings = [o for o in others if proto.same_corpus(evaluated, o)]
+    siamese = int(job.settings.get("siamese_epochs", 0))
+    data = proto.argue_plan(
+        evaluated.texts,
+        posts,
+        objective=job.variant,
+        siamese_objectives=job.settings.get("siamese_objectives", ()) if siamese else (),
+        companions=[t for o in siblings for t in o.texts],
+        limits=proto.PairLimits(
+            min_words=job.protocol["order_min_words"],
+            max_order_pairs=job.protocol["max_order_pairs"],
+            max_reply_pairs=job.protocol["max_reply_pairs"],
+            max_similarity_pairs=job.protocol["max_similarity_pairs"],
+        ),
+        seed=job.seed,
+    )
+    counts = {o: sum(1 for p in data.pairs if p[3] == o) for o in proto.ARGUE_OBJECTIVES}
+    extra = {
+        "objective": job.variant,
+        "pairs": counts,
+        "reply_source": "forum posts (Posts table)" if posts is not None else None,
+        "companion_datasets": [o.name for o in siblings],
+    }
+    return data, extra
 
 
 def encode(model, texts, *, batch_size: int, encode_kwargs: dict | None = None) -> np.ndarray:
@@ -246,115 +252,165 @@ def run(
     pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder), so the
     base model is loaded and encoded as the embed stage does. ``strict``: a run that did not do what its method
     says (:func:`what_ran`) fails instead of being flagged in its outputs."""
-    method, variant, dataset, seed = job.method, job.variant, job.dataset, job.seed
-    settings, model_dir = job.settings, files.model_dir
-    algorithm, eval_seed, eval_max_length = scoring.algorithm, scoring.seed, scoring.max_length
-    out_path, model_out, timings_path = files.scores, files.model_out, files.timings
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
-    from tecb.adapt.training import load_base
-    from tecb.data.sources.gnad import read_posts
+    from tecb.adapt.training import TrainingRun, train
     from tecb.embed.encode import encode_options
 
     started = time.perf_counter()
     device = resolve_device(device)
-    loaded = {name: proto.read_labelled(name, src, t, s) for name, (src, t, s) in files.datasets.items()}
-    evaluated = loaded[dataset]
-    others = [d for name, d in loaded.items() if name != dataset]
-    posts = read_posts(files.posts) if (files.posts and method == "argue") else None
-    plan = build_plan(job, evaluated=evaluated, others=others, posts=posts, split_seed=eval_seed)
-    meta = {
-        "method": method,
-        "variant": variant,
-        "dataset": dataset,
-        "seed": seed,
-        "eval_seed": eval_seed,
-        "base_model": str(model_dir),
-        "settings": settings,
-        "algorithm": algorithm,
-    }
+    evaluated, plan = _read_plan(job, files, split_seed=scoring.seed)
+    meta = _meta(job, files, scoring)
     if isinstance(plan, str):  # the variant does not apply to this dataset: say so in every output
-        log(f"{method}/{variant} on {dataset}: skipped: {plan}")
-        meta["protocol"] = {"variant": variant, "skipped": plan}
-        _write_scores([], meta, out_path)
-        with io.atomic_dir(model_out) as tmp:
-            io.write_json(meta, Path(tmp) / "protocol.json")
-        io.write_json({"method": method, "variant": variant, "seed": seed, "skipped": plan}, timings_path)
+        _write_skipped(job, plan, meta, files, log)
         return
     meta["protocol"] = plan.record
-    log(f"{method}/{variant} on {dataset}: {json.dumps(plan.record, sort_keys=True)}")
-    encoder = dict(encoder) if encoder else {"path": str(model_dir)}
-    encoder.setdefault("path", str(model_dir))
-    encode_kwargs = encode_options(encoder)
+    log(f"{job.method}/{job.variant} on {job.dataset}: {json.dumps(plan.record, sort_keys=True)}")
+    encoder, settings, bench_length = _resolve_lengths(job, files, scoring, encoder, meta)
+    base_check = _base_check(files, evaluated, plan, bench_length, meta, float32=_float32(device, encoder), log=log)
+    evaluation = _Evaluation(plan, scoring, encode_options(encoder), base_check, meta, log)
+    with seeded_global_rngs(job.seed):
+        result = train(
+            TrainingRun(
+                method=job.method, base_model_dir=encoder, data=plan.training, settings=settings, seed=job.seed
+            ),
+            device=device,
+            output_dir=str(files.model_out),
+            eval_every=scoring.every,
+            evaluate=evaluation,
+            log=log,
+            save_max_length=meta["eval_max_length"],
+        )
+    _write_outputs(job, result, _scored_rows(result["history"], evaluation.calls), meta, files, strict=strict, log=log)
+    _write_timings(job, result, device, evaluation.seconds, started, files.timings)
+
+
+def _meta(job: Job, files: Files, scoring: Scoring) -> dict:
+    """The start of the job's record (the adapted model's ``protocol.json``, the scores' metadata)."""
+    return {
+        "method": job.method,
+        "variant": job.variant,
+        "dataset": job.dataset,
+        "seed": job.seed,
+        "eval_seed": scoring.seed,
+        "base_model": str(files.model_dir),
+        "settings": job.settings,
+        "algorithm": scoring.algorithm,
+    }
+
+
+def _read_plan(job: Job, files: Files, *, split_seed: int) -> tuple[proto.LabelledData, proto.Plan | str]:
+    """The evaluated dataset and the job's plan (:func:`build_plan`; a str: why the variant does not apply)."""
+    from tecb.data.sources.gnad import read_posts
+
+    loaded = {name: proto.read_labelled(name, src, t, s) for name, (src, t, s) in files.datasets.items()}
+    evaluated = loaded[job.dataset]
+    others = [d for name, d in loaded.items() if name != job.dataset]
+    posts = read_posts(files.posts) if (files.posts and job.method == "argue") else None
+    return evaluated, build_plan(job, evaluated=evaluated, others=others, posts=posts, split_seed=split_seed)
+
+
+def _write_skipped(job: Job, reason: str, meta: dict, files: Files, log) -> None:
+    """Every output of a job whose variant does not apply to its dataset, each saying so."""
+    log(f"{job.method}/{job.variant} on {job.dataset}: skipped: {reason}")
+    meta["protocol"] = {"variant": job.variant, "skipped": reason}
+    _write_scores([], meta, files.scores)
+    with io.atomic_dir(files.model_out) as tmp:
+        io.write_json(meta, Path(tmp) / "protocol.json")
+    io.write_json({"method": job.method, "variant": job.variant, "seed": job.seed, "skipped": reason}, files.timings)
+
+
+def _resolve_lengths(job: Job, files: Files, scoring: Scoring, encoder: dict | None, meta: dict):
+    """The base model's encoder settings (its folder filled in), the method's settings (a P2P dataset's training
+    length filled in) and the length the embed stage embeds with; records the evaluation length, the encoder and
+    the training length in ``meta``."""
+    from tecb.adapt.training import load_base
+
+    encoder = dict(encoder) if encoder else {"path": str(files.model_dir)}
+    encoder.setdefault("path", str(files.model_dir))
     bench_length = load_base(encoder, device="cpu").max_seq_length  # the length the embed stage embeds with
-    if eval_max_length is None:
-        eval_max_length = bench_length
-    meta["eval_max_length"] = eval_max_length
+    meta["eval_max_length"] = bench_length if scoring.max_length is None else scoring.max_length
     meta["encoder"] = {k: v for k, v in encoder.items() if k != "path"}
-    settings = dict(settings)
-    if "p2p_max_length" in settings and is_p2p(dataset, job.text_kind):  # P2P: training sees the text, not the title
+    settings = dict(job.settings)
+    if "p2p_max_length" in settings and is_p2p(
+        job.dataset, job.text_kind
+    ):  # P2P: training sees the text, not the title
         settings["max_length"] = settings["p2p_max_length"] or bench_length
     meta["train_max_length"] = int(settings["max_length"])
+    return encoder, settings, bench_length
 
-    def step0_check(vectors) -> dict:
+
+def _float32(device: str, encoder: dict) -> bool:
+    """Whether the benchmark embedded in float32 (not half precision on a GPU)."""
+    return not (device.startswith("cuda") and encoder.get("dtype", "float32") != "float32")
+
+
+def _base_check(files: Files, evaluated, plan, bench_length: int, meta: dict, *, float32: bool, log):
+    """The check of step 0's vectors against the benchmark's embeddings (:func:`check_base_vectors`), or the
+    record of why it is skipped."""
+
+    def check(vectors) -> dict:
         if files.benchmark_embeddings is None:
             return {"skipped": "no benchmark embeddings given"}
-        if eval_max_length != bench_length:
-            return {"skipped": f"adapt.eval_max_length {eval_max_length} is not the benchmark's {bench_length}"}
+        if meta["eval_max_length"] != bench_length:
+            return {"skipped": f"adapt.eval_max_length {meta['eval_max_length']} is not the benchmark's {bench_length}"}
         record = check_base_vectors(
-            vectors,
-            plan.eval_texts,
-            files.benchmark_embeddings,
-            all_texts=evaluated.texts,
-            float32=not (device.startswith("cuda") and encoder.get("dtype", "float32") != "float32"),
+            vectors, plan.eval_texts, files.benchmark_embeddings, all_texts=evaluated.texts, float32=float32
         )
         log(f"step 0 is the benchmark's base model: vectors within {record['max_abs_diff']:.1e} of its embeddings")
         return record
 
-    calls: list[tuple[float, list[dict]]] = []
-    eval_seconds = 0.0
+    return check
 
-    def during_training(model) -> float:
-        """Score the model in memory at the benchmark's sequence length (training may truncate shorter)."""
-        nonlocal eval_seconds
+
+class _Evaluation:
+    """The ``evaluate`` callback of the training: scores the model in memory at the benchmark's sequence length
+    (training may truncate shorter); keeps each call's mean and rows (``calls``) and their time (``seconds``)."""
+
+    def __init__(self, plan, scoring: Scoring, encode_kwargs: dict, base_check, meta: dict, log) -> None:
+        self.plan, self.scoring, self.encode_kwargs = plan, scoring, encode_kwargs
+        self.base_check, self.meta, self.log = base_check, meta, log
+        self.calls: list[tuple[float, list[dict]]] = []
+        self.seconds = 0.0
+
+    def __call__(self, model) -> float:
         t0 = time.perf_counter()
-        trained_length, model.max_seq_length = model.max_seq_length, eval_max_length
+        trained_length, model.max_seq_length = model.max_seq_length, self.meta["eval_max_length"]
         try:
-            vectors = encode(model, plan.eval_texts, batch_size=scoring.batch_size, encode_kwargs=encode_kwargs)
+            vectors = encode(
+                model, self.plan.eval_texts, batch_size=self.scoring.batch_size, encode_kwargs=self.encode_kwargs
+            )
         finally:
             model.max_seq_length = trained_length
-        if not calls:  # step 0: the base model, which must be the benchmark's
-            meta["step0_check"] = step0_check(vectors)
-        scored = score_vectors(vectors, plan.eval_splits, algorithm=algorithm, seed=eval_seed, log=log)
-        eval_seconds += time.perf_counter() - t0
+        if not self.calls:  # step 0: the base model, which must be the benchmark's
+            self.meta["step0_check"] = self.base_check(vectors)
+        scored = score_vectors(
+            vectors, self.plan.eval_splits, algorithm=self.scoring.algorithm, seed=self.scoring.seed, log=self.log
+        )
+        self.seconds += time.perf_counter() - t0
         mean = float(np.mean([r["v_measure"] for r in scored]))
-        log(f"evaluation {len(calls)}: mean V-measure {mean:.4f}")
-        calls.append((mean, scored))
+        self.log(f"evaluation {len(self.calls)}: mean V-measure {mean:.4f}")
+        self.calls.append((mean, scored))
         return mean
 
-    from tecb.adapt.training import TrainingRun, train
 
-    with seeded_global_rngs(seed):
-        result = train(
-            TrainingRun(method=method, base_model_dir=encoder, data=plan.training, settings=settings, seed=seed),
-            device=device,
-            output_dir=str(model_out),
-            eval_every=scoring.every,
-            evaluate=during_training,
-            log=log,
-            save_max_length=eval_max_length,
-        )
+def _scored_rows(history: list[dict], calls: list[tuple[float, list[dict]]]) -> list[dict]:
+    """The scored steps of the history, in order, each with the rows of the call that gave its score (a step
+    scored twice keeps the later score, as the history does)."""
     rows = []
     pending = iter(calls)
-    # the scored steps of the history, in order, each with the rows of the call that gave its score (a step
-    # scored twice keeps the later score, as the history does)
-    for h in (h for h in result["history"] if h.get("score") is not None):
+    for h in (h for h in history if h.get("score") is not None):
         for mean, scored in pending:
             if mean == h["score"]:
                 rows += _rows(int(h["step"]), scored, h.get("loss"))
                 break
         else:
             raise RuntimeError(f"no evaluation gave the score {h['score']} of step {h['step']}")
-    meta["warnings"] = what_ran(method, result)
+    return rows
+
+
+def _write_outputs(job: Job, result: dict, rows: list[dict], meta: dict, files: Files, *, strict: bool, log) -> None:
+    """The adapted model's ``protocol.json`` and the scores, after checking what ran and which steps were scored."""
+    meta["warnings"] = what_ran(job.method, result)
     for warning in meta["warnings"]:
         log(f"WARNING: {warning}")
     if strict and meta["warnings"]:
@@ -364,18 +420,21 @@ def run(
         raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")
     meta["training"] = _no_durations({k: v for k, v in result.items() if k != "history"})
     meta["history"] = _no_durations(result["history"])
-    io.write_json(meta, Path(model_out) / "protocol.json")
-    _write_scores(rows, meta, out_path)
+    io.write_json(meta, Path(files.model_out) / "protocol.json")
+    _write_scores(rows, meta, files.scores)
+
+
+def _write_timings(job: Job, result: dict, device: str, eval_seconds: float, started: float, path) -> None:
     io.write_json(
         {
-            "method": method,
-            "variant": variant,
-            "seed": seed,
+            "method": job.method,
+            "variant": job.variant,
+            "seed": job.seed,
             "steps": int(result["steps"]),
             "device": result.get("device", device),
             "train_seconds": round(float(result.get("seconds", 0.0)), 3),
             "eval_seconds": round(eval_seconds, 3),
             "total_seconds": round(time.perf_counter() - started, 3),
         },
-        timings_path,
+        path,
     )

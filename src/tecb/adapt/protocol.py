@@ -229,6 +229,34 @@ def lodo_plan(
     return Plan(_training_data(instances=instances), texts, splits, record)
 
 
+def _evaluation_half(texts, splits, eval_half: set[str]) -> tuple[tuple, tuple]:
+    """The splits cut to the evaluation half's labels (those that keep two labels), over their own texts re-indexed
+    densely (the evaluation encodes only these): ``(eval_texts, eval_splits)``."""
+    used_ids, eval_splits = set(), []
+    for split, ids, labels in splits:
+        keep = [(i, label) for i, label in zip(ids, labels) if label in eval_half]
+        if len({label for _, label in keep}) >= 2:
+            eval_splits.append((split, tuple(i for i, _ in keep), tuple(label for _, label in keep)))
+            used_ids.update(i for i, _ in keep)
+    order = sorted(used_ids)
+    new_id = {old: new for new, old in enumerate(order)}
+    eval_texts = tuple(texts[i] for i in order)
+    return eval_texts, tuple((split, tuple(new_id[i] for i in ids), labels) for split, ids, labels in eval_splits)
+
+
+def _training_half(texts, splits, train_half: set[str], *, held_out: set[str]) -> tuple[list, list]:
+    """The splits' distinct (text, label) items of the training half's labels, and of those the ones kept: one
+    label per text (a text labelled twice is ambiguous), and none of the ``held_out`` (evaluated) texts."""
+    items = []
+    for _, ids, labels in splits:
+        items += [(texts[i], label) for i, label in zip(ids, labels) if label in train_half]
+    unique = list(dict.fromkeys(items))
+    labels_of: dict[str, set[str]] = {}
+    for text, label in unique:
+        labels_of.setdefault(text, set()).add(label)
+    return unique, [(t, label) for t, label in unique if len(labels_of[t]) == 1 and t not in held_out]
+
+
 def disjoint_plan(
     evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int, split_seed: int
 ) -> Plan | str:
@@ -246,32 +274,11 @@ def disjoint_plan(
         return f"{len(categories)} categories, fewer than adapt.protocol.min_categories = {min_categories}"
     shuffled = [categories[i] for i in np.random.default_rng(split_seed).permutation(len(categories))]
     train_half, eval_half = set(shuffled[: len(shuffled) // 2]), set(shuffled[len(shuffled) // 2 :])
-    used_ids, eval_splits = set(), []
-    for s, (split, ids, labels) in zip(schemes, evaluated.splits):
-        if s != scheme:
-            continue
-        keep = [(i, label) for i, label in zip(ids, labels) if label in eval_half]
-        if len({label for _, label in keep}) >= 2:
-            eval_splits.append((split, tuple(i for i, _ in keep), tuple(label for _, label in keep)))
-            used_ids.update(i for i, _ in keep)
+    in_scheme = [split for s, split in zip(schemes, evaluated.splits) if s == scheme]
+    eval_texts, eval_splits = _evaluation_half(evaluated.texts, in_scheme, eval_half)
     if not eval_splits:
         return "no split keeps two labels of the evaluation half"
-    # the evaluation encodes only its own texts: re-index them densely
-    order = sorted(used_ids)
-    new_id = {old: new for new, old in enumerate(order)}
-    eval_texts = tuple(evaluated.texts[i] for i in order)
-    eval_splits = tuple((split, tuple(new_id[i] for i in ids), labels) for split, ids, labels in eval_splits)
-    held_out = set(eval_texts)
-    items = []
-    for s, (_, ids, labels) in zip(schemes, evaluated.splits):
-        if s == scheme:
-            items += [(evaluated.texts[i], label) for i, label in zip(ids, labels) if label in train_half]
-    unique = list(dict.fromkeys(items))
-    # one label per text (a text labelled twice is ambiguous), and none of the evaluated texts
-    labels_of: dict[str, set[str]] = {}
-    for text, label in unique:
-        labels_of.setdefault(text, set()).add(label)
-    kept = [(t, label) for t, label in unique if len(labels_of[t]) == 1 and t not in held_out]
+    unique, kept = _training_half(evaluated.texts, in_scheme, train_half, held_out=set(eval_texts))
     instances = clustering_instances([kept], instance_size=instance_size, rounds=rounds, seed=seed)
     if not instances:
         return f"no clustering instance of {instance_size} items from the training half ({len(kept)} items)"

@@ -306,52 +306,17 @@ def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -
 
 
 def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length) -> dict:
-    import torch
-    from transformers import get_linear_schedule_with_warmup
-
     method, settings = run.method, run.settings
     model = load_base(run.base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
     rng = np.random.default_rng(run.seed)
     autocast, scaler, precision = _autocast(device)
-    history: list[dict] = []
-    started, evaluating, step = time.perf_counter(), 0.0, 0
-
-    def score(loss, phase_name):
-        nonlocal evaluating
-        row = {"step": step, "phase": phase_name, "loss": loss}
-        if evaluate is not None:
-            t0 = time.perf_counter()
-            model.eval()
-            with torch.no_grad():
-                row["score"] = float(evaluate(model))
-            model.train()
-            evaluating += time.perf_counter() - t0
-        history.append(row)
-
-    score(None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
+    history = _History(model, evaluate)
+    started, step = time.perf_counter(), 0
+    history.score(step, None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
     phases = module.phases(model=model, data=run.data, settings=settings, rng=rng, device=device)
-    history[0]["phase"] = phases[0].name if phases else method
+    history.rows[0]["phase"] = phases[0].name if phases else method
     for phase in phases:
-        params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []
-        for extra in phase.modules:
-            extra.to(device)
-            params += [p for p in extra.parameters() if p.requires_grad]
-        decay = [p for p in params if p.ndim > 1]
-        no_decay = [p for p in params if p.ndim <= 1]
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=phase.lr,
-        )
-        epochs = epochs_for(phase, rng)
-        total = sum(len(b) for b in epochs)
-        phase.info.update(epochs_run=len(epochs), steps_run=total)
-        scheduler = get_linear_schedule_with_warmup(
-            optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1)
-        )
-        model.train()
-        for extra in phase.modules:
-            extra.train()
-        progress.start(phase.name, total, f"{int(phase.epochs)} epochs of {len(epochs[0]) if epochs else 0} batches")
+        params, optimizer, scheduler, epochs = _start_phase(phase, model, rng, device, progress)
         last_loss = None
         selection = _Selection(phase, model)
         for batches in epochs:
@@ -363,42 +328,27 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
                     continue
                 if "step0_loss" not in phase.info:
                     _record_step0(phase, batch, float(loss.detach()), progress.log)
-                (scaler.scale(loss) if scaler else loss).backward()
-                if scaler:
-                    scaler.unscale_(optimizer)
-                if phase.max_grad_norm:
-                    torch.nn.utils.clip_grad_norm_(params, phase.max_grad_norm)
-                if scaler:
-                    scaler.step(optimizer)
-                    scaler.update()
-                else:
-                    optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
+                _optimizer_step(loss, params, optimizer, scheduler, scaler, phase.max_grad_norm)
                 step += 1
                 last_loss = float(loss.detach())
                 progress.step(last_loss)
                 if eval_every and step % int(eval_every) == 0:
-                    score(last_loss, phase.name)
+                    history.score(step, last_loss, phase.name)
                 else:
-                    history.append({"step": step, "phase": phase.name, "loss": last_loss})
+                    history.rows.append({"step": step, "phase": phase.name, "loss": last_loss})
             selection.after_epoch()
         selection.finish(log=progress.log)
-        if evaluate is not None and "score" not in history[-1]:  # the end of every phase is scored
-            score(last_loss, phase.name)
-    seconds = time.perf_counter() - started - evaluating
-    model.eval()
-    if save_length:
-        model.max_seq_length = int(save_length)
-    with io.atomic_dir(output_dir) as tmp:
-        model.save(str(tmp))
+        if evaluate is not None and "score" not in history.rows[-1]:  # the end of every phase is scored
+            history.score(step, last_loss, phase.name)
+    seconds = time.perf_counter() - started - history.evaluating
+    _save(model, output_dir, save_length)
     return {
         "method": method,
         "steps": step,
         "seconds": round(seconds, 3),
         "device": device,
         "precision": precision,
-        "history": _dedupe(history),
+        "history": _dedupe(history.rows),
         "settings": settings,
         "phases": {p.name: p.info for p in phases},
     }
@@ -419,6 +369,92 @@ def _record_step0(phase: Phase, batch, loss: float, log) -> None:
     if log:
         versus = f", at chance {chance:.4f}" if chance is not None else " (no loss at chance for this method)"
         log(f"phase {phase.name}: loss at step 0 {loss:.4g}{versus}" + ("; ~no signal to learn" if flag else ""))
+
+
+class _History:
+    """The training's history rows; a scored row calls ``evaluate`` on the model in eval mode, the time it takes
+    (``evaluating``) kept apart from the training's."""
+
+    def __init__(self, model, evaluate: Callable | None) -> None:
+        self.model, self.evaluate = model, evaluate
+        self.rows: list[dict] = []
+        self.evaluating = 0.0
+
+    def score(self, step: int, loss, phase_name: str) -> None:
+        import torch
+
+        row = {"step": step, "phase": phase_name, "loss": loss}
+        if self.evaluate is not None:
+            t0 = time.perf_counter()
+            self.model.eval()
+            with torch.no_grad():
+                row["score"] = float(self.evaluate(self.model))
+            self.model.train()
+            self.evaluating += time.perf_counter() - t0
+        self.rows.append(row)
+
+
+def _start_phase(phase: Phase, model, rng, device, progress: Progress):
+    """A phase's parameters, optimizer, learning-rate schedule and epochs of batches (:func:`epochs_for`, recorded in
+    ``phase.info``); the model and the phase's modules put in training mode, the phase's first progress line."""
+    from transformers import get_linear_schedule_with_warmup
+
+    params, optimizer = _optimizer(phase, model, device)
+    epochs = epochs_for(phase, rng)
+    total = sum(len(b) for b in epochs)
+    phase.info.update(epochs_run=len(epochs), steps_run=total)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1))
+    model.train()
+    for extra in phase.modules:
+        extra.train()
+    progress.start(phase.name, total, f"{int(phase.epochs)} epochs of {len(epochs[0]) if epochs else 0} batches")
+    return params, optimizer, scheduler, epochs
+
+
+def _optimizer(phase: Phase, model, device):
+    """A phase's trained parameters (the encoder's where it trains the encoder, its extra modules', moved to
+    ``device``) and their AdamW optimizer (no weight decay on biases and norms)."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad] if phase.train_encoder else []
+    for extra in phase.modules:
+        extra.to(device)
+        params += [p for p in extra.parameters() if p.requires_grad]
+    decay = [p for p in params if p.ndim > 1]
+    no_decay = [p for p in params if p.ndim <= 1]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=phase.lr,
+    )
+    return params, optimizer
+
+
+def _optimizer_step(loss, params, optimizer, scheduler, scaler, max_grad_norm) -> None:
+    """One optimizer step on ``loss`` (scaled where ``scaler``: mixed precision on a GPU), gradients clipped to
+    ``max_grad_norm`` (0 or None: not clipped)."""
+    import torch
+
+    (scaler.scale(loss) if scaler else loss).backward()
+    if scaler:
+        scaler.unscale_(optimizer)
+    if max_grad_norm:
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+    if scaler:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+
+
+def _save(model, output_dir, save_length) -> None:
+    """The adapted model, in eval mode, at ``save_length`` (None: the training length), written atomically."""
+    model.eval()
+    if save_length:
+        model.max_seq_length = int(save_length)
+    with io.atomic_dir(output_dir) as tmp:
+        model.save(str(tmp))
 
 
 class _Selection:

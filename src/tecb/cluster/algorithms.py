@@ -315,8 +315,6 @@ def ward(
     own route (``pdist`` + scipy), which resolves ties as scikit-learn does. Identical rows get exactly
     zero distance on every route, so duplicate texts merge first, as in scikit-learn.
     """
-    from scipy.cluster import hierarchy
-
     x = np.asarray(x)
     n = len(x)
     if n_clusters >= n or n < 2:
@@ -325,18 +323,7 @@ def ward(
         raise ValueError(f"n_clusters must be at least 1, got {n_clusters}")
     route = route or ward_route(x.shape[1])
     x64 = np.ascontiguousarray(x, dtype=np.float64)
-    if route == "vector":
-        import fastcluster
-
-        z = fastcluster.linkage_vector(x64, method="ward")
-    elif route == "blas":
-        z = hierarchy.linkage(pairwise_condensed(x64), method="ward")
-    elif route == "sklearn":
-        from scipy.spatial.distance import pdist
-
-        z = hierarchy.linkage(pdist(x64), method="ward")
-    else:
-        raise ValueError(f"unknown Ward route {route!r}")
+    z = _ward_linkage(x64, route)
     if route != "sklearn" and _tied(z[:, 2], n_clusters):
         if log:
             log(f"Ward: tied merge heights ({route} route); recomputing on scikit-learn's route for its tie-breaking")
@@ -348,6 +335,23 @@ def ward(
             )
         return ward(x64, n_clusters, max_memory_gb, route="sklearn")
     return cut_tree(z, n_clusters)
+
+
+def _ward_linkage(x64: np.ndarray, route: str) -> np.ndarray:
+    """Ward's linkage matrix of ``x64`` (float64, C order) on ``route`` (see :func:`ward`)."""
+    from scipy.cluster import hierarchy
+
+    if route == "vector":
+        import fastcluster
+
+        return fastcluster.linkage_vector(x64, method="ward")
+    if route == "blas":
+        return hierarchy.linkage(pairwise_condensed(x64), method="ward")
+    if route == "sklearn":
+        from scipy.spatial.distance import pdist
+
+        return hierarchy.linkage(pdist(x64), method="ward")
+    raise ValueError(f"unknown Ward route {route!r}")
 
 
 # --- the algorithms ------------------------------------------------------------------------------

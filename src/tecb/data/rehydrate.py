@@ -297,6 +297,18 @@ def submissions_table(ids: list[str], done: dict[str, dict | None]) -> pa.Table:
     )
 
 
+def _write_outputs(ids: list[str], done: dict, summary: Summary, output, summary_path) -> None:
+    """The submissions file (every id, in the list's order) and the summary's counts (and its file, if asked)."""
+    rows = [done[i] for i in ids if done.get(i)]
+    summary.found = len(rows)
+    summary.missing = len(ids) - len(rows)
+    summary.removed = sum((r["selftext"] or "").strip() == "[removed]" for r in rows)
+    summary.deleted = sum((r["selftext"] or "").strip() == "[deleted]" for r in rows)
+    write_table(submissions_table(ids, done), output)
+    if summary_path:
+        write_json({k: v for k, v in summary.__dict__.items()}, summary_path)
+
+
 def rehydrate(
     ids_path, output, checkpoint, settings: dict | None = None, summary_path=None, log=print, reddit=None
 ) -> Summary:
@@ -320,17 +332,11 @@ def rehydrate(
         if todo:
             reddit = reddit or make_reddit(settings, scrub)
             started = time.monotonic()
+            retries = {"max_retries": int(settings.get("max_retries", 8))}
+            retries["backoff"] = float(settings.get("backoff_seconds", 2.0))
             for start in range(0, len(todo), batch):
                 chunk = todo[start : start + batch]
-                found = fetch_batch(
-                    reddit,
-                    chunk,
-                    summary,
-                    safe_log,
-                    scrub,
-                    max_retries=int(settings.get("max_retries", 8)),
-                    backoff=float(settings.get("backoff_seconds", 2.0)),
-                )
+                found = fetch_batch(reddit, chunk, summary, safe_log, scrub, **retries)
                 found = [r for r in found if r["id"] in set(chunk)]
                 append_checkpoint(checkpoint, chunk, found)
                 for sid in chunk:
@@ -342,14 +348,7 @@ def rehydrate(
                     f"batch {start // batch + 1}: {len(found)}/{len(chunk)} found; "
                     f"{summary.from_checkpoint + summary.fetched_now}/{len(ids)} ids done ({elapsed:.0f} s)"
                 )
-        rows = [done[i] for i in ids if done.get(i)]
-        summary.found = len(rows)
-        summary.missing = len(ids) - len(rows)
-        summary.removed = sum((r["selftext"] or "").strip() == "[removed]" for r in rows)
-        summary.deleted = sum((r["selftext"] or "").strip() == "[deleted]" for r in rows)
-        write_table(submissions_table(ids, done), output)
-        if summary_path:
-            write_json({k: v for k, v in summary.__dict__.items()}, summary_path)
+        _write_outputs(ids, done, summary, output, summary_path)
         safe_log(summary.text())
         return summary
     except (CredentialsError, IdListError, RehydrateError):

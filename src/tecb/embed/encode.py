@@ -82,7 +82,6 @@ def load_sentence_transformer(
     """
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer import modules
 
     loading = loading or Loading()
     revision, trust_remote_code, pooling = loading.revision, loading.trust_remote_code, loading.pooling
@@ -92,19 +91,7 @@ def load_sentence_transformer(
         model_kwargs["dtype"] = getattr(torch, loading.dtype)
     path = Path(name_or_path)
     if path.exists() and not is_sentence_transformers_dir(path):
-        if trust_remote_code:  # SentenceTransformer(trust_remote_code=...) passes it on by itself
-            model_kwargs.setdefault("trust_remote_code", True)
-            tokenizer_kwargs.setdefault("trust_remote_code", True)
-        word = modules.Transformer(
-            str(path),
-            model_kwargs=model_kwargs,
-            processor_kwargs=tokenizer_kwargs,
-            config_kwargs={"trust_remote_code": True} if trust_remote_code else None,
-        )
-        mode = pooling or "mean"
-        model = SentenceTransformer(
-            modules=[word, modules.Pooling(word.get_embedding_dimension(), mode)], device=device
-        )
+        model = _plain_checkpoint(path, loading, model_kwargs, tokenizer_kwargs, device=device)
     else:
         model = SentenceTransformer(
             name_or_path,
@@ -122,6 +109,25 @@ def load_sentence_transformer(
     if max_seq_length:
         model.max_seq_length = max_seq_length
     return model
+
+
+def _plain_checkpoint(path: Path, loading: Loading, model_kwargs: dict, tokenizer_kwargs: dict, *, device):
+    """A plain Hugging Face checkpoint folder as a SentenceTransformer: its transformer and a pooling module (the
+    spec's ``pooling``, else mean pooling), as ``SentenceTransformer(path)`` builds it."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules
+
+    if loading.trust_remote_code:  # SentenceTransformer(trust_remote_code=...) passes it on by itself
+        model_kwargs.setdefault("trust_remote_code", True)
+        tokenizer_kwargs.setdefault("trust_remote_code", True)
+    word = modules.Transformer(
+        str(path),
+        model_kwargs=model_kwargs,
+        processor_kwargs=tokenizer_kwargs,
+        config_kwargs={"trust_remote_code": True} if loading.trust_remote_code else None,
+    )
+    mode = loading.pooling or "mean"
+    return SentenceTransformer(modules=[word, modules.Pooling(word.get_embedding_dimension(), mode)], device=device)
 
 
 def set_pooling(model, mode: str) -> None:

@@ -105,18 +105,7 @@ def leaderboard(
             mine = ours[(ours.model == key) & (ours.task == pub.task)]
             score = float(mine.score.iloc[0]) if len(mine) else math.nan
             spread = 100 * float(pub.v_measure_std) / math.sqrt(int(pub.n_measures))
-            why = []
-            if str(pub.model_revision) != str(revision):
-                why.append(f"published for revision {pub.model_revision}, run with {revision}")
-            base = pub.task.removesuffix(".v2")
-            if base in TASK_REVISIONS and str(pub.dataset_revision) != TASK_REVISIONS[base]:
-                why.append(
-                    f"published on dataset revision {pub.dataset_revision}, mteb's task now {TASK_REVISIONS[base]}"
-                )
-            if not len(mine):
-                why.append("no project score on this task (dataset or protocol not in this run)")
-            elif not bool(mine.comparable.iloc[0]):
-                why.append(str(mine.why.iloc[0]))
+            why = _not_comparable_because(pub, revision, mine)
             published_value = 100 * float(pub.main_score)
             ok = not why
             difference = 100 * score - published_value if ok else math.nan
@@ -143,6 +132,22 @@ def leaderboard(
                 }
             )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _not_comparable_because(pub, revision: str, mine: pd.DataFrame) -> list[str]:
+    """Why a published value (``pub``, a row of the snapshot) and the project's score (``mine``, its row or none) of
+    a model run at ``revision`` cannot be compared; empty: they can."""
+    why = []
+    if str(pub.model_revision) != str(revision):
+        why.append(f"published for revision {pub.model_revision}, run with {revision}")
+    base = pub.task.removesuffix(".v2")
+    if base in TASK_REVISIONS and str(pub.dataset_revision) != TASK_REVISIONS[base]:
+        why.append(f"published on dataset revision {pub.dataset_revision}, mteb's task now {TASK_REVISIONS[base]}")
+    if not len(mine):
+        why.append("no project score on this task (dataset or protocol not in this run)")
+    elif not bool(mine.comparable.iloc[0]):
+        why.append(str(mine.why.iloc[0]))
+    return why
 
 
 def to_markdown(table: pd.DataFrame) -> str:

@@ -190,14 +190,7 @@ def mteb_result(
     entry, ``mteb_task`` the mteb task name it is stored under (:func:`mteb_task_of`; ``None`` = custom),
     ``configuration`` the ``(algorithm, reduction)`` whose scores it reports."""
     algorithm, reduction = configuration
-    sub = scores[
-        (scores.model == model)
-        & (scores.dataset == dataset)
-        & (scores.algorithm == algorithm)
-        & (scores.reduction == reduction)
-    ].sort_values("split")
-    if sub.empty:
-        raise ValueError(f"no scores for model {model!r}, dataset {dataset!r}, {algorithm}/{reduction}")
+    sub = _split_rows(scores, model, dataset, algorithm, reduction)
     prov = provenance or {}
     revision = _checked_revision(dataset, prov, mteb_task)
     values = sub["v_measure"].astype(float).to_numpy()
@@ -231,6 +224,33 @@ def mteb_result(
             ),
         },
     }
+
+
+def _check_distinct_folders(keys: list[str], models: dict[str, dict]) -> None:
+    """Refuse two models whose MTEB results would share a folder (the same hub id and revision)."""
+    folders: dict[str, str] = {}
+    for model in dict.fromkeys(keys):
+        folder = model_folder(model, models[model])
+        other = next((k for k, f in folders.items() if f == folder), None)
+        if other is not None:
+            raise ValueError(
+                f"config: models {other!r} and {model!r} have the same hub id and revision, so their "
+                f"MTEB results would share {folder}/; give one of them a `revision` or another `id`"
+            )
+        folders[model] = folder
+
+
+def _split_rows(scores, model: str, dataset: str, algorithm: str, reduction: str):
+    """The long scores table's rows of one (model, dataset, configuration), by split; none is an error."""
+    sub = scores[
+        (scores.model == model)
+        & (scores.dataset == dataset)
+        & (scores.algorithm == algorithm)
+        & (scores.reduction == reduction)
+    ].sort_values("split")
+    if sub.empty:
+        raise ValueError(f"no scores for model {model!r}, dataset {dataset!r}, {algorithm}/{reduction}")
+    return sub
 
 
 def not_mteb_because(provenance: dict) -> str:
@@ -276,16 +296,7 @@ def write_mteb_results(
 
     targets, (algorithm, reduction) = files.results, configuration
     scores = pd.read_parquet(files.scores)
-    folders: dict[str, str] = {}
-    for model in dict.fromkeys(m for m, *_ in targets):
-        folder = model_folder(model, models[model])
-        other = next((k for k, f in folders.items() if f == folder), None)
-        if other is not None:
-            raise ValueError(
-                f"config: models {other!r} and {model!r} have the same hub id and revision, so their "
-                f"MTEB results would share {folder}/; give one of them a `revision` or another `id`"
-            )
-        folders[model] = folder
+    _check_distinct_folders([m for m, *_ in targets], models)
     paths = []
     for model, dataset, path in targets:
         result = mteb_result(

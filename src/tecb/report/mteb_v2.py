@@ -375,21 +375,14 @@ def run(
 
     from tecb.io import dataset_provenance, read_embeddings, write_table
 
-    opts = {**DEFAULTS, **options}
-    unknown = set(opts) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
+    opts = _checked_options(options)
     provenance = dataset_provenance(splits_path)
     recipe = recipe_name(dataset, provenance)
     spec = RECIPES[recipe]
     why = comparability(recipe, provenance, seed=seed, options=opts, max_documents=max_documents)
     x, _ = read_embeddings(embeddings_path)
     pooled = pool_splits(pd.read_parquet(splits_path), max_pool=opts.pop("max_pool"), seed=seed, recipe=recipe)
-    limit = (
-        {"max_documents": max_documents}
-        if max_documents is not None
-        else {"max_documents": spec["max_documents"], "max_fraction": spec["max_fraction"]}
-    )
+    limit = _document_limit(spec, max_documents)
     rows = score(x[pooled.text_id.to_numpy()], pooled.label.tolist(), seed=seed, **limit, **opts)
     n = len(pooled)
     n_texts = _n_embedded(n, limit)
@@ -407,13 +400,35 @@ def run(
     }
     table = pa.Table.from_pandas(rows, preserve_index=False)
     write_table(table.replace_schema_metadata({"tecb": json.dumps(meta, sort_keys=True)}), out_path)
-    s = summary(rows)
-    log(
-        f"{dataset} ({recipe} recipe; pool of {n}): MTEB v2 V-measure {s['v_measure']:.4f} ± "
-        f"{s['v_measure_std']:.4f} over {len(rows)} bootstraps of {opts['sample_size']} from {n_texts} texts; "
+    log(_summary_line(rows, meta, sample_size=opts["sample_size"], n_texts=n_texts))
+    return rows
+
+
+def _checked_options(options: dict) -> dict:
+    """:data:`DEFAULTS` updated by ``options``; an unknown option is an error."""
+    opts = {**DEFAULTS, **options}
+    unknown = set(opts) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
+    return opts
+
+
+def _document_limit(spec: dict, max_documents: int | None) -> dict:
+    """How many documents a bootstrap embeds: ``max_documents`` where given, else the task recipe's limit."""
+    if max_documents is not None:
+        return {"max_documents": max_documents}
+    return {"max_documents": spec["max_documents"], "max_fraction": spec["max_fraction"]}
+
+
+def _summary_line(rows: pd.DataFrame, meta: dict, *, sample_size: int, n_texts: int) -> str:
+    """The log line of one (model, dataset)'s score: its mean and spread, the recipe and its comparability."""
+    s, why = summary(rows), meta["not_comparable_because"]
+    return (
+        f"{meta['dataset']} ({meta['mteb_task']} recipe; pool of {meta['n_pool']}): MTEB v2 V-measure "
+        f"{s['v_measure']:.4f} ± {s['v_measure_std']:.4f} over {len(rows)} bootstraps of {sample_size} from "
+        f"{n_texts} texts; "
         + ("comparable with mteb's task" if not why else f"not comparable with mteb's leaderboard: {why}")
     )
-    return rows
 
 
 def _n_embedded(n: int, limit: dict) -> int:

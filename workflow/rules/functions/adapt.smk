@@ -96,5 +96,5 @@ def check_adapt_config():
 def adapt_outputs():
     outs = [adapt_path("scores.parquet"), adapt_path("figure_training.png")]
     outs += [adapt_path(f"table6.{ext}") for ext in AD_TABLE_FORMATS + ["html"]]
-    outs += [result("timings", "adapt", f"costs.{ext}") for ext in ("md", "csv")]
+    outs += [adapt_costs_path(ext) for ext in ("md", "csv")]
     return outs
