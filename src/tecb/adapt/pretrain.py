@@ -337,6 +337,7 @@ class _Training:
         import torch
         from transformers import get_constant_schedule_with_warmup
 
+        self.params, self.device = params, device
         self.module, self.loss, self.save, self.generators = _build(method, model_dir, params, device)
         if params.get("freeze_word_embeddings"):
             freeze_word_embeddings(self.module)
@@ -515,19 +516,9 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         f"{training.steps_per_epoch} optimizer steps/epoch, {eval_epochs[-1]} epochs, warmup {training.warmup} "
         f"steps, device {device}, autocast {training.amp_dtype}"
     )
-    rows, started, evaluating = [], time.perf_counter(), 0.0
     fingerprint = job_fingerprint(job) if job.resume_path else None
-    saved = load_resume_state(job.resume_path, fingerprint, log)
-    first_epoch, resume = 1, None
-    if saved is not None:
-        training.restore(saved["training"])
-        position = saved["position"]
-        rng.bit_generator.state = position["rng"]
-        rows, first_epoch, resume = position["rows"], position["epoch"], position
-        log(
-            f"resumed from {job.resume_path}: epoch {first_epoch}, batch {position['next_batch']}, "
-            f"{training.steps} optimizer steps done"
-        )
+    rows, first_epoch, resume = _resume(job, fingerprint, training, rng, log)
+    started, evaluating = time.perf_counter(), 0.0
     for epoch in range(first_epoch, eval_epochs[-1] + 1):
 
         def on_step(next_batch, order, losses, epoch=epoch):
@@ -543,32 +534,49 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {training.steps} optimizer steps")
         if epoch not in eval_epochs:
             continue
-        training.module.eval()
         eval_started = time.perf_counter()
         train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
-        meta = _provenance(job, epoch, training, params, device, len(texts))
-        scored = _save_and_score(
-            job.checkpoint_dir,
-            training.save,
-            meta,
-            last=epoch == eval_epochs[-1],
-            score=lambda folder: _score(folder, texts, splits, job, device, params, log),
-        )
-        log(f"epoch {epoch}: mean V-measure {float(np.mean([r['v_measure'] for r in scored])):.4f}")
-        for r in scored:
-            rows.append({"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **r})
+        scored = _evaluate(job, epoch, training, last=epoch == eval_epochs[-1], data=(texts, splits), log=log)
+        rows.extend({"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **r} for r in scored)
         evaluating += time.perf_counter() - eval_started
         if timings is not None:
-            timings.append(
-                {
-                    "epoch": epoch,
-                    "train_seconds": round(train_seconds, 3),
-                    "eval_seconds": round(time.perf_counter() - eval_started, 3),
-                }
-            )
+            eval_seconds = round(time.perf_counter() - eval_started, 3)
+            timings.append({"epoch": epoch, "train_seconds": round(train_seconds, 3), "eval_seconds": eval_seconds})
     if job.resume_path:
         Path(job.resume_path).unlink(missing_ok=True)  # finished: nothing to resume
     return rows
+
+
+def _evaluate(job: PretrainJob, epoch: int, training: _Training, *, last: bool, data: tuple, log) -> list[dict]:
+    """Save the epoch's checkpoint (the last to ``job.checkpoint_dir``) and score it on ``data`` (texts, splits)."""
+    texts, splits = data
+    training.module.eval()
+    meta = _provenance(job, epoch, training, training.params, training.device, len(texts))
+    scored = _save_and_score(
+        job.checkpoint_dir,
+        training.save,
+        meta,
+        last=last,
+        score=lambda folder: _score(folder, texts, splits, job, training.device, training.params, log),
+    )
+    log(f"epoch {epoch}: mean V-measure {float(np.mean([r['v_measure'] for r in scored])):.4f}")
+    return scored
+
+
+def _resume(job: PretrainJob, fingerprint, training: _Training, rng, log) -> tuple[list, int, dict | None]:
+    """``(rows so far, first epoch, position in it)``: from the job's saved state when there is one for it (the
+    training state and the job's generator restored), else a start from epoch 1."""
+    saved = load_resume_state(job.resume_path, fingerprint, log)
+    if saved is None:
+        return [], 1, None
+    training.restore(saved["training"])
+    position = saved["position"]
+    rng.bit_generator.state = position["rng"]
+    log(
+        f"resumed from {job.resume_path}: epoch {position['epoch']}, batch {position['next_batch']}, "
+        f"{training.steps} optimizer steps done"
+    )
+    return position["rows"], position["epoch"], position
 
 
 def _provenance(job: PretrainJob, epoch: int, training: _Training, params: dict, device: str, n_texts: int) -> dict:
