@@ -20,6 +20,11 @@ def test_every_quote_of_a_kept_file_is_that_file(document):
         assert text.strip() == source.read_text(encoding="utf-8").strip(), f"{document.name}: {path} changed"
 
 
+def test_the_readme_quotes_the_kept_e5_comparison():
+    quoted = [path for path, _ in kept.quoted_blocks((ROOT / "README.md").read_text(encoding="utf-8"))]
+    assert "runs/real-e5/tables/table2.md" in quoted
+
+
 def test_a_changed_number_is_caught(tmp_path):
     text = "<!-- kept: runs/x/t.md -->\n| a | 1.00 |\n<!-- /kept -->\n"
     assert kept.quoted_blocks(text) == [("runs/x/t.md", "| a | 1.00 |\n")]
