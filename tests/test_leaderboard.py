@@ -68,13 +68,8 @@ def test_published_and_ours_side_by_side_with_honest_comparability(published):
     )
     ours = pd.concat([ours_paper(summary, tasks), v2])
     table = leaderboard(published, ours, {"minilm": (MINILM, MINILM_REVISION)}, {"minilm": "MiniLM"}).set_index("task")
-    assert set(table.index) == {
-        "BlurbsClusteringS2S",
-        "BlurbsClusteringP2P",
-        "TenKGnadClusteringS2S",
-        "TenKGnadClusteringP2P",
-        "BlurbsClusteringS2S.v2",
-    }
+    assert set(table.index) == set(published[published.model == MINILM].task)  # every published task, once
+    assert {"BlurbsClusteringS2S", "TenKGnadClusteringP2P", "BlurbsClusteringS2S.v2"} <= set(table.index)
     s2s = table.loc["BlurbsClusteringS2S"]
     assert s2s.comparable and s2s.status == "comparable" and s2s.difference == pytest.approx(0.1)
     assert s2s.published == pytest.approx(9.3845) and s2s.ours == pytest.approx(9.4845)
@@ -91,7 +86,8 @@ def test_published_and_ours_side_by_side_with_honest_comparability(published):
     assert table.loc["BlurbsClusteringS2S.v2"].status == "not comparable: seed 1 (mteb: 42)"
     md = to_markdown(table.reset_index())
     assert "| MiniLM | TenKGnadClusteringS2S | 13.32 | 18.32 | 5.00 |" in md
-    assert "embeddings-benchmark/results@cd0e4f9c5351704de7051711c23483baa24eb738" in md
+    commit = published[(published.model == MINILM) & (published.task == "TenKGnadClusteringS2S")].source_commit.iloc[0]
+    assert f"embeddings-benchmark/results@{commit}:results/" in md
 
 
 def test_another_revision_or_dataset_revision_is_not_comparable(published):
@@ -104,8 +100,70 @@ def test_another_revision_or_dataset_revision_is_not_comparable(published):
     assert not row.comparable and TASK_REVISIONS["BlurbsClusteringS2S"] in row.status
 
 
-def test_models_mteb_does_not_publish_get_no_rows(published):
-    assert leaderboard(published, ours_paper(_summary([]), {}), {"x": ("tecb/x", "no_revision_available")}).empty
+def test_a_model_without_a_published_score_gets_one_row_saying_why(published):
+    """A model of the run that the snapshot has no value for: one row with the reason the snapshot's builder
+    recorded (``mteb_published_de_missing.csv``), else that the snapshot has none (issue 44 item 2)."""
+    ours = ours_paper(_summary([]), {})
+    table = leaderboard(published, ours, {"x": ("tecb/x", "rev")}, missing={"tecb/x": "not published: because"})
+    assert len(table) == 1 and table.status.iloc[0] == "not published: because" and not table.comparable.iloc[0]
+    table = leaderboard(published, ours, {"x": ("tecb/x", "rev")})
+    assert "no published score in the snapshot" in table.status.iloc[0]
+    assert "n/a" in to_markdown(table)
+
+
+def test_every_mteb_model_of_the_shipped_configs_is_published_or_says_why(published):
+    """reference/: every `kind: mteb` model of config/modern.yaml and config/leaderboard-de.yaml has published rows
+    or a reason in mteb_published_de_missing.csv, never both (tecb.report.mteb_snapshot wrote them)."""
+    from tecb.report.leaderboard import read_missing
+    from tecb.report.mteb_snapshot import mteb_model_names
+
+    configs = [SNAPSHOT.parents[1] / "config" / name for name in ("modern.yaml", "leaderboard-de.yaml")]
+    missing = read_missing(SNAPSHOT)
+    for name in mteb_model_names(configs):
+        assert (name in set(published.model)) != (name in missing), name
+
+
+def test_the_snapshot_builder_reads_a_results_repository(tmp_path):
+    """tecb.report.mteb_snapshot on a two-commit results repository: the rows, the commit each file came from, a
+    model without German clustering results named as missing."""
+    import json
+    import subprocess
+
+    from tecb.report.mteb_snapshot import snapshot
+
+    repo = tmp_path / "results-repo"
+    folder = repo / "results" / "org__model" / "abc123"
+    folder.mkdir(parents=True)
+    (repo / "results" / "org__other" / "r1").mkdir(parents=True)
+    (repo / "results" / "org__other" / "r1" / "STS22.json").write_text("{}")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    scores = {"main_score": 0.25, "v_measure_std": 0.05, "v_measures": [0.2, 0.3]}
+    (folder / "BlurbsClusteringS2S.json").write_text(
+        json.dumps({"dataset_revision": "d1", "mteb_version": "1.18.0", "scores": {"test": [scores]}})
+    )
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    (folder / "TenKGnadClusteringP2P.v2.json").write_text(  # the older format; v2's measures per level
+        json.dumps(
+            {
+                "dataset_revision": "d2",
+                "mteb_version": "1.12.75",
+                "test": {"v_measure": 0.5, "v_measures": {"Level 0": [0.5] * 10}},
+            }
+        )
+    )
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "two"], check=True)
+    first, second = subprocess.run([*git, "log", "--format=%H"], capture_output=True, text=True).stdout.split()[::-1]
+    rows, missing = snapshot(repo, ["org/model", "org/other", "org/none"])
+    assert rows[["task", "main_score", "n_measures", "source_commit"]].values.tolist() == [
+        ["BlurbsClusteringS2S", 0.25, 2, first],
+        ["TenKGnadClusteringP2P.v2", 0.5, 10, second],
+    ]
+    assert set(rows.model_revision) == {"abc123"}
+    assert missing.model.tolist() == ["org/other", "org/none"]
+    assert "no German clustering task" in missing.reason[0] and "no results folder" in missing.reason[1]
 
 
 SIZE_CLASSES = [(0, 150e6), (150e6, 600e6), (600e6, 1e9), (1e9, math.inf)]
@@ -147,3 +205,13 @@ def test_the_leaderboard_config_scores_mtebs_own_task_data():
         for name, d in config["datasets"].items()
     }
     assert tasks == {name: name for name in config["datasets"]} and len(tasks) == 4
+
+
+def test_a_published_value_without_its_per_split_values_has_no_spread(published):
+    """Some results files (an external submission, mteb 1.0's) list no per-split values: n_measures 0, spread n/a,
+    and a comparable difference is shown without the spread's mark rather than dividing by zero."""
+    lone = published[published.model == MINILM].head(1).assign(n_measures=0)
+    task = lone.task.iloc[0]
+    ours = ours_paper(_summary([("m", task, 0.5)]), {task: task})
+    row = leaderboard(lone, ours, {"m": (MINILM, MINILM_REVISION)}).iloc[0]
+    assert math.isnan(row.spread) and row.comparable and row.status == "comparable"

@@ -14,7 +14,7 @@ ours = L.ours_paper(summarize(pd.read_parquet(inp.scores)), p.tasks)
 if inp.v2:
     ours = pd.concat([ours, L.ours_v2(pd.read_csv(inp.v2))], ignore_index=True)
 identities = {m: tuple(v) for m, v in p.identities.items()}
-table = L.leaderboard(L.read_published(inp.published), ours, identities, p.names)
+table = L.leaderboard(L.read_published(inp.published), ours, identities, p.names, missing=L.read_missing(inp.published))
 write_text(table.round(6).to_csv(index=False), snakemake.output.csv)
 write_text(L.to_markdown(table), snakemake.output.md)
 write_text(markdown_table_html(L.to_markdown(table), L.CAPTION), snakemake.output.html)

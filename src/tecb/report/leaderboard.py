@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
@@ -49,6 +50,13 @@ TASK_REVISIONS = {task: revision for (_, revision), task in MTEB_TASKS.items()}
 def read_published(path) -> pd.DataFrame:
     """The snapshot of published scores (reference/mteb_published_de.csv)."""
     return pd.read_csv(path, dtype={"model_revision": str, "dataset_revision": str, "source_commit": str})
+
+
+def read_missing(path) -> dict[str, str]:
+    """mteb name -> why it has no published German clustering score, from the file beside the snapshot
+    (``{snapshot}_missing.csv``, :mod:`tecb.report.mteb_snapshot`); empty when there is none."""
+    beside = Path(path).with_name(Path(path).stem + "_missing.csv")
+    return dict(pd.read_csv(beside).itertuples(index=False)) if beside.exists() else {}
 
 
 def ours_paper(summary: pd.DataFrame, tasks: Mapping[str, str | None]) -> pd.DataFrame:
@@ -94,17 +102,23 @@ def leaderboard(
     ours: pd.DataFrame,
     identities: Mapping[str, tuple[str, str]],
     names: Mapping[str, str] | None = None,
+    missing: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per (configured model, published task): the published value and ours (x 100), the difference where
-    comparable, else "not comparable: why" (see the module docstring). ``identities``: model key -> (mteb name,
-    revision it runs); ``names``: model key -> display name."""
-    names = names or {}
+    comparable, else "not comparable: why" (see the module docstring); a model the snapshot has no value for gets
+    one row saying why (``missing``: mteb name -> reason, :func:`read_missing`). ``identities``: model key ->
+    (mteb name, revision it runs); ``names``: model key -> display name."""
+    names, missing = names or {}, missing or {}
     rows = []
     for key, (name, revision) in identities.items():
+        if not (published.model == name).any():
+            reason = missing.get(name, "no published score in the snapshot (reference/mteb_published_de.csv)")
+            rows.append(_unpublished_row(names.get(key, key), revision, reason))
         for pub in published[published.model == name].itertuples():
             mine = ours[(ours.model == key) & (ours.task == pub.task)]
             score = float(mine.score.iloc[0]) if len(mine) else math.nan
-            spread = 100 * float(pub.v_measure_std) / math.sqrt(int(pub.n_measures))
+            n = int(pub.n_measures)  # 0: the results file lists no per-split values (its spread is unknown)
+            spread = 100 * float(pub.v_measure_std) / math.sqrt(n) if n else math.nan
             why = _not_comparable_because(pub, revision, mine)
             published_value = 100 * float(pub.main_score)
             ok = not why
@@ -134,6 +148,13 @@ def leaderboard(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _unpublished_row(model: str, revision: str, reason: str) -> dict:
+    row = dict.fromkeys(COLUMNS, "")
+    row.update(model=model, published=math.nan, ours=math.nan, difference=math.nan, spread=math.nan)
+    row.update(comparable=False, status=reason, revision=revision)
+    return row
+
+
 def _not_comparable_because(pub, revision: str, mine: pd.DataFrame) -> list[str]:
     """Why a published value (``pub``, a row of the snapshot) and the project's score (``mine``, its row or none) of
     a model run at ``revision`` cannot be compared; empty: they can."""
@@ -161,6 +182,6 @@ def to_markdown(table: pd.DataFrame) -> str:
     shown = ["model", "task", "published", "ours", "difference", "spread", "status"]
     lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
     lines += ["| " + " | ".join(cell(r[c]) for c in shown) + " |" for _, r in table.iterrows()]
-    sources = sorted(set(table.source))
+    sources = sorted(set(table.source) - {""})
     notes = ["", "Published values: MTEB results repository snapshot (reference/mteb_published_de.csv):"]
     return "\n".join(lines + notes + [f"- {s}" for s in sources]) + "\n"
