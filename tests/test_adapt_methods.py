@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -489,8 +490,9 @@ def test_training_logs_progress_lines(base_model, tmp_path):
     total = out["steps"]
     assert total == 2 * len(set(texts)) // 4
     assert lines[0] == f"phase simcse: {total} optimizer steps (2 epochs of {total // 2} batches)"
-    steps = [line for line in lines if " step " in line]
+    steps = [line for line in lines if re.match(r"phase \w+: step \d+/", line)]
     assert len(steps) == 2  # progress_seconds not reached: the first and the last step only
+    assert any(line.startswith("phase simcse: loss at step 0 ") for line in lines)  # and the step-0 loss line
     assert steps[0].startswith(f"phase simcse: step 1/{total} (")
     assert steps[-1].startswith(f"phase simcse: step {total}/{total} (100 %), loss ")
     assert "elapsed 0:00:" in steps[-1] and steps[-1].endswith("ETA 0:00:00")

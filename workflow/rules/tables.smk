@@ -37,10 +37,10 @@ rule chance:
         chance_path("{dataset}"),
     log:
         log_path("chance", "{dataset}.log"),
-    wildcard_constraints:
-        dataset=alternatives(DATASETS),  # not {dataset}.mteb_v2 (chance_mteb_v2's file)
     benchmark:
         benchmark_path("chance", "{dataset}.tsv")
+    wildcard_constraints:
+        dataset=alternatives(DATASETS),  # not {dataset}.mteb_v2 (chance_mteb_v2's file)
     conda:
         "../../envs/tables.yaml"
     threads: 1
