@@ -154,7 +154,7 @@ MAX_FUNCTION_LINES = 50
 #: may shrink, never grow; any other function that grows past the limit fails. At most :data:`MAX_LONG_FUNCTIONS`
 #: (issue 45 item 4); a listed function split below the limit leaves the list.
 LONG_FUNCTIONS = {
-    "tecb.report.adapt_tables.table6": 123,
+    "tecb.report.adapt_tables.table6": 118,
     "tecb.cluster.batch.run_batch": 121,
     "tecb.report.stats.table_statistics": 96,
     "tecb.report.adapt_tables.render": 89,

@@ -170,12 +170,7 @@ def table6(
             marks.append({})
             pvals.append(np.nan)
             continue
-        part = long[
-            (long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])
-        ]
-        base = part[part.step == 0].groupby("split").v_measure.mean()
-        finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
-        per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+        base, finals, per_seed = _arm_scores(long, key, seeds)
         joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
         b = joined.b.to_numpy(float)
         by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
@@ -492,6 +487,16 @@ def _arm_matches(arm: str, key) -> bool:
     return key[1] == method and (not variant or key[2] == variant)
 
 
+def _arm_scores(long: pd.DataFrame, key: tuple, seeds: list) -> tuple[pd.Series, list, pd.DataFrame]:
+    """One job's scores, ``key`` (model, method, variant, dataset) over ``seeds``: the base per split (step 0),
+    each seed's rows of its final step, and those as splits x seeds."""
+    part = long[(long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])]
+    base = part[part.step == 0].groupby("split").v_measure.mean()
+    finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
+    per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+    return base, finals, per_seed
+
+
 def _final_scores(long: pd.DataFrame, meta: dict) -> dict:
     """(model, method, variant, dataset) -> (base per split, splits x seeds of the final step), for every job
     that trained (skipped ones left out)."""
@@ -500,12 +505,7 @@ def _final_scores(long: pd.DataFrame, meta: dict) -> dict:
         seeds = sorted(k[4] for k in meta if k[:4] == key)
         if any(meta[(*key, s)]["protocol"].get("skipped") for s in seeds):
             continue
-        part = long[
-            (long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])
-        ]
-        base = part[part.step == 0].groupby("split").v_measure.mean()
-        finals = [part[(part.seed == s) & (part.step == part[part.seed == s].step.max())] for s in seeds]
-        per_seed = pd.concat([f.groupby("split").v_measure.mean().rename(s) for f, s in zip(finals, seeds)], axis=1)
+        base, _, per_seed = _arm_scores(long, key, seeds)
         out[key] = (base, per_seed)
     return out
 
