@@ -7,13 +7,14 @@ import pytest
 from conftest import ROOT
 
 from tecb.report import kept
+from tecb.report.quotes import kept_blocks
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
 def test_every_quote_of_a_kept_file_is_that_file(document):
-    for path, text in kept.quoted_blocks(document.read_text(encoding="utf-8")):
+    for path, text in kept_blocks(document.read_text(encoding="utf-8")):
         source = ROOT / path
         assert source.is_file(), f"{document.name} quotes {path}, which the repository does not keep"
         assert path.startswith("runs/"), f"{document.name} quotes {path}: kept files live under runs/"
@@ -21,14 +22,14 @@ def test_every_quote_of_a_kept_file_is_that_file(document):
 
 
 def test_the_readme_quotes_the_kept_e5_comparison():
-    quoted = [path for path, _ in kept.quoted_blocks((ROOT / "README.md").read_text(encoding="utf-8"))]
+    quoted = [path for path, _ in kept_blocks((ROOT / "README.md").read_text(encoding="utf-8"))]
     assert "runs/real-e5/tables/table2.md" in quoted
 
 
 def test_a_changed_number_is_caught(tmp_path):
     text = "<!-- kept: runs/x/t.md -->\n| a | 1.00 |\n<!-- /kept -->\n"
-    assert kept.quoted_blocks(text) == [("runs/x/t.md", "| a | 1.00 |\n")]
-    assert kept.quoted_blocks(text.replace("1.00", "1.01"))[0][1] != "| a | 1.00 |\n"
+    assert kept_blocks(text) == [("runs/x/t.md", "| a | 1.00 |\n")]
+    assert kept_blocks(text.replace("1.00", "1.01"))[0][1] != "| a | 1.00 |\n"
 
 
 def test_keep_run_copies_tables_scores_and_configs(tmp_path):

@@ -2,16 +2,15 @@
 
 A number in the README or a doc comes from a file code generated and the repository keeps: :func:`keep_run`
 copies a finished run's tables (md, csv, tex), its long scores table and chance draws, with the configs it ran
-and the commit of the code, into ``runs/{run}/``; :func:`quoted_blocks` finds the text a document quotes from a
-kept file between ``<!-- kept: PATH -->`` and ``<!-- /kept -->``, which ``tests/test_kept_runs.py`` holds equal to
-the file, so a quote cannot drift from the run it came from.
+and the commit of the code, into ``runs/{run}/``. A document quotes a kept file whole between
+``<!-- kept: PATH -->`` and ``<!-- /kept -->`` (:func:`tecb.report.quotes.kept_blocks`), which
+``tests/test_kept_runs.py`` holds equal to the file, so a quote cannot drift from the run it came from.
 
     python -m tecb.report.kept results/real-e5 runs/real-e5 config/real.yaml config/real-e5.yaml
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,7 +19,6 @@ from tecb.io import atomic_dir, write_json
 
 #: what a kept run holds, relative to the run's results folder
 KEPT_PATTERNS = ("tables/*.md", "tables/*.csv", "tables/*.tex", "scores.parquet", "chance/*.parquet")
-QUOTE = re.compile(r"<!-- kept: (?P<path>\S+) -->\n(?P<text>.*?)<!-- /kept -->", re.S)
 
 
 def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
@@ -51,11 +49,6 @@ def _git(*args: str) -> str:
         return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
-
-
-def quoted_blocks(text: str) -> list[tuple[str, str]]:
-    """``(path, quoted text)`` of every ``<!-- kept: PATH -->`` … ``<!-- /kept -->`` block of a document."""
-    return [(m["path"], m["text"]) for m in QUOTE.finditer(text)]
 
 
 if __name__ == "__main__":

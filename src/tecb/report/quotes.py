@@ -11,7 +11,8 @@ repository) and the row (the file's first column)::
 glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, at the decimals quoted (or that
 the row's name contain it);
 :func:`untagged_contrasts` finds lines that compare two methods with a signed number but carry no tag (numbers
-typed by hand).
+typed by hand). A whole kept file (a table of ``runs/``, :mod:`tecb.report.kept`) is quoted between
+``<!-- kept: PATH -->`` and ``<!-- /kept -->``: :func:`kept_blocks`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ TAG = re.compile(r"<!--\s*(?:contrast|quote):\s*(\S+)\s+(.+?)\s*-->")
 NUMBER = re.compile(r"(?<![\w.])[+\-−]?\d+(?:\.\d+)?(?![\w.])")
 METHOD = r"(?:ClusterNS|SimCSE|COB|[Tt]riplet|argue|similarity|order|TSDAE|WWM)"
 VERSUS = re.compile(rf"{METHOD}[^.;:]{{0,40}}?(?:−|-|over|vs\.?|ahead of|≥|>)\s*{METHOD}")
+KEPT_BLOCK = re.compile(r"<!-- kept: (?P<path>\S+) -->\n(?P<text>.*?)<!-- /kept -->", re.S)
 SIGNED = re.compile(r"(?<![\w.])[+\-−]\d+\.\d+")
 
 
@@ -67,3 +69,8 @@ def untagged_contrasts(text: str) -> list[str]:
         for number, line in enumerate(text.splitlines(), start=1)
         if VERSUS.search(line) and SIGNED.search(line) and not TAG.search(line)
     ]
+
+
+def kept_blocks(text: str) -> list[tuple[str, str]]:
+    """``(path, quoted text)`` of every ``<!-- kept: PATH -->`` … ``<!-- /kept -->`` block of a document."""
+    return [(m["path"], m["text"]) for m in KEPT_BLOCK.finditer(text)]
