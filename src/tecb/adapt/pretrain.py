@@ -235,8 +235,8 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator):
 def _build(method: str, model_dir, params: dict, device: str):
     """Return ``(trainable module, step(texts, rng) -> loss, save(dir), generators)`` for a method, ``generators``
     the method's own random generators (whose states a resumed job restores). Texts are trained with
-    the base's default prompt in front (:func:`base_prompt`); a checkpoint keeps the base's sentence-transformers
-    files (:func:`copy_sentence_transformers_files`)."""
+    the base's default prompt in front (:func:`base_prompt`); ``save`` writes the weights and tokenizer only
+    (:meth:`_Training.save` adds the base's sentence-transformers files)."""
     prompt = base_prompt(model_dir)
     if method == "wwm":
         from transformers import AutoModelForMaskedLM, AutoTokenizer
@@ -254,7 +254,6 @@ def _build(method: str, model_dir, params: dict, device: str):
         def save(out):
             model.save_pretrained(out)
             tokenizer.save_pretrained(out)
-            copy_sentence_transformers_files(model_dir, out)
 
         return model, step, save, [collator.rng]
     if method == "tsdae":
@@ -275,7 +274,6 @@ def _build(method: str, model_dir, params: dict, device: str):
         def save(out):
             encoder.transformers_model.save_pretrained(out)
             encoder.tokenizer.save_pretrained(out)
-            copy_sentence_transformers_files(model_dir, out)
 
         return loss_fn, step, save, []
     raise ValueError(f"unknown pre-training method {method!r}; known: {', '.join(METHODS)}")
@@ -337,8 +335,8 @@ class _Training:
         import torch
         from transformers import get_constant_schedule_with_warmup
 
-        self.params, self.device = params, device
-        self.module, self.loss, self.save, self.generators = _build(method, model_dir, params, device)
+        self.params, self.device, self.model_dir = params, device, model_dir
+        self.module, self.loss, self._save, self.generators = _build(method, model_dir, params, device)
         if params.get("freeze_word_embeddings"):
             freeze_word_embeddings(self.module)
         trainable = [p for p in self.module.parameters() if p.requires_grad]
@@ -395,6 +393,12 @@ class _Training:
                 progress.update(done)
                 last = time.perf_counter()
         return float(np.mean(losses))
+
+    def save(self, out) -> None:
+        """The checkpoint: the method's weights and tokenizer, and the base's sentence-transformers files
+        (:func:`copy_sentence_transformers_files`), so that it is scored as the base is."""
+        self._save(out)
+        copy_sentence_transformers_files(self.model_dir, out)
 
     def state(self) -> dict:
         """Weights, optimizer, schedule, grad scaler and every random generator, for :func:`save_resume_state`."""
@@ -609,7 +613,7 @@ def _save_and_score(checkpoint_dir, save, meta: dict, *, last: bool, score) -> l
 
 
 def _save_checkpoint(save, folder, meta: dict) -> None:
-    """A plain Hugging Face checkpoint with its ``provenance.json``."""
+    """A Hugging Face checkpoint (with the base's sentence-transformers files) and its ``provenance.json``."""
     save(folder)
     io.write_json(meta, Path(folder) / "provenance.json")
 
