@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
@@ -125,6 +127,29 @@ def test_collator_masks_whole_words(tiny):
     assert masked.sum() > 0.5 * (batch["labels"] != -100).sum()
 
 
+def test_masked_lm_loss_is_the_models_own_loss_and_gradient(tiny):
+    """The head on the masked positions only gives the loss and gradients of the model's full forward pass."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    _, model_dir = tiny
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir)
+    batch = pretrain.WholeWordMaskCollator(tokenizer, probability=0.3, max_length=64, seed=3)(corpus()[0][:8])
+    assert 0 < int((batch["labels"] != -100).sum()) < batch["labels"].numel() // 2
+    grads = []
+    for loss_of in (lambda: model(**batch).loss, lambda: pretrain.masked_lm_loss(model, batch)):
+        model.zero_grad()
+        loss = loss_of()
+        loss.backward()
+        grads.append((float(loss), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (full, full_grads), (masked, masked_grads) = grads
+    assert masked == pytest.approx(full, rel=1e-6)
+    assert len(full_grads) == len(masked_grads)
+    for a, b in zip(full_grads, masked_grads):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+
+
 def test_delete_words_keeps_order_and_at_least_one():
     rng = np.random.default_rng(0)
     text = " ".join(f"w{i}" for i in range(200))
@@ -192,6 +217,19 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
         assert again == rows
         progress = [line for line in lines if line.startswith("epoch 1: ") and "texts/s" in line]
         assert progress and f"/{len(texts)} texts" in progress[0] and "ETA" in progress[0]
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_max_steps_ends_the_job_and_scores_its_epoch_as_the_last(tiny, tmp_path, method):
+    """A step budget: the job stops after max_steps optimizer steps, inside epoch 1 of (1, 2), and scores it."""
+    params = dict(PARAMS[method], max_steps=2)
+    lines = []
+    rows = pretrain.pretrain(job(tiny, method, tmp_path / "ckpt", params=params, device="cpu"), log=lines.append)
+    assert {(r["epoch"], r["optimizer_steps"]) for r in rows} == {(1, 2)}
+    assert sorted(r["split"] for r in rows) == [0, 1]
+    meta = json.loads((tmp_path / "ckpt" / "provenance.json").read_text())
+    assert meta["optimizer_steps"] == 2 and meta["params"]["max_steps"] == 2
+    assert any("max_steps 2 reached" in line for line in lines)
 
 
 def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds(tiny, tmp_path, monkeypatch):

@@ -62,7 +62,7 @@ rule adapt:
         "../../envs/pretrain.yaml"
     threads: ADAPT["threads"]
     resources:
-        gpu=1,
+        gpu=int(ADAPT["device"] != "cpu"),  # device cpu: no GPU asked, jobs run side by side
     params:
         names=adapt_train_datasets,
         sources=lambda wildcards: [

@@ -53,7 +53,7 @@ rule pretrain:
         "../../envs/pretrain.yaml"
     threads: PRETRAIN["threads"]
     resources:
-        gpu=1,
+        gpu=int(PRETRAIN["device"] != "cpu"),  # device cpu: no GPU asked, jobs run side by side
     params:
         method_params=lambda wildcards: {
             k: v
