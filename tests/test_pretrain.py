@@ -232,6 +232,22 @@ def test_max_steps_ends_the_job_and_scores_its_epoch_as_the_last(tiny, tmp_path,
     assert any("max_steps 2 reached" in line for line in lines)
 
 
+def test_a_job_trains_on_other_texts_and_scores_the_evaluated_ones(tiny, tmp_path):
+    """train_texts_path (pretrain.unlabelled): the steps come from the other texts, the scores from the dataset's."""
+    root, _ = tiny
+    other = tmp_path / "unlabelled.parquet"
+    io.write_texts([f"Buch {i} Roman Literatur" for i in range(9)], other, provenance={"what": "unlabelled"})
+    lines, params = [], dict(PARAMS["tsdae"], batch_size=3)
+    on_other = job(tiny, "tsdae", tmp_path / "a", eval_epochs=[1], params=params, train_texts_path=other)
+    rows = pretrain.pretrain(on_other, log=lines.append)
+    assert {r["optimizer_steps"] for r in rows} == {3}  # 9 texts / 3: the dataset's 24 would take 8 steps
+    assert sorted(r["split"] for r in rows) == [0, 1] and rows[0]["n_texts"] == 24
+    assert any("9 unlabelled texts" in line for line in lines)
+    assert json.loads((tmp_path / "a" / "provenance.json").read_text())["train_texts"] == str(other)
+    on_own = job(tiny, "tsdae", tmp_path / "b", eval_epochs=[1], params=params)
+    assert pretrain.job_fingerprint(on_own) != pretrain.job_fingerprint(on_other)
+
+
 def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds(tiny, tmp_path, monkeypatch):
     """The scratch checkpoint of an intermediate epoch is named like every temporary (tecb.io.TEMP_NAME): removed
     when its scoring fails, and, where a job is killed outright, by io.remove_orphans on the next run."""

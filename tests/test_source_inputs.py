@@ -593,3 +593,54 @@ def test_the_preflight_reads_a_custom_file_with_the_builds_layout_keys():
     from tecb import preflight
 
     assert preflight.CUSTOM_SETTINGS == tuple(f.name for f in dataclasses.fields(custom.Layout))
+
+
+def test_unlabelled_blurb_texts_are_the_unlabelled_books_never_the_evaluated(tmp_path):
+    """pretrain.unlabelled: the unlabelled file's titles (s2s) or title + blurb (p2p), duplicates and texts equal to
+    an evaluated text left out, a seeded sample kept in file order, the file named by its name and sha256."""
+    folder = _germeval_folder(tmp_path / "g")
+    extra = _book(400, "Sachbuch", "Natur", title="Titel 100", labelled=False)  # a dev book's title
+    extra += _book(401, "Sachbuch", "Natur", title="Titel 300", labelled=False)  # a repeated unlabelled title
+    with open(folder / "blurbs_test_nolabel.txt", "a", encoding="utf-8") as f:
+        f.write(extra)
+    evaluated = datasets.build_blurbs(folder, "s2s", seed=1).texts
+    assert "Titel 100" in evaluated
+    texts, prov = datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=None, seed=1)
+    assert texts == [f"Titel {i}" for i in range(300, 312)]
+    assert prov["books"] == 14 and prov["equal_to_an_evaluated_text"] == 1 and prov["distinct_texts"] == 12
+    assert [f["file"] for f in prov["files"]] == ["blurbs_test_nolabel.txt"]
+    p2p, _ = datasets.unlabelled_blurb_texts(folder, "p2p", evaluated=[], n_texts=None, seed=1)
+    assert p2p[0] == "Titel 300\nKlappentext Nummer 300 & mehr."
+    sample, prov = datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=5, seed=3)
+    again, _ = datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=5, seed=3)
+    assert sample == again and len(set(sample)) == 5 and prov["kept"] == 5
+    assert sample == [t for t in texts if t in sample]  # file order
+    assert sample != datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=5, seed=4)[0]
+    with pytest.raises(ValueError, match="n_texts 13 asked, 12 unlabelled texts available"):
+        datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=13, seed=1)
+    (folder / "blurbs_test_nolabel.txt").unlink()
+    with pytest.raises(ValueError, match="no unlabelled blurbs file"):
+        datasets.unlabelled_blurb_texts(folder, "s2s", evaluated=evaluated, n_texts=None, seed=1)
+
+
+def test_pretrain_unlabelled_names_a_dataset_without_unlabelled_books():
+    from tecb.configcheck import unlabelled_errors
+
+    config = {
+        "sources": {"germeval2019": {"path": "x"}, "tenkgnad": {"path": "y", "builder": "10kgnad_csv"}},
+        "datasets": {
+            "BlurbsClusteringS2S": {"source": "germeval2019", "text": "s2s"},
+            "TenKGnadClusteringP2P": {"source": "tenkgnad", "text": "p2p"},
+        },
+        "pretrain": {"datasets": None, "unlabelled": {"BlurbsClusteringS2S": {"n_texts": 3}}},
+    }
+    assert unlabelled_errors(config) == []
+    config["pretrain"]["unlabelled"] = {"TenKGnadClusteringP2P": {}, "Nope": {}}
+    assert unlabelled_errors(config) == [
+        "pretrain.unlabelled.TenKGnadClusteringP2P: only datasets built from GermEval 2019 blurbs have unlabelled books",
+        "pretrain.unlabelled.Nope: not a key of `datasets`",
+    ]
+    config["pretrain"] = {"datasets": ["TenKGnadClusteringP2P"], "unlabelled": {"BlurbsClusteringS2S": {}}}
+    assert unlabelled_errors(config) == [
+        "pretrain.unlabelled.BlurbsClusteringS2S: not in pretrain.datasets (TenKGnadClusteringP2P)"
+    ]

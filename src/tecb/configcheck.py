@@ -448,10 +448,35 @@ def cross_key_errors(config: dict) -> list[str]:
         if isinstance(seeds, list) and len(set(map(str, seeds))) != len(seeds):
             twice = sorted({str(s) for s in seeds if seeds.count(s) > 1})
             out.append(f"{section}.seeds: {', '.join(twice)} listed twice; remove the repeats")
+    out += unlabelled_errors(config)
     for section, key in FOLDER_KEYS:
         path = (config.get(section) or {}).get(key)
         if isinstance(path, str) and path and os.path.exists(path) and not os.path.isdir(path):
             out.append(f"{section}.{key}: names an existing file, not a folder; name a folder (tecb creates it)")
+    return out
+
+
+def unlabelled_errors(config: dict) -> list[str]:
+    """``pretrain.unlabelled`` names datasets that pre-training runs and that are built from GermEval 2019 blurbs
+    (the one source with an unlabelled file)."""
+    from tecb.data.datasets import builder_of
+
+    pretrain, datasets = config.get("pretrain") or {}, config.get("datasets") or {}
+    trained = pretrain.get("datasets") or list(datasets)
+    out = []
+    for name in pretrain.get("unlabelled") or {}:
+        dataset = datasets.get(name)
+        if not isinstance(dataset, dict):
+            out.append(f"pretrain.unlabelled.{name}: not a key of `datasets`")
+        elif name not in trained:
+            out.append(f"pretrain.unlabelled.{name}: not in pretrain.datasets ({', '.join(trained)})")
+        elif (
+            builder_of(dataset.get("source"), (config.get("sources") or {}).get(dataset.get("source")), dataset)
+            != "germeval2019"
+        ):
+            out.append(
+                f"pretrain.unlabelled.{name}: only datasets built from GermEval 2019 blurbs have unlabelled books"
+            )
     return out
 
 

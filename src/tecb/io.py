@@ -361,6 +361,16 @@ def write_dataset(
     return texts_table, splits_table
 
 
+def write_texts(texts: list[str], path, *, provenance: dict) -> None:
+    """Atomically write texts without splits in the ``texts.parquet`` contract (e.g. unlabelled texts to train on),
+    ``provenance`` in the schema metadata under ``tecb``."""
+    table = pa.table(
+        {"text_id": pa.array(np.arange(len(texts), dtype=np.int32)), "text": pa.array(texts, pa.string())},
+        schema=TEXTS_SCHEMA,
+    )
+    write_table(table.replace_schema_metadata(tecb_metadata(provenance, ensure_ascii=False)), path)
+
+
 def read_dataset(texts_path, splits_path) -> tuple[pa.Table, pa.Table]:
     """A dataset's two tables; an unreadable file is a :class:`ContractError` naming it (delete it and re-run)."""
     return _read_parquet(texts_path, "dataset texts"), read_splits(splits_path)

@@ -32,6 +32,7 @@ rule pretrain:
         texts=texts_path("{dataset}"),
         splits=splits_path("{dataset}"),
         model=pretrain_model_dir,
+        train_texts=pretrain_train_texts,
     output:
         scores=pretrain_score_path("{model}", "{method}", "{dataset}", "{seed}"),
         checkpoint=directory(
@@ -68,6 +69,27 @@ rule pretrain:
         resume_every=PRETRAIN["resume_every"],
     script:
         "../scripts/pretrain.py"
+
+
+rule pretrain_unlabelled_texts:
+    """The unlabelled books of a dataset's source (pretrain.unlabelled), to train on books never evaluated."""
+    input:
+        source=dataset_source,
+        evaluated=texts_path("{dataset}"),
+    output:
+        texts=pretrain_unlabelled_path("{dataset}"),
+    log:
+        log_path("pretrain", "unlabelled", "{dataset}.log"),
+    wildcard_constraints:
+        dataset=alternatives(PT_DATASETS),
+    conda:
+        "../../envs/datasets.yaml"
+    params:
+        variant=lambda wildcards: config["datasets"][wildcards.dataset]["text"],
+        n_texts=lambda wildcards: PRETRAIN["unlabelled"][wildcards.dataset]["n_texts"],
+        seed=SEED,
+    script:
+        "../scripts/pretrain_unlabelled.py"
 
 
 rule pretrain_report:

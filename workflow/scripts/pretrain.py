@@ -27,5 +27,6 @@ job = PretrainJob(
     # beside the checkpoint folder, not an output: a killed job started again continues from it
     resume_path=snakemake.output.checkpoint + ".resume.pt",
     resume_every=snakemake.params.resume_every,
+    train_texts_path=snakemake.input.train_texts or None,  # none: the dataset's own texts
 )
 run(job, snakemake.output.scores, log=log, timings_path=snakemake.output.timings)

@@ -309,7 +309,11 @@ class PretrainJob:
     ``resume_path``: where the job keeps its training state (weights, optimizer, schedule, every random
     generator, the epoch's batch order and position) every ``resume_every`` optimizer steps; a job started again
     after being killed continues from it and ends with the same bytes as one that ran through (None: no state
-    kept). The file is removed when the job ends."""
+    kept). The file is removed when the job ends.
+
+    ``train_texts_path``: texts to train on instead of ``texts_path``'s (None: the evaluated texts themselves,
+    transductively, as the paper); e.g. unlabelled books the benchmark never evaluates
+    (:func:`tecb.data.datasets.unlabelled_blurb_texts`). The evaluation always encodes ``texts_path``'s."""
 
     model_dir: str | Path
     texts_path: str | Path
@@ -326,6 +330,7 @@ class PretrainJob:
     progress_every: float = 60.0
     resume_path: str | Path | None = None
     resume_every: int = 50
+    train_texts_path: str | Path | None = None
 
 
 def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
@@ -471,6 +476,7 @@ def job_fingerprint(job: PretrainJob) -> str:
     fields = {
         "model_dir": str(job.model_dir),
         "texts": io.file_sha256(job.texts_path),
+        **({"train_texts": io.file_sha256(job.train_texts_path)} if job.train_texts_path else {}),
         "method": job.method,
         "params": job.params,
         "eval_epochs": sorted(job.eval_epochs),
@@ -536,12 +542,13 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
     eval_epochs = _eval_epochs(job.eval_epochs)
     device = resolve_device(job.device)
     texts = read_texts(job.texts_path)
+    train = read_texts(job.train_texts_path) if job.train_texts_path else texts
     splits = list(io.iter_splits(pq.read_table(job.splits_path)))
     params = dict(job.params, seed=job.seed)
     rng = np.random.default_rng(job.seed)
-    training = _Training(job.method, job.model_dir, params, device, len(texts), eval_epochs[-1])
+    training = _Training(job.method, job.model_dir, params, device, len(train), eval_epochs[-1])
     log(
-        f"{job.method}: {len(texts)} texts, batch {training.batch_size} x {training.accum}, "
+        f"{job.method}: {len(train)} {'unlabelled ' if job.train_texts_path else ''}texts, batch {training.batch_size} x {training.accum}, "
         f"{training.steps_per_epoch} optimizer steps/epoch, {eval_epochs[-1]} epochs, warmup {training.warmup} "
         f"steps, device {device}, autocast {training.amp_dtype}"
     )
@@ -557,7 +564,7 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
                 save_resume_state(job.resume_path, fingerprint, training, position)
 
         train_loss = training.epoch(
-            texts, rng, f"epoch {epoch}: ", job.progress_every, log, resume=resume, on_step=on_step
+            train, rng, f"epoch {epoch}: ", job.progress_every, log, resume=resume, on_step=on_step
         )
         resume = None
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {training.steps} optimizer steps")
@@ -626,6 +633,7 @@ def _provenance(job: PretrainJob, epoch: int, training: _Training, params: dict,
         "autocast": training.amp_dtype,
         "texts": str(job.texts_path),
         "n_texts": n_texts,
+        **({"train_texts": str(job.train_texts_path)} if job.train_texts_path else {}),
         "versions": library_versions(),
     }
 

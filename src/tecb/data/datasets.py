@@ -211,6 +211,43 @@ def build_blurbs(
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)
 
 
+def unlabelled_blurb_texts(path, variant: str, *, evaluated: list[str], n_texts: int | None, seed: int):
+    """Texts of the GermEval source's *unlabelled* books (files without ``<categories>``, e.g.
+    ``blurbs_test_nolabel.txt``) for unsupervised training on books the benchmark never evaluates: titles (s2s)
+    or title and blurb (p2p), as :func:`build_blurbs` writes them, in file order, duplicates and any text equal to
+    one of ``evaluated`` dropped; ``n_texts`` (None: all) of them drawn by ``seed``, kept in file order.
+    Returns ``(texts, provenance)``; no unlabelled book is an error naming the source."""
+    _check_raw_inputs(path, variant, "germeval2019")
+    source = germeval.read_blurbs_source(path)
+    if not source.unlabelled:
+        raise ValueError(f"{path}: no unlabelled blurbs file (a blurbs_*.txt whose books carry no <categories>)")
+    evaluated = set(evaluated)
+    seen, held_out, texts = set(evaluated), 0, []
+    for book in source.unlabelled:
+        text = book.title if variant == "s2s" else f"{book.title}\n{book.body}"
+        if not text.strip() or text in seen:
+            held_out += text in evaluated
+            continue
+        seen.add(text)
+        texts.append(text)
+    available = len(texts)
+    if n_texts is not None:
+        if n_texts > available:
+            raise ValueError(f"{path}: n_texts {n_texts} asked, {available} unlabelled texts available")
+        keep = np.sort(np.random.default_rng(seed).choice(available, size=n_texts, replace=False))
+        texts = [texts[i] for i in keep]
+    provenance = {
+        "files": [{"file": f.short or Path(f.name).name, "sha256": f.sha256} for f in source.files if not f.labelled],
+        "books": len(source.unlabelled),
+        "equal_to_an_evaluated_text": held_out,
+        "distinct_texts": available,
+        "kept": len(texts),
+        "seed": seed,
+        "variant": variant,
+    }
+    return texts, provenance
+
+
 def _raw_provenance(source: str, files: list, records: int, what: str) -> dict:
     """The provenance of a dataset built from raw files: the ``files`` and the ``records`` read (``what``: their
     name), whether that is the whole source (:data:`FULL_SOURCE`) and, if not, why."""

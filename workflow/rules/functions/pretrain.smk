@@ -35,6 +35,17 @@ def pretrain_outputs():
     return outs
 
 
+def pretrain_unlabelled_path(dataset):
+    return pretrain_path("unlabelled", f"{dataset}.parquet")
+
+
+def pretrain_train_texts(wildcards):
+    """The texts a pretrain job trains on when not its dataset's own: the source's unlabelled books."""
+    if wildcards.dataset in PRETRAIN["unlabelled"]:
+        return pretrain_unlabelled_path(wildcards.dataset)
+    return []
+
+
 def pretrain_model_dir(wildcards):
     """The model directory a pretrain job starts from (model_spec's path)."""
     return model_spec(wildcards.model)["path"]

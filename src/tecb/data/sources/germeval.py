@@ -146,11 +146,13 @@ class BlurbsFile:
 
 @dataclass
 class BlurbsSource:
-    """All books of the labelled files (in file order), every file read, and the archive's own hash."""
+    """All books of the labelled files (in file order), every file read, the archive's own hash, and the books of
+    the unlabelled files (e.g. ``blurbs_test_nolabel.txt``: never in a dataset; texts for unsupervised training)."""
 
     books: list[Book]
     files: list[BlurbsFile]
     archive_sha256: str | None = None
+    unlabelled: list[Book] = field(default_factory=list)
 
     def report(self) -> str:
         lines = []
@@ -176,15 +178,14 @@ def _file_order(name: str) -> tuple[int, str]:
     return (BLURB_FILES.index(base) if base in BLURB_FILES else len(BLURB_FILES), base)
 
 
-def _parse_file(data: bytes, where: str, files: list[BlurbsFile], books: list[Book], short: str) -> None:
+def _parse_file(data: bytes, where: str, files: list[BlurbsFile], books: list[Book], short: str, unlabelled) -> None:
     digest = sha256_bytes(data)
     if where.lower().endswith(".gz"):
         data = gunzip(data, where)
     parsed = parse_blurbs(decode(data, where), where)
     labelled = any(b.categories for b in parsed)
     files.append(BlurbsFile(where, digest, len(parsed), labelled, short))
-    if labelled:
-        books += parsed
+    (books if labelled else unlabelled).extend(parsed)
 
 
 def read_blurbs_source(path: str | Path) -> BlurbsSource:
@@ -196,6 +197,7 @@ def read_blurbs_source(path: str | Path) -> BlurbsSource:
     path = Path(path)
     books: list[Book] = []
     files: list[BlurbsFile] = []
+    unlabelled: list[Book] = []
     archive = None
     if not path.exists():
         raise SourceFileError(f"{path}: no such file or folder")
@@ -210,7 +212,7 @@ def read_blurbs_source(path: str | Path) -> BlurbsSource:
                 raise SourceFileError(f"{path}: both {stems[stem]} and {p.name} hold {stem}; keep only one")
             stems[stem] = p.name
         for p in found:
-            _parse_file(p.read_bytes(), str(p), files, books, p.name)
+            _parse_file(p.read_bytes(), str(p), files, books, p.name, unlabelled)
     elif path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
         archive = file_sha256(path)
         try:
@@ -219,12 +221,12 @@ def read_blurbs_source(path: str | Path) -> BlurbsSource:
                 if not found:
                     raise SourceFileError(f"no blurbs file found in {path} (expected blurbs_*.txt members)")
                 for name in found:
-                    _parse_file(zf.read(name), f"{path}:{name}", files, books, f"{path.name}:{name}")
+                    _parse_file(zf.read(name), f"{path}:{name}", files, books, f"{path.name}:{name}", unlabelled)
         except (zipfile.BadZipFile, EOFError, zlib.error) as err:
             raise SourceFileError(f"{path}: truncated or corrupt zip file ({err}); {REDOWNLOAD}") from None
     else:
-        _parse_file(path.read_bytes(), str(path), files, books, path.name)
-    return BlurbsSource(books, files, archive)
+        _parse_file(path.read_bytes(), str(path), files, books, path.name, unlabelled)
+    return BlurbsSource(books, files, archive, unlabelled)
 
 
 def read_blurbs(path: str | Path) -> list[Book]:
