@@ -204,6 +204,10 @@ def demo_run_config(workdir: Path) -> dict:
     return yaml.safe_load((workdir / "config" / "demo.yaml").read_text())
 
 
+#: What the demo fixture's run printed (stdout and stderr), by its directory: for tests of the terminal output.
+DEMO_RUN_OUTPUT: dict[Path, str] = {}
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
     """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session in a fresh copy of the
@@ -212,7 +216,8 @@ def demo_run(tmp_path_factory) -> Path:
     workdir = copy_project(tmp_path_factory.mktemp("demo"))
     shrink_demo_config(workdir)
     _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
-    run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
+    proc = run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
+    DEMO_RUN_OUTPUT[workdir] = proc.stdout
     return workdir
 
 

@@ -16,6 +16,7 @@ LAYERS = {
     "config": 0,
     "runlog": 0,
     "unlock": 0,
+    "progress": 0,
     "data": 1,
     "embed": 2,
     "cluster": 3,
