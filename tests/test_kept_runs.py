@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from conftest import ROOT
 
@@ -50,5 +52,19 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
         "tables/table2.csv",
         "tables/table2.md",
     ]
-    with pytest.raises(FileNotFoundError, match="no tables/ to keep"):
+    (results / "pretrain" / "minilm").mkdir(parents=True)
+    (results / "pretrain" / "table5.md").write_text("| m | 2 |\n")
+    (results / "pretrain" / "minilm" / "seed1.parquet").write_bytes(b"PAR1")  # not kept: the per-job scores
+    (results / "timings" / "pretrain" / "minilm" / "tsdae").mkdir(parents=True)
+    (results / "timings" / "pretrain" / "minilm" / "tsdae" / "seed1.json").write_text("{}")
+    shutil.rmtree(results / "tables")
+    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+        "config/c.yaml",
+        "pretrain/table5.md",
+        "provenance.json",
+        "scores.parquet",
+        "timings/pretrain/minilm/tsdae/seed1.json",
+    ]
+    with pytest.raises(FileNotFoundError, match="no tables/ or pretrain/ tables to keep"):
         kept.keep_run(tmp_path / "empty", tmp_path / "runs" / "e", configs=[])

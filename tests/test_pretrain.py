@@ -336,6 +336,23 @@ def _fake_scores(tmp_path):
     return paths, base
 
 
+def test_training_note_gives_each_jobs_steps_and_the_unlabelled_datasets():
+    rows = [
+        {"model": "m", "method": method, "dataset": d, "seed": seed, "epoch": e, "optimizer_steps": steps * e}
+        | ({"unlabelled_texts": 9} if d == "B" else {})
+        for method, steps in (("tsdae", 10), ("wwm", 3))
+        for d in ("A", "B")
+        for seed in (1, 2)
+        for e in (1, 2)
+    ]
+    rows[-1]["optimizer_steps"] = 5  # a job cut by max_steps
+    assert pretrain_tables.training_note(pd.DataFrame(rows)) == (
+        "Optimizer steps per job: tsdae on A 20; tsdae on B 20; wwm on A 6; wwm on B 5/6. B: every job trained on 9 "
+        "texts of its source's unlabelled books (pretrain.unlabelled), never on the evaluated texts."
+    )
+    assert "unlabelled" not in pretrain_tables.training_note(pd.DataFrame(rows).drop(columns="unlabelled_texts"))
+
+
 def test_table5_and_figure(tmp_path):
     from tecb.report.stats import Statistics
 

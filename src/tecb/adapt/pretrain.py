@@ -576,7 +576,11 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
         last = epoch == eval_epochs[-1] or training.exhausted
         scored = _evaluate(job, epoch, training, last=last, data=(texts, splits), log=log)
-        rows.extend({"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **r} for r in scored)
+        # trained on other texts (pretrain.unlabelled): how many, in every row; the dataset's own: no such column
+        other = {"unlabelled_texts": len(train)} if job.train_texts_path else {}
+        rows.extend(
+            {"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **other, **r} for r in scored
+        )
         evaluating += time.perf_counter() - eval_started
         if timings is not None:
             eval_seconds = round(time.perf_counter() - eval_started, 3)

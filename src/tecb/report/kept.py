@@ -18,7 +18,20 @@ from pathlib import Path
 from tecb.io import atomic_dir, write_json
 
 #: what a kept run holds, relative to the run's results folder
-KEPT_PATTERNS = ("tables/*.md", "tables/*.csv", "tables/*.tex", "scores.parquet", "chance/*.parquet")
+KEPT_PATTERNS = (
+    "tables/*.md",
+    "tables/*.csv",
+    "tables/*.tex",
+    "scores.parquet",
+    "chance/*.parquet",
+    # pre-training (Table 5): its tables, long scores, figure and each job's measured time
+    "pretrain/*.md",
+    "pretrain/*.csv",
+    "pretrain/*.tex",
+    "pretrain/scores.parquet",
+    "pretrain/figure2.png",
+    "timings/pretrain/**/*.json",
+)
 
 
 def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
@@ -26,8 +39,8 @@ def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]
     ``provenance.json`` (the commit, whether the work tree had changes, the configs' names)."""
     results, dest = Path(results), Path(dest)
     files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
-    if not any(p.parent.name == "tables" for p in files):
-        raise FileNotFoundError(f"{results}: no tables/ to keep (is the run finished?)")
+    if not any(p.parent.name in ("tables", "pretrain") and p.suffix == ".md" for p in files):
+        raise FileNotFoundError(f"{results}: no tables/ or pretrain/ tables to keep (is the run finished?)")
     with atomic_dir(dest) as tmp:
         for path in files:
             target = Path(tmp) / path.relative_to(results)

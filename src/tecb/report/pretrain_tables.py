@@ -29,6 +29,25 @@ def collect(paths, keys) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def training_note(long: pd.DataFrame) -> str:
+    """What each job trained: its optimizer steps (at its last scored epoch) per method and dataset, and the
+    datasets whose jobs trained on unlabelled texts of their source (``unlabelled_texts``) instead of their own."""
+    last = long[long.epoch == long.groupby(["model", "method", "dataset", "seed"]).epoch.transform("max")]
+    steps = [
+        f"{method} on {dataset} {'/'.join(str(int(n)) for n in sorted(set(g.optimizer_steps)))}"
+        for (method, dataset), g in last.groupby(["method", "dataset"], sort=False)
+    ]
+    note = "Optimizer steps per job: " + "; ".join(steps) + "."
+    if "unlabelled_texts" in last:
+        for dataset, g in last[last.unlabelled_texts.notna()].groupby("dataset", sort=False):
+            n = "/".join(str(int(v)) for v in sorted(set(g.unlabelled_texts)))
+            note += (
+                f" {dataset}: every job trained on {n} texts of its source's unlabelled books (pretrain.unlabelled),"
+                " never on the evaluated texts."
+            )
+    return note
+
+
 def per_seed(long: pd.DataFrame) -> pd.DataFrame:
     """Mean V-measure x 100 over splits per (model, method, dataset, seed, epoch)."""
     keys = ["model", "method", "dataset", "seed", "epoch"]
@@ -280,7 +299,7 @@ def render(
 
     datasets = list(dict.fromkeys(summ.dataset))
     status = comparability_line(not_comparable, datasets) if not_comparable is not None else ""
-    suffix, notes = None, [status] if status else []
+    suffix, notes = None, ([status] if status else []) + ([training_note(long)] if "optimizer_steps" in long else [])
     if statistics is not None:
         deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics)
         suffix = delta_marks(t5, deltas, statistics, model_names)
