@@ -14,7 +14,7 @@ from helpers import job_counts
 from tecb import io
 from tecb.adapt import pretrain
 from tecb.embed.tiny_bert import create_tiny_bert
-from tecb.report import pretrain_tables
+from tecb.report import pretrain_tables, stats
 
 WORDS = [
     "Fußballweltmeisterschaft",
@@ -380,6 +380,12 @@ def test_table5_and_figure(tmp_path):
         statistics=Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=500, seed=42),
     )
     assert "delta [low, high]: 95% interval" in (out / "table5.md").read_text()
+    # the noise floor: each (model, method)'s seed means at its last epoch, pooled per dataset
+    long = pd.read_parquet(out / "scores.parquet")
+    last = long[long.epoch == 10].groupby(["method", "dataset", "seed"]).v_measure.mean().mul(100).reset_index()
+    floor = stats.noise_floor(last.rename(columns={"method": "arm", "v_measure": "score"}), alpha=0.05)
+    s2s = floor.set_index("dataset").loc["BlurbsClusteringS2S"]
+    assert f"seed SD {s2s.sd_seeds:.2f}, Δ ≥ {s2s.vs_base:.2f} against the base" in (out / "table5.md").read_text()
     written = sorted(p.name for p in out.iterdir())
     assert written == sorted(
         ["scores.parquet", "figure2.png"]

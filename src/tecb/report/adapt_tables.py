@@ -437,6 +437,12 @@ def noise_floor_note(long: pd.DataFrame, meta: dict, alpha: float = 0.05, power:
         for key, (_, per_seed) in _final_scores(long, meta).items()
         for seed in per_seed.columns
     ]
+    return noise_floor_text(rows, alpha=alpha, power=power)
+
+
+def noise_floor_text(rows: list[dict], *, alpha: float, power: float) -> str:
+    """The noise-floor note of Tables 5 and 6 from per-seed ``rows`` (arm, dataset, seed, score); empty where no
+    arm has two seeds."""
     if not rows:
         return ""
     floor = stats.noise_floor(pd.DataFrame(rows), alpha=alpha, power=power).dropna(subset=["vs_base"])

@@ -48,6 +48,19 @@ def training_note(long: pd.DataFrame) -> str:
     return note
 
 
+def noise_floor_note(long: pd.DataFrame, *, alpha: float, power: float = 0.8) -> str:
+    """Table 5's noise floor: the smallest Δ its training seeds can detect per dataset, from each (model, method)
+    arm's per-seed mean over splits at the job's last scored epoch (:func:`tecb.report.adapt_tables.noise_floor_text`)."""
+    from tecb.report.adapt_tables import noise_floor_text
+
+    seeds = per_seed(long)
+    seeds = seeds[seeds.epoch == seeds.groupby(["model", "method", "dataset", "seed"]).epoch.transform("max")]
+    rows = [
+        {"arm": (r.model, r.method), "dataset": r.dataset, "seed": r.seed, "score": r.score} for r in seeds.itertuples()
+    ]
+    return noise_floor_text(rows, alpha=alpha, power=power)
+
+
 def per_seed(long: pd.DataFrame) -> pd.DataFrame:
     """Mean V-measure x 100 over splits per (model, method, dataset, seed, epoch)."""
     keys = ["model", "method", "dataset", "seed", "epoch"]
@@ -309,6 +322,7 @@ def render(
             "from one pool) and the seeds; *: its two-sided test from the same resamples is significant after "
             f"Holm over the table's cells (α = {statistics.alpha:g}). SD: over seeds; 1 seed: not estimated."
         )
+        notes += [n for n in [noise_floor_note(long, alpha=statistics.alpha)] if n]
     write_formats(
         t5,
         outputs["table5"],
