@@ -57,40 +57,16 @@ def time_steps(method: str, model_dir: Path, params: dict, texts: list[str], *, 
     return seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default="results/real", help="a real run's results folder (its datasets/)")
-    parser.add_argument("--config", default="config/real-study.yaml")
-    parser.add_argument("--models", default="resources/real/models")
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", default="benchmarks/training_calibration.md")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    config = layered_config(ROOT, ROOT, ["config/real.yaml", args.config])
-    study = validated_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")["pretrain"]
-    folders = {"e5-small-trainable": "multilingual-e5-small", "minilm": "all-MiniLM-L6-v2"}
-    rows = []
-    for dataset in study["datasets"]:
-        texts = read_texts(Path(args.run) / "datasets" / dataset / "texts.parquet")
-        for model in study["models"]:
-            for method, params in study["methods"].items():
-                params = {k: v for k, v in params.items() if k not in ("epochs", "budget", "table_epochs")}
-                seconds = time_steps(
-                    method, Path(args.models) / folders[model], params, texts, steps=args.steps, seed=0
-                )
-                per_step = statistics.median(seconds)
-                size = int(params["batch_size"]) * int(params.get("grad_accum", 1))
-                steps_per_epoch = -(-len(texts) // size)
-                rows.append((dataset, len(texts), model, method, size, per_step, steps_per_epoch))
-                print(rows[-1], flush=True)
+def write(rows: list[tuple], args) -> None:
+    """The table of the rows measured so far (written after each, so a stopped calibration keeps them)."""
     lines = [
         "# Training calibration: seconds per optimizer step on real German text",
         "",
         f"Written by `benchmarks/training_calibration.py` on {datetime.date.today()} ({platform.machine()}, "
-        f"{os.cpu_count()} CPUs, torch {torch.__version__}, {args.threads} threads, `{args.config}`'s settings "
-        f"incl. `max_length` and `freeze_word_embeddings`): median of {args.steps} timed steps after one warm-up, "
-        "batches drawn from the dataset's own texts. One epoch = every text once.",
+        f"{os.cpu_count()} CPUs, torch {torch.__version__}, {args.threads} thread(s), the settings of "
+        f"`{args.config}` incl. `max_length` and `freeze_word_embeddings`): median of {args.steps} timed steps after "
+        "one warm-up, batches drawn from the dataset's own texts. One epoch = every text once. "
+        f"{args.conditions}",
         "",
         "| dataset | texts | model | method | texts/step | s/step | texts/s | one epoch (min) |",
         "|---|---:|---|---|---:|---:|---:|---:|",
@@ -101,6 +77,38 @@ def main() -> None:
             f"{steps_per_epoch * per_step / 60:.1f} |"
         )
     Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", default="results/real", help="a real run's results folder (its datasets/)")
+    parser.add_argument("--config", default="config/real-study.yaml")
+    parser.add_argument("--models", default="resources/real/models")
+    parser.add_argument("--datasets", nargs="*", help="default: the study's")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--conditions", default="", help="what else ran on the machine, said in the table")
+    parser.add_argument("--out", default="benchmarks/training_calibration.md")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    config = layered_config(ROOT, ROOT, ["config/real.yaml", args.config])
+    study = validated_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")["pretrain"]
+    folders = {"e5-small-trainable": "multilingual-e5-small", "minilm": "all-MiniLM-L6-v2"}
+    rows = []
+    for dataset in args.datasets or study["datasets"]:
+        texts = read_texts(Path(args.run) / "datasets" / dataset / "texts.parquet")
+        for model in study["models"]:
+            for method, params in study["methods"].items():
+                params = {k: v for k, v in params.items() if k not in ("epochs", "budget", "table_epochs")}
+                seconds = time_steps(
+                    method, Path(args.models) / folders[model], params, texts, steps=args.steps, seed=0
+                )
+                size = int(params["batch_size"]) * int(params.get("grad_accum", 1))
+                rows.append(
+                    (dataset, len(texts), model, method, size, statistics.median(seconds), -(-len(texts) // size))
+                )
+                print(rows[-1], flush=True)
+                write(rows, args)
     print(Path(args.out).read_text())
 
 
