@@ -1,0 +1,76 @@
+"""What the training study cost, from the times its jobs measured themselves (issue 42 item 5).
+
+Reads a kept study run's job timings (``runs/{run}/timings/pretrain/{model}/{method}/{dataset}/seed{seed}.json``,
+written by each pre-training job: training seconds without the scoring, scoring seconds, the job's total) and its
+Table 5 rows' optimizer steps (``pretrain/scores.parquet``), and writes per (model, method) the seconds per step,
+the job minutes and the sum, with the run's wall time when given (``--wall-minutes``, measured by ``date``
+around the run: the jobs ran side by side).
+
+    python benchmarks/study_time.py runs/real-study-s2s --out benchmarks/study_time.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def job_times(run: Path) -> pd.DataFrame:
+    """One row per job: model, method, dataset, seed, train/eval/total seconds and optimizer steps."""
+    steps = pd.read_parquet(run / "pretrain" / "scores.parquet")
+    steps = steps.groupby(["model", "method", "dataset", "seed"]).optimizer_steps.max()
+    rows = []
+    for path in sorted((run / "timings" / "pretrain").glob("*/*/*/seed*.json")):
+        model, method, dataset = path.parts[-4:-1]
+        timing = json.loads(path.read_text())
+        seed = int(timing["seed"])
+        rows.append(
+            {"model": model, "method": method, "dataset": dataset, "seed": seed}
+            | {"train_s": sum(e["train_seconds"] for e in timing["epochs"])}
+            | {"eval_s": sum(e["eval_seconds"] for e in timing["epochs"]), "total_s": timing["total_seconds"]}
+            | {"steps": int(steps[(model, method, dataset, seed)])}
+        )
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", help="kept study runs (runs/real-study-s2s ...)")
+    parser.add_argument("--wall-minutes", nargs="*", type=float, default=[], help="each run's wall time")
+    parser.add_argument("--out", default="benchmarks/study_time.md")
+    args = parser.parse_args()
+    lines = [
+        "# The training study's cost, measured by its jobs",
+        "",
+        "Written by `benchmarks/study_time.py` from each kept run's job timings (`timings/pretrain/`: training "
+        "without the scoring, the scoring of the checkpoint, the job's total) and Table 5's optimizer steps. "
+        "Jobs ran two at a time on 2 CPU cores, one thread each, beside other work on the machine.",
+    ]
+    for i, run in enumerate(map(Path, args.runs)):
+        jobs = job_times(run)
+        per = jobs.groupby(["model", "method", "dataset"]).agg(
+            jobs=("seed", "size"), steps=("steps", "median"), train_s=("train_s", "median"), total_s=("total_s", "sum")
+        )
+        lines += [
+            "",
+            f"## `{run}`",
+            "",
+            "| model | method | dataset | jobs | steps/job | s/step (median) | job-minutes |",
+        ]
+        lines.append("|---|---|---|---:|---:|---:|---:|")
+        for (model, method, dataset), r in per.iterrows():
+            lines.append(
+                f"| {model} | {method} | {dataset} | {r.jobs} | {int(r.steps)} | {r.train_s / r.steps:.2f} | "
+                f"{r.total_s / 60:.1f} |"
+            )
+        wall = f"; wall {args.wall_minutes[i]:.0f} min" if i < len(args.wall_minutes) else ""
+        lines += ["", f"Total: {len(jobs)} jobs, {jobs.total_s.sum() / 60:.0f} job-minutes{wall}."]
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print(Path(args.out).read_text())
+
+
+if __name__ == "__main__":
+    main()
