@@ -3,16 +3,17 @@
 Reads a kept study run's job timings (``runs/{run}/timings/pretrain/{model}/{method}/{dataset}/seed{seed}.json``,
 written by each pre-training job: training seconds without the scoring, scoring seconds, the job's total) and its
 Table 5 rows' optimizer steps (``pretrain/scores.parquet``), and writes per (model, method) the seconds per step,
-the job minutes and the sum, with the run's wall time when given (``--wall-minutes``, measured by ``date``
-around the run: the jobs ran side by side).
+the job minutes and the sum, with the run's wall time from its Snakemake log when given (``--logs``: the jobs ran side by side).
 
-    python benchmarks/study_time.py runs/real-study-s2s --out benchmarks/study_time.md
+    python benchmarks/study_time.py runs/real-study-s2s --logs .snakemake/log/...snakemake.log \
+        --out benchmarks/study_time.md
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -36,10 +37,16 @@ def job_times(run: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def elapsed_minutes(log) -> float:
+    """The run's wall time from Snakemake's log: its ``Elapsed time: H:MM:SS`` line."""
+    h, m, sec = re.search(r"Elapsed time: (\d+):(\d+):([\d.]+)", Path(log).read_text()).groups()
+    return int(h) * 60 + int(m) + float(sec) / 60
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="kept study runs (runs/real-study-s2s ...)")
-    parser.add_argument("--wall-minutes", nargs="*", type=float, default=[], help="each run's wall time")
+    parser.add_argument("--logs", nargs="*", default=[], help="each run's Snakemake log (its 'Elapsed time' line)")
     parser.add_argument("--out", default="benchmarks/study_time.md")
     args = parser.parse_args()
     lines = [
@@ -63,10 +70,10 @@ def main() -> None:
         lines.append("|---|---|---|---:|---:|---:|---:|")
         for (model, method, dataset), r in per.iterrows():
             lines.append(
-                f"| {model} | {method} | {dataset} | {r.jobs} | {int(r.steps)} | {r.train_s / r.steps:.2f} | "
+                f"| {model} | {method} | {dataset} | {int(r.jobs)} | {int(r.steps)} | {r.train_s / r.steps:.2f} | "
                 f"{r.total_s / 60:.1f} |"
             )
-        wall = f"; wall {args.wall_minutes[i]:.0f} min" if i < len(args.wall_minutes) else ""
+        wall = f"; wall {elapsed_minutes(args.logs[i]):.0f} min (Snakemake)" if i < len(args.logs) else ""
         lines += ["", f"Total: {len(jobs)} jobs, {jobs.total_s.sum() / 60:.0f} job-minutes{wall}."]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(Path(args.out).read_text())
