@@ -56,6 +56,7 @@ def main() -> None:
         "without the scoring, the scoring of the checkpoint, the job's total) and Table 5's optimizer steps. "
         "Jobs ran two at a time on 2 CPU cores, one thread each, beside other work on the machine.",
     ]
+    totals = []
     for i, run in enumerate(map(Path, args.runs)):
         jobs = job_times(run)
         per = jobs.groupby(["model", "method", "dataset"]).agg(
@@ -73,9 +74,13 @@ def main() -> None:
                 f"| {model} | {method} | {dataset} | {int(r.jobs)} | {int(r.steps)} | {r.train_s / r.steps:.2f} | "
                 f"{r.total_s / 60:.1f} |"
             )
-        wall = f"; wall {elapsed_minutes(args.logs[i]):.0f} min (Snakemake)" if i < len(args.logs) else ""
+        minutes = round(elapsed_minutes(args.logs[i])) if i < len(args.logs) else None
+        wall = f"; wall {minutes} min (Snakemake)" if minutes is not None else ""
         lines += ["", f"Total: {len(jobs)} jobs, {jobs.total_s.sum() / 60:.0f} job-minutes{wall}."]
+        totals.append({"run": str(run), "jobs": len(jobs), "job_minutes": round(jobs.total_s.sum() / 60)})
+        totals[-1]["wall_minutes"] = minutes
     Path(args.out).write_text("\n".join(lines) + "\n")
+    pd.DataFrame(totals).to_csv(Path(args.out).with_suffix(".csv"), index=False)  # for tagged quotes (README)
     print(Path(args.out).read_text())
 
 

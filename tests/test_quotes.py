@@ -55,12 +55,12 @@ def test_the_docs_quote_no_contrast_by_hand():
 
 
 def test_the_docs_quote_the_generated_files_kept_in_the_repository():
-    """Tagged quotes of files other than the real run's (e.g. benchmarks/coverage.csv in docs/statistics.md):
-    always checked; docs/statistics.md quotes the coverage simulation."""
+    """Tagged quotes of files other than the real run's (e.g. benchmarks/coverage.csv in docs/statistics.md, the
+    kept study runs): always checked; docs/statistics.md quotes the coverage simulation."""
     texts = {p.name: p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]}
     kept = {
         name: "\n".join(
-            line if not any(t.group(1).startswith("runs/") for t in TAG.finditer(line)) else ""
+            line if not any(t.group(1).startswith("runs/real/") for t in TAG.finditer(line)) else ""
             for line in text.splitlines()
         )
         for name, text in texts.items()
@@ -79,3 +79,11 @@ def test_the_readme_and_docs_quote_the_real_runs_contrasts():
     problems = {name: check_quotes(text, ROOT) for name, text in texts.items()}
     problems["README.md"] += untagged_contrasts(texts["README.md"])
     assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_a_tag_may_name_a_row_that_repeats(tmp_path):
+    (tmp_path / "p.csv").write_text("model,method,delta\nGBERT,TSDAE,+3.10\nGBERT,WWM,+4.44\n")
+    assert check_quotes("GBERT: TSDAE +3.10, WWM +4.44 <!-- quote: p.csv GBERT -->", tmp_path) == []
+    assert check_quotes("GBERT: +3.11 <!-- quote: p.csv GBERT -->", tmp_path) == [
+        "line 1: +3.11 is not in p.csv row 'GBERT'"
+    ]

@@ -52,7 +52,8 @@ def check_quotes(text: str, root) -> list[str]:
             if row not in table.index:
                 problems.append(f"line {number}: {path} has no row {row!r}")
                 continue
-            held = [float(v) for v in pd.to_numeric(table.loc[row], errors="coerce").dropna()]
+            cells = table.loc[[row]].stack()  # every row of that name (a name may repeat, e.g. one per method)
+            held = [float(v) for v in pd.to_numeric(cells, errors="coerce").dropna()]
             held += [_value(v) for v in NUMBER.findall(row)]  # the row's own name may be quoted
             prose = TAG.sub("", line)
             for quoted in NUMBER.findall(prose):
