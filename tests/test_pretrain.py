@@ -142,7 +142,7 @@ def test_masked_lm_loss_is_the_models_own_loss_and_gradient(tiny):
         model.zero_grad()
         loss = loss_of()
         loss.backward()
-        grads.append((float(loss), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+        grads.append((float(loss.detach()), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
     (full, full_grads), (masked, masked_grads) = grads
     assert masked == pytest.approx(full, rel=1e-6)
     assert len(full_grads) == len(masked_grads)
