@@ -65,11 +65,11 @@ def gpu_work(work):
 
 
 def test_the_gpu_overlay_plans_the_papers_grid_on_the_cut_model(gpu_work):
-    """One model x TSDAE and WWM x three datasets x three seeds, each job asking for the GPU, at 512 tokens with
+    """One model x TSDAE and WWM x three datasets x three seeds, on CUDA, at 512 tokens with
     the word embeddings trained and WWM's 30 epochs."""
     out = run_snakemake(gpu_work, "pretrain_report", "--configfile", *GPU, "-n").stdout
     counts = job_counts(out)
-    assert counts["pretrain"] == 2 * 3 * 3 and counts["pretrain_report"] == 1 and counts["embed"] == 1
+    assert counts["pretrain"] == 2 * 3 * 3 and counts["pretrain_report"] == 1
     from tecb.config import load_yaml, overlay_config
 
     merged = overlay_config(load_yaml(ROOT / "config" / "config.yaml"), *(load_yaml(ROOT / f) for f in GPU))
