@@ -356,7 +356,7 @@ class _Training:
         import torch
         from transformers import get_constant_schedule_with_warmup
 
-        self.params, self.device, self.model_dir = params, device, model_dir
+        self.params, self.device, self.model_dir, self.n_texts = params, device, model_dir, n_texts
         self.module, self.loss, self._save, self.generators = _build(method, model_dir, params, device)
         if params.get("freeze_word_embeddings"):
             freeze_word_embeddings(self.module)
@@ -535,23 +535,8 @@ def _eval_epochs(eval_epochs) -> list[int]:
 
 def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
     """The body of :func:`pretrain`, under its seeded global generators."""
-    import pyarrow.parquet as pq
-
-    if job.method not in METHODS:
-        raise ValueError(f"unknown pre-training method {job.method!r}; known: {', '.join(METHODS)}")
-    eval_epochs = _eval_epochs(job.eval_epochs)
-    device = resolve_device(job.device)
-    texts = read_texts(job.texts_path)
-    train = read_texts(job.train_texts_path) if job.train_texts_path else texts
-    splits = list(io.iter_splits(pq.read_table(job.splits_path)))
-    params = dict(job.params, seed=job.seed)
+    eval_epochs, data, train, training = _prepare(job, log)
     rng = np.random.default_rng(job.seed)
-    training = _Training(job.method, job.model_dir, params, device, len(train), eval_epochs[-1])
-    log(
-        f"{job.method}: {len(train)} {'unlabelled ' if job.train_texts_path else ''}texts, batch {training.batch_size} x {training.accum}, "
-        f"{training.steps_per_epoch} optimizer steps/epoch, {eval_epochs[-1]} epochs, warmup {training.warmup} "
-        f"steps, device {device}, autocast {training.amp_dtype}"
-    )
     fingerprint = job_fingerprint(job) if job.resume_path else None
     rows, first_epoch, resume = _resume(job, fingerprint, training, rng, log)
     started, evaluating = time.perf_counter(), 0.0
@@ -575,12 +560,7 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         eval_started = time.perf_counter()
         train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
         last = epoch == eval_epochs[-1] or training.exhausted
-        scored = _evaluate(job, epoch, training, last=last, data=(texts, splits), log=log)
-        # trained on other texts (pretrain.unlabelled): how many, in every row; the dataset's own: no such column
-        other = {"unlabelled_texts": len(train)} if job.train_texts_path else {}
-        rows.extend(
-            {"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **other, **r} for r in scored
-        )
+        rows.extend(_evaluate(job, epoch, training, train_loss, last=last, data=data, log=log))
         evaluating += time.perf_counter() - eval_started
         if timings is not None:
             eval_seconds = round(time.perf_counter() - eval_started, 3)
@@ -592,8 +572,31 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
     return rows
 
 
-def _evaluate(job: PretrainJob, epoch: int, training: _Training, *, last: bool, data: tuple, log) -> list[dict]:
-    """Save the epoch's checkpoint (the last to ``job.checkpoint_dir``) and score it on ``data`` (texts, splits)."""
+def _prepare(job: PretrainJob, log) -> tuple[list[int], tuple, list[str], _Training]:
+    """``(eval epochs, (texts, splits), training texts, training)`` of a job, its plan logged."""
+    import pyarrow.parquet as pq
+
+    if job.method not in METHODS:
+        raise ValueError(f"unknown pre-training method {job.method!r}; known: {', '.join(METHODS)}")
+    eval_epochs = _eval_epochs(job.eval_epochs)
+    device = resolve_device(job.device)
+    texts = read_texts(job.texts_path)
+    train = read_texts(job.train_texts_path) if job.train_texts_path else texts
+    splits = list(io.iter_splits(pq.read_table(job.splits_path)))
+    training = _Training(
+        job.method, job.model_dir, dict(job.params, seed=job.seed), device, len(train), eval_epochs[-1]
+    )
+    log(
+        f"{job.method}: {len(train)} {'unlabelled ' if job.train_texts_path else ''}texts, batch "
+        f"{training.batch_size} x {training.accum}, {training.steps_per_epoch} optimizer steps/epoch, "
+        f"{eval_epochs[-1]} epochs, warmup {training.warmup} steps, device {device}, autocast {training.amp_dtype}"
+    )
+    return eval_epochs, (texts, splits), train, training
+
+
+def _evaluate(job: PretrainJob, epoch: int, training: _Training, train_loss, *, last: bool, data: tuple, log):
+    """Save the epoch's checkpoint (the last to ``job.checkpoint_dir``), score it on ``data`` (texts, splits) and
+    return its rows (with ``unlabelled_texts``, their number, when the job trained on other texts)."""
     texts, splits = data
     training.module.eval()
     meta = _provenance(job, epoch, training, training.params, training.device, len(texts))
@@ -605,7 +608,8 @@ def _evaluate(job: PretrainJob, epoch: int, training: _Training, *, last: bool, 
         score=lambda folder: _score(folder, texts, splits, job, training.device, training.params, log),
     )
     log(f"epoch {epoch}: mean V-measure {float(np.mean([r['v_measure'] for r in scored])):.4f}")
-    return scored
+    other = {"unlabelled_texts": training.n_texts} if job.train_texts_path else {}
+    return [{"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **other, **r} for r in scored]
 
 
 def _resume(job: PretrainJob, fingerprint, training: _Training, rng, log) -> tuple[list, int, dict | None]:

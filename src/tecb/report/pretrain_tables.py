@@ -310,8 +310,7 @@ def render(
     t5 = table5(summ, table_epochs, model_names)
     from tecb.report.paper import comparability_line
 
-    datasets = list(dict.fromkeys(summ.dataset))
-    status = comparability_line(not_comparable, datasets) if not_comparable is not None else ""
+    status = comparability_line(not_comparable, list(dict.fromkeys(summ.dataset))) if not_comparable is not None else ""
     suffix, notes = None, ([status] if status else []) + ([training_note(long)] if "optimizer_steps" in long else [])
     if statistics is not None:
         deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics)
