@@ -21,6 +21,7 @@ import numpy as np
 from tecb import io
 from tecb.adapt import protocol as proto
 from tecb.adapt.pretrain import Scoring
+from tecb.adapt.training import CONTROLS
 
 SCORE_COLUMNS = ("step", "split", "n_texts", "n_labels", "n_clusters", "v_measure", "homogeneity", "completeness")
 
@@ -44,7 +45,7 @@ def build_plan(
     instance_size = job.settings.get("instance_size")
     if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
-    if method in proto.CONTROLS:  # no training data; the evaluation of the methods it controls
+    if method in CONTROLS:  # no training data; the evaluation of the methods it controls
         return proto.control_plan(evaluated, variant, min_categories=protocol["min_categories"], split_seed=split_seed)
     if variant == "lodo":
         return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=protocol["rounds"], seed=seed)

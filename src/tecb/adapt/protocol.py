@@ -49,9 +49,6 @@ VARIANTS = ("transductive", "lodo", "disjoint")
 SUPERVISED = ("cob", "triplet")
 UNSUPERVISED = ("simcse", "clusterns", "argue")
 ARGUE_OBJECTIVES = ("similarity", "order", "reply")
-# controls: jobs that train nothing, run under the supervised variants so that they are evaluated on the same
-# splits as the methods they control (random_head: the head COB and triplet start from, :mod:`tecb.adapt.random_head`)
-CONTROLS = ("random_head",)
 
 
 def variants_of(
@@ -67,6 +64,8 @@ def variants_of(
         return list(argue_objectives)
     if method in UNSUPERVISED:
         return ["transductive"]
+    from tecb.adapt.training import CONTROLS  # evaluated as the methods they control
+
     if method in SUPERVISED + CONTROLS:
         return list(supervised_variants)
     raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED + CONTROLS)}")
@@ -317,9 +316,10 @@ def disjoint_plan(
 
 
 def control_plan(evaluated: LabelledData, variant: str, *, min_categories: int, split_seed: int) -> Plan | str:
-    """A control's plan (:data:`CONTROLS`): no training data, and the evaluation of the supervised ``variant`` whose
-    methods it controls, exactly as their plans cut it (``lodo``: all the dataset's splits; ``disjoint``: the
-    splits restricted to the evaluation half of the categories, or the reason there is none)."""
+    """A control's plan (:data:`tecb.adapt.training.CONTROLS`): no training data, and the evaluation of the
+    supervised ``variant`` whose methods it controls, exactly as their plans cut it (``lodo``: all the dataset's
+    splits; ``disjoint``: the splits restricted to the evaluation half of the categories, or the reason there is
+    none)."""
     record = {"variant": variant, "labels_seen": "none", "train_datasets": [], "trained_on": "nothing (a control)"}
     if variant == "lodo":
         texts, splits = _eval_all(evaluated)

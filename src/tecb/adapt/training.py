@@ -23,9 +23,11 @@ import numpy as np
 
 from tecb import io
 from tecb.adapt.pretrain import _autocast, resolve_device, seeded_global_rngs
-from tecb.adapt.protocol import CONTROLS
 
-METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")  # the training methods; CONTROLS train nothing
+METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
+# controls: jobs that train nothing, run under the supervised variants so that they are evaluated on the splits of
+# the methods they control (random_head: the head COB and triplet start from, :mod:`tecb.adapt.random_head`)
+CONTROLS = ("random_head",)
 
 # settings every method's DEFAULTS holds (the loop reads them)
 COMMON_KEYS = ("lr", "batch_size", "epochs", "max_length", "warmup_ratio", "weight_decay", "max_grad_norm")

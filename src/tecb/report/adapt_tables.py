@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tecb.adapt.protocol import CONTROLS
+from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
 from tecb.report.render import header_label, to_markdown, write_formats
@@ -451,7 +451,7 @@ def holm_by_family(pvals, controls) -> np.ndarray:
 
 
 def control_note(meta: dict) -> str:
-    """Table 6's note on its control rows (:data:`tecb.adapt.protocol.CONTROLS`); empty where none ran."""
+    """Table 6's note on its control rows (:data:`tecb.adapt.training.CONTROLS`); empty where none ran."""
     if not any(k[1] in CONTROLS for k in meta):
         return ""
     return (

@@ -20,7 +20,7 @@ def adapt_train_datasets(wildcards):
     """The datasets a job reads: the evaluated one first, then (lodo) every other configured dataset; the protocol
     leaves out those of the evaluated dataset's corpus (text containment) and drops what shares a text or a label
     with the evaluated one."""
-    from tecb.adapt.protocol import CONTROLS
+    from tecb.adapt.training import CONTROLS
 
     names = [wildcards.dataset]
     # lodo trains on the others (a control trains on nothing); argue reads them for its sibling datasets' texts
