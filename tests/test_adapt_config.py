@@ -30,11 +30,35 @@ def test_methods_selects_exactly_the_listed_ones():
     assert adapt["methods"]["cob"]["lr"] == 1e-4 and adapt["methods"]["cob"]["instance_size"] == 50
 
 
-def test_methods_left_out_runs_all_five_with_their_defaults():
+def test_methods_left_out_runs_all_five_and_the_control_with_their_defaults():
     adapt, messages = filled({"enabled": True})
     assert not messages
-    assert sorted(adapt["methods"]) == ["argue", "clusterns", "cob", "simcse", "triplet"]
+    assert sorted(adapt["methods"]) == ["argue", "clusterns", "cob", "random_head", "simcse", "triplet"]
     assert adapt["methods"]["clusterns"]["n_clusters"] == 128
+    assert adapt["methods"]["random_head"] == {"projection_dim": 256} == {"projection_dim": SCHEMA_COB_WIDTH}
+
+
+SCHEMA_COB_WIDTH = SCHEMA["properties"]["adapt"]["properties"]["methods"]["properties"]["cob"]["properties"][
+    "projection_dim"
+]["default"]
+
+
+def test_the_random_head_control_is_checked_against_cob_and_triplets_head():
+    """The control adds the head cob and triplet start from: a width of its own is named, key by key; it has no
+    setting but the head's width (a misspelt one is rejected), and a head of width 0 is no control."""
+    from tecb.configcheck import cross_key_errors
+
+    adapt, messages = filled({"enabled": True, "methods": {"cob": {}, "triplet": {}, "random_head": {}}})
+    assert not messages and not cross_key_errors({**BASE, "adapt": adapt})
+    adapt, _ = filled({"enabled": True, "methods": {"cob": {"projection_dim": 128}, "random_head": {}}})
+    errors = cross_key_errors({**BASE, "adapt": adapt})
+    assert errors == [
+        "adapt.methods.random_head.projection_dim = 256 is not adapt.methods.cob.projection_dim = 128: the control "
+        "must add the head cob starts from; set them equal"
+    ]
+    for bad in ({"projection_dim": 0}, {"lr": 1e-3}):
+        _, messages = filled({"enabled": True, "methods": {"random_head": bad}})
+        assert any("adapt.methods.random_head" in m for m in messages), (bad, messages)
 
 
 @pytest.mark.parametrize(

@@ -339,6 +339,46 @@ def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_
     assert dims == [pooled_model.get_embedding_dimension(), 256]
 
 
+def _weights(folder) -> dict:
+    from tecb.embed.encode import load_sentence_transformer
+
+    return load_sentence_transformer(str(folder), device="cpu").state_dict()
+
+
+@pytest.mark.parametrize("method", ["cob", "triplet"])
+def test_random_head_is_exactly_the_head_cob_and_triplet_start_from(method, base_model, tmp_path):
+    """The control (random_head) saves the base model with the head a COB or triplet job of the same seed and
+    projection_dim creates at step 0 (the method run for 0 epochs saves that head untrained): every weight equal,
+    the encoder's the base's; another seed gives another head. It makes no optimizer step and is scored twice: the
+    base at step 0, the model with its head after its phase (step 1)."""
+    from tecb.adapt import random_head
+
+    texts, labels = topic_corpus(16, 0)
+    data = training_data(texts, labels)
+    dims, heads = [], {}
+    for seed in (4, 5):
+        for name, settings in ((method, {**settings_for(method), "epochs": 0}), ("random_head", random_head.DEFAULTS)):
+            out = train(
+                TrainingRun(method=name, base_model_dir=base_model, data=data if name == method else TrainingData(),
+                            settings=settings, seed=seed),
+                device="cpu", output_dir=tmp_path / f"{name}{seed}", eval_every=None,
+                evaluate=(lambda m: dims.append(m.get_embedding_dimension()) or 0.0) if name != method else None,
+            )  # fmt: skip
+            heads[name, seed] = _weights(tmp_path / f"{name}{seed}")
+        assert out["steps"] == 0 and [r["step"] for r in out["history"]] == [0, 1]
+        assert out["phases"]["random_head"]["projection_head"].endswith("-> 256, tanh)")
+        trained, control = heads[method, seed], heads["random_head", seed]
+        assert trained.keys() == control.keys() and any(".linear." in k for k in control)
+        for key in trained:
+            assert torch.equal(trained[key], control[key]), key
+    base = _weights(base_model)
+    assert all(torch.equal(base[k], heads["random_head", 4][k]) for k in base)  # the encoder untouched
+    linear = [k for k in heads["random_head", 4] if ".linear." in k]
+    assert not all(torch.equal(heads["random_head", 4][k], heads["random_head", 5][k]) for k in linear)
+    width = len(next(v for k, v in base.items() if k.endswith("LayerNorm.bias")))
+    assert dims == [width, 256, width, 256]  # the control scored as the base, then with its head
+
+
 # --- argue ---------------------------------------------------------------------------------------
 
 

@@ -116,6 +116,26 @@ def test_supervised_training_never_sees_an_evaluated_text_or_label(demo_datasets
     assert built == len(data)
 
 
+@pytest.mark.parametrize("variant", ["lodo", "disjoint"])
+def test_the_random_head_control_trains_on_nothing_and_is_evaluated_as_cob(demo_datasets, variant):
+    """The control (random_head) runs under the supervised variants, sees no text to train on and no label, and
+    is evaluated on exactly the texts and splits COB's plan of that variant evaluates; a dataset too small for
+    ``disjoint`` is skipped for the same reason."""
+    data, posts = demo_datasets
+    assert proto.variants_of("random_head", ["lodo", "disjoint"]) == ["lodo", "disjoint"]
+    for name, evaluated in data.items():
+        others = [d for n, d in data.items() if n != name]
+        control = plan_for("random_head", variant, evaluated, posts, others=others)
+        cob = plan_for("cob", variant, evaluated, posts, others=others)
+        assert (control.eval_texts, control.eval_splits) == (cob.eval_texts, cob.eval_splits)
+        assert control.training == type(control.training)()  # no text, instance or pair
+        assert control.record["labels_seen"] == "none" and control.record["variant"] == variant
+        assert control.record["eval_splits"] == cob.record["eval_splits"]
+    small = proto.LabelledData("D", "s", ("a", "b", "c"), ((0, (0, 1, 2), ("x", "y", "z")),))
+    reason = proto.control_plan(small, "disjoint", min_categories=4, split_seed=42)
+    assert reason == proto.disjoint_plan(small, instance_size=2, rounds=1, min_categories=4, seed=1, split_seed=42)
+
+
 def test_lodo_drops_items_sharing_a_text_or_label_with_the_evaluated_dataset():
     evaluated = proto.LabelledData("A", "src-a", ("t1", "t2", "t3"), ((0, (0, 1, 2), ("x", "y", "x")),))
     other = proto.LabelledData(

@@ -320,3 +320,65 @@ def test_render_writes_the_contrasts_beside_table6(tmp_path):
 
 def md6(tmp_path):
     return (tmp_path / "table6.md").read_text()
+
+
+def test_the_random_head_control_is_a_row_apart_and_the_contrast_methods_are_read_against(tmp_path):
+    """A control row (random_head): its Δ against the base with its interval, labelled a control in `ran`, its p
+    Holm-adjusted among the controls, so adding it changes no method's number; `*` does not match it, and
+    `cob − random_head` compares COB with it on the same variant (a contrast with a control: its own Holm family)."""
+    base = [0.1 + 0.01 * i for i in range(8)]
+    dataset = "BlurbsClusteringS2S"
+    methods = [
+        _job(tmp_path, ("m", "cob", "lodo", dataset), base, [b + 0.03 + 0.002 * i for i, b in enumerate(base)]),
+        _job(
+            tmp_path, ("m", "triplet", "lodo", dataset), base, [b + 0.02 + 0.001 * (i % 3) for i, b in enumerate(base)]
+        ),
+    ]
+    control = _job(
+        tmp_path, ("m", "random_head", "lodo", dataset), base, [b + 0.01 * (i % 2) for i, b in enumerate(base)], steps=1
+    )
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=2000, seed=3)
+    declared = [adapt_tables.Contrast(a="*", b="base"), adapt_tables.Contrast(a="cob", b="triplet"),
+                adapt_tables.Contrast(a="cob", b="random_head"), adapt_tables.Contrast(a="triplet", b="random_head")]  # fmt: skip
+
+    def tables(jobs):
+        long, meta = adapt_tables.collect([j[0] for j in jobs], [j[1] for j in jobs])
+        for key in meta:  # as the training loop records them: the control's head, no optimizer step
+            meta[key]["training"]["phases"] = {key[1]: {"projection_head": "Dense(8 -> 256, tanh)"}}
+        if control[1] in meta:
+            meta[control[1]]["training"]["steps"] = 0
+        table, suffix = adapt_tables.table6(long, meta, statistics=statistics)
+        found, notes = adapt_tables.contrasts(long, meta, declared=declared, statistics=statistics)
+        return table, suffix, found, notes, meta
+
+    without, _, contrasts_without, notes_without, _ = tables(methods)
+    table, suffix, found, notes, meta = tables(methods + [control])
+    row = table.loc["m · random head · lodo · Blurbs S2S"]
+    assert row["Δ"] == pytest.approx(0.5) and row["steps"] == "0"
+    assert row["ran"] == "CONTROL: no training, head Dense(8 -> 256, tanh)"
+    assert suffix.loc["m · random head · lodo · Blurbs S2S", "Δ"].strip(" *").startswith("[")
+    # the methods' rows, p included, are those of the run without the control (their own Holm family)
+    pd.testing.assert_frame_equal(table.drop(index="m · random head · lodo · Blurbs S2S"), without)
+    assert list(table.index).index("m · random head · lodo · Blurbs S2S") == 2  # after COB and triplet
+    assert "random head: a control, not a method" in adapt_tables.control_note(meta)
+    assert adapt_tables.control_note({k: v for k, v in meta.items() if k[1] != "random_head"}) == ""
+    # `*` is every trained arm, not the control; the control's contrasts are added, the others unchanged
+    assert set(found[found.contrast == "* − base"].a) == {"COB lodo", "Triplet lodo"}
+    assert notes_without == ["cob − random_head: skipped, this run has no such pair of arms",
+                             "triplet − random_head: skipped, this run has no such pair of arms"] and not notes  # fmt: skip
+    pd.testing.assert_frame_equal(found[~found.b.str.startswith("random head")], contrasts_without)
+    cob = found[found.contrast == "cob − random_head"].iloc[0]
+    assert cob["b"] == "random head lodo" and cob["delta"] == pytest.approx(cob["mean_a"] - cob["mean_b"])
+    assert cob["delta"] == pytest.approx(table.loc["m · COB · lodo · Blurbs S2S", "Δ"] - row["Δ"])
+    # Holm within each family: two control contrasts adjusted together
+    p = found[found.b.str.startswith("random head")].p.astype(float).to_numpy()
+    holm = found[found.b.str.startswith("random head")].p_holm.astype(float).to_numpy()
+    assert holm == pytest.approx(adapt_tables.stats.holm(p), abs=1e-3)
+
+
+def test_holm_by_family_adjusts_each_family_alone():
+    p = [0.01, float("nan"), 0.02, 0.04, 0.03]
+    adjusted = adapt_tables.holm_by_family(p, [False, False, True, False, True])
+    assert adjusted[[0, 3]] == pytest.approx([0.02, 0.04])  # Holm over the two methods' rows alone
+    assert adjusted[[2, 4]] == pytest.approx([0.04, 0.04])  # and over the two controls' rows alone
+    assert pd.isna(adjusted[1])

@@ -13,7 +13,7 @@ import yaml
 from conftest import ROOT, copy_project, run_snakemake
 
 SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
-METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
+METHODS = ("simcse", "clusterns", "cob", "triplet", "argue", "random_head")  # and the control
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -51,42 +51,50 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     rows = list(table.index)
     for method in ("SimCSE", "ClusterNS", "COB", "Triplet", "argue"):
         assert any(f"· {method} ·" in r for r in rows), (method, rows)
-    # cob and triplet under both supervised protocols, simcse and clusterns transductive, one argue model per
-    # objective (order, reply): 8 rows, none skipped
-    assert len(rows) == 8
+    # cob, triplet and the random-head control under both supervised protocols, simcse and clusterns
+    # transductive, one argue model per objective (order, reply): 10 rows, none skipped
+    assert len(rows) == 10
     assert sum("· argue · order ·" in r for r in rows) == 1 and sum("· argue · reply ·" in r for r in rows) == 1
-    assert sum("· lodo ·" in r for r in rows) == 2 and sum("· disjoint ·" in r for r in rows) == 2
+    assert sum("· lodo ·" in r for r in rows) == 3 and sum("· disjoint ·" in r for r in rows) == 3
     assert table["adapted"].notna().all() and table["base"].notna().all()
     assert (table["device"] == "cpu").all()
     # what each row ran, and step 0 asserted against the benchmark's embeddings in every job
-    assert table["ran"].str.contains("head Dense").sum() == 4 and table["ran"].notna().all()
+    assert table["ran"].str.contains("head Dense").sum() == 6 and table["ran"].notna().all()
+    controls = table[table.index.str.contains("· random head ·")]
+    assert len(controls) == 2 and (controls["ran"].str.startswith("CONTROL: no training, head Dense")).all()
+    assert (controls["steps"].astype(str) == "0").all() and (controls["Δ"] != 0).all()
     md = (first / "adapt" / "table6.md").read_text()
     assert md.startswith("Table 6") and "[" in md  # intervals in the cells
     assert (first / "adapt" / "figure_training.png").stat().st_size > 0
     costs = pd.read_csv(first / "timings" / "adapt" / "costs.csv", index_col=0)
-    assert len(costs) == 8 and (costs["train_seconds"] > 0).all()
+    assert len(costs) == 10 and (costs[~costs.index.str.contains("random head")]["train_seconds"] > 0).all()
     assert "second" not in (first / "adapt" / "table6.csv").read_text()
     # the declared contrasts (the schema's defaults), computed beside Table 6 (issue 43.2)
     contrasts = pd.read_csv(first / "adapt" / "contrasts.csv", index_col=0)
-    assert (contrasts.contrast == "* − base").sum() == 8 and set(contrasts.design) == {"all"}
+    assert (contrasts.contrast == "* − base").sum() == 8 and set(contrasts.design) == {"all"}  # not the control
     assert {"clusterns − simcse", "cob − triplet"} <= set(contrasts.contrast)
+    for method in ("cob", "triplet"):  # each read against the control, per supervised protocol
+        read = contrasts[contrasts.contrast == f"{method} − random_head"]
+        assert sorted(read.b) == ["random head disjoint", "random head lodo"], read
+        assert (read.delta - (read.mean_a - read.mean_b)).abs().max() < 1e-9
     assert "tsdae − wwm: skipped" in (first / "adapt" / "contrasts.md").read_text()
     # the protocol is recorded in every job's outputs
     for path in sorted((first / "adapt" / "tiny-bert").rglob("seed42.parquet")):
         meta = json.loads(pq.read_schema(path).metadata[b"tecb"])
         variant = path.parts[-3]
         protocol = "transductive" if path.parts[-4] == "argue" else variant  # argue's variant is its objective
+        control = path.parts[-4] == "random_head"  # trains on nothing; scored after its head as step 1
         assert meta["protocol"]["variant"] == protocol
-        assert (meta["protocol"]["labels_seen"] == "none") == (protocol == "transductive")
+        assert (meta["protocol"]["labels_seen"] == "none") == (protocol == "transductive" or control)
         rows = pq.read_table(path).to_pandas()
-        assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"]
+        assert rows.step.min() == 0 and rows.step.max() == meta["training"]["steps"] + control
         assert meta["step0_check"]["max_abs_diff"] <= meta["step0_check"]["tolerance"]
         folder = first / "checkpoints" / "tiny-bert" / f"{path.parts[-4]}-{variant}" / path.parts[-2] / "seed42"
         assert json.loads((folder / "protocol.json").read_text())["protocol"] == meta["protocol"]
     # step 0 is the base model scored exactly as the benchmark scores it (same splits, same k-means)
     bench = pd.read_parquet(bench_path)
 
-    for method, variant in (("simcse", "transductive"), ("cob", "lodo")):
+    for method, variant in (("simcse", "transductive"), ("cob", "lodo"), ("random_head", "lodo")):
         rows = pd.read_parquet(score_file(method, variant))
         step0 = rows[rows.step == 0].set_index("split").v_measure.sort_index()
         assert step0.to_numpy().tolist() == bench.set_index("split").v_measure.sort_index().to_numpy().tolist()

@@ -448,12 +448,28 @@ def cross_key_errors(config: dict) -> list[str]:
         if isinstance(seeds, list) and len(set(map(str, seeds))) != len(seeds):
             twice = sorted({str(s) for s in seeds if seeds.count(s) > 1})
             out.append(f"{section}.seeds: {', '.join(twice)} listed twice; remove the repeats")
-    out += unlabelled_errors(config)
+    out += unlabelled_errors(config) + random_head_errors(config)
     for section, key in FOLDER_KEYS:
         path = (config.get(section) or {}).get(key)
         if isinstance(path, str) and path and os.path.exists(path) and not os.path.isdir(path):
             out.append(f"{section}.{key}: names an existing file, not a folder; name a folder (tecb creates it)")
     return out
+
+
+def random_head_errors(config: dict) -> list[str]:
+    """``adapt.methods.random_head`` (a control) adds the head cob and triplet start from only where its
+    ``projection_dim`` is theirs."""
+    adapt = config.get("adapt") or {}
+    methods = adapt.get("methods") or {}
+    if not adapt.get("enabled") or not isinstance(methods.get("random_head"), dict):
+        return []
+    width = methods["random_head"].get("projection_dim", 256)
+    return [
+        f"adapt.methods.random_head.projection_dim = {width} is not adapt.methods.{m}.projection_dim = "
+        f"{methods[m]['projection_dim']}: the control must add the head {m} starts from; set them equal"
+        for m in ("cob", "triplet")
+        if isinstance(methods.get(m), dict) and methods[m].get("projection_dim", width) != width
+    ]
 
 
 def unlabelled_errors(config: dict) -> list[str]:

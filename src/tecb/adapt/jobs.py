@@ -21,6 +21,7 @@ import numpy as np
 from tecb import io
 from tecb.adapt import protocol as proto
 from tecb.adapt.pretrain import Scoring
+from tecb.adapt.training import CONTROLS
 
 SCORE_COLUMNS = ("step", "split", "n_texts", "n_labels", "n_clusters", "v_measure", "homogeneity", "completeness")
 
@@ -38,11 +39,14 @@ def build_plan(
     ``protocol`` (the ``adapt.protocol`` section) and, from the method's ``settings``, ``instance_size`` (the
     supervised method's documents per clustering instance) and argue's ``siamese_objectives`` (pairs built beside
     its objective's for the siamese phase, where ``siamese_epochs`` is not 0). ``split_seed``: the config's seed
-    (``disjoint``'s category halves)."""
+    (``disjoint``'s category halves). A control (``random_head``) gets no training data and the evaluation of its
+    variant (:func:`tecb.adapt.protocol.control_plan`)."""
     method, variant, seed, protocol = job.method, job.variant, job.seed, job.protocol
     instance_size = job.settings.get("instance_size")
     if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
+    if method in CONTROLS:  # no training data; the evaluation of the methods it controls
+        return proto.control_plan(evaluated, variant, min_categories=protocol["min_categories"], split_seed=split_seed)
     if variant == "lodo":
         return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=protocol["rounds"], seed=seed)
     if variant == "disjoint":
@@ -335,7 +339,7 @@ def _resolve_lengths(job: Job, files: Files, scoring: Scoring, encoder: dict | N
         job.dataset, job.text_kind
     ):  # P2P: training sees the text, not the title
         settings["max_length"] = settings["p2p_max_length"] or bench_length
-    meta["train_max_length"] = int(settings["max_length"])
+    meta["train_max_length"] = int(settings["max_length"]) if "max_length" in settings else None  # a control: none
     return encoder, settings, bench_length
 
 
@@ -416,7 +420,7 @@ def _write_outputs(job: Job, result: dict, rows: list[dict], meta: dict, files: 
     if strict and meta["warnings"]:
         raise RuntimeError(f"adapt.strict: {'; '.join(meta['warnings'])}")
     steps = sorted({r["step"] for r in rows})
-    if not steps or steps[0] != 0 or steps[-1] != int(result["steps"]):
+    if not steps or steps[0] != 0 or steps[-1] != int(result["history"][-1]["step"]):  # a control's: 1 (no update)
         raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")
     meta["training"] = _no_durations({k: v for k, v in result.items() if k != "history"})
     meta["history"] = _no_durations(result["history"])

@@ -18,6 +18,9 @@ Four variants; every output records which one it ran under (:class:`Plan.record`
   dropped), and no text of the evaluation reaches training. The halving uses the config's ``seed``, so every
   training seed is evaluated on the same categories. Needs ``min_categories`` categories.
 
+A control (``random_head``) trains on nothing; it runs under the supervised variants and is evaluated on exactly
+their splits (:func:`control_plan`), so that a COB or triplet row can be read against it.
+
 Clustering instances follow COB's paper (Kashyapi & Dietz 2021, 20NG): the labelled items, shuffled, cut into
 groups of ``instance_size`` (50) documents, the remainder dropped; one instance never mixes datasets or label
 schemes (Blurbs labels its books once by coarse and once by fine genre). The schemes are the ones the dataset's
@@ -52,8 +55,8 @@ def variants_of(
     method: str, supervised_variants: Sequence[str] = ("lodo", "disjoint"), argue_objectives: Sequence[str] = ()
 ) -> list[str]:
     """The variants a method runs under, one job each: ``transductive`` for simcse and clusterns, the given
-    supervised variants for cob and triplet, and for argue its pair objectives (one model per objective, as the
-    argueBERT paper trains; all of them transductive)."""
+    supervised variants for cob and triplet and for their control (random_head: evaluated as they are), and for argue
+    its pair objectives (one model per objective, as the argueBERT paper trains; all of them transductive)."""
     if method == "argue":
         unknown = sorted(set(argue_objectives) - set(ARGUE_OBJECTIVES))
         if unknown:
@@ -61,9 +64,11 @@ def variants_of(
         return list(argue_objectives)
     if method in UNSUPERVISED:
         return ["transductive"]
-    if method in SUPERVISED:
+    from tecb.adapt.training import CONTROLS  # evaluated as the methods they control
+
+    if method in SUPERVISED + CONTROLS:
         return list(supervised_variants)
-    raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED)}")
+    raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED + CONTROLS)}")
 
 
 @dataclass(frozen=True)
@@ -257,13 +262,9 @@ def _training_half(texts, splits, train_half: set[str], *, held_out: set[str]) -
     return unique, [(t, label) for t, label in unique if len(labels_of[t]) == 1 and t not in held_out]
 
 
-def disjoint_plan(
-    evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int, split_seed: int
-) -> Plan | str:
-    """Label-disjoint inside one dataset; returns the :class:`Plan`, or the reason it cannot be built (too few
-    categories, no evaluation split or training instance left). The categories are halved with ``split_seed`` (the
-    config's ``seed``: every training seed is evaluated on the same categories), the instances drawn with ``seed``
-    (the training seed)."""
+def _disjoint_halves(evaluated: LabelledData, *, min_categories: int, split_seed: int):
+    """``disjoint``'s halves: ``(scheme, train_half, eval_half, the scheme's splits, (eval_texts, eval_splits))``,
+    or the reason there are none (too few categories, no split keeps two labels of the evaluation half)."""
     schemes = evaluated.label_schemes()
     by_scheme: dict[str, set[str]] = {}
     for scheme, (_, _, labels) in zip(schemes, evaluated.splits):
@@ -275,9 +276,23 @@ def disjoint_plan(
     shuffled = [categories[i] for i in np.random.default_rng(split_seed).permutation(len(categories))]
     train_half, eval_half = set(shuffled[: len(shuffled) // 2]), set(shuffled[len(shuffled) // 2 :])
     in_scheme = [split for s, split in zip(schemes, evaluated.splits) if s == scheme]
-    eval_texts, eval_splits = _evaluation_half(evaluated.texts, in_scheme, eval_half)
-    if not eval_splits:
+    evaluation = _evaluation_half(evaluated.texts, in_scheme, eval_half)
+    if not evaluation[1]:
         return "no split keeps two labels of the evaluation half"
+    return scheme, train_half, eval_half, in_scheme, evaluation
+
+
+def disjoint_plan(
+    evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int, split_seed: int
+) -> Plan | str:
+    """Label-disjoint inside one dataset; returns the :class:`Plan`, or the reason it cannot be built (too few
+    categories, no evaluation split or training instance left). The categories are halved with ``split_seed`` (the
+    config's ``seed``: every training seed is evaluated on the same categories), the instances drawn with ``seed``
+    (the training seed)."""
+    halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)
+    if isinstance(halves, str):
+        return halves
+    scheme, train_half, eval_half, in_scheme, (eval_texts, eval_splits) = halves
     unique, kept = _training_half(evaluated.texts, in_scheme, train_half, held_out=set(eval_texts))
     instances = clustering_instances([kept], instance_size=instance_size, rounds=rounds, seed=seed)
     if not instances:
@@ -298,6 +313,23 @@ def disjoint_plan(
         "eval_splits": len(eval_splits),
     }
     return Plan(_training_data(instances=instances), eval_texts, eval_splits, record)
+
+
+def control_plan(evaluated: LabelledData, variant: str, *, min_categories: int, split_seed: int) -> Plan | str:
+    """A control's plan (:data:`tecb.adapt.training.CONTROLS`): no training data, and the evaluation of the
+    supervised ``variant`` whose methods it controls, exactly as their plans cut it (``lodo``: all the dataset's
+    splits; ``disjoint``: the splits restricted to the evaluation half of the categories, or the reason there is
+    none)."""
+    record = {"variant": variant, "labels_seen": "none", "train_datasets": [], "trained_on": "nothing (a control)"}
+    if variant == "lodo":
+        texts, splits = _eval_all(evaluated)
+    else:
+        halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)
+        if isinstance(halves, str):
+            return halves
+        scheme, _, eval_half, _, (texts, splits) = halves
+        record.update(label_scheme=scheme, split_seed=split_seed, eval_labels=sorted(eval_half))
+    return Plan(_training_data(), texts, splits, {**record, "eval_splits": len(splits)})
 
 
 # --- unsupervised (simcse, clusterns) -------------------------------------------------------------------

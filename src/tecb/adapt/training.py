@@ -25,6 +25,9 @@ from tecb import io
 from tecb.adapt.pretrain import _autocast, resolve_device, seeded_global_rngs
 
 METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
+# controls: jobs that train nothing, run under the supervised variants so that they are evaluated on the splits of
+# the methods they control (random_head: the head COB and triplet start from, :mod:`tecb.adapt.random_head`)
+CONTROLS = ("random_head",)
 
 # settings every method's DEFAULTS holds (the loop reads them)
 COMMON_KEYS = ("lr", "batch_size", "epochs", "max_length", "warmup_ratio", "weight_decay", "max_grad_norm")
@@ -94,9 +97,9 @@ def optimizer_settings(settings: dict, prefix: str = "") -> dict:
 
 
 def method_module(method: str):
-    """The module implementing ``method`` (``tecb.adapt.simcse`` ...)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown training method {method!r}; known: {', '.join(METHODS)}")
+    """The module implementing ``method`` (``tecb.adapt.simcse`` ..., or a control: ``tecb.adapt.random_head``)."""
+    if method not in METHODS + CONTROLS:
+        raise ValueError(f"unknown training method {method!r}; known: {', '.join(METHODS + CONTROLS)}")
     return importlib.import_module(f"tecb.adapt.{method}")
 
 
@@ -232,7 +235,8 @@ def train(
     folder, written atomically) and return the history:
     ``{"method", "steps", "seconds", "device", "precision", "history": [{"step", "phase", "loss", "score"?}],
     "settings", "phases"}`` (``phases``: what each phase reports, e.g. ClusterNS's first clustering step). ``evaluate(model)``, if given, is called at step 0, every ``eval_every`` optimizer steps and
-    after the last step; its value is stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
+    after the last step (a run without an update, a control: after its phases, recorded as step 1); its value is
+    stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
     steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
     ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
     benchmark's; None: the training length)."""
@@ -307,7 +311,7 @@ def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -
 
 def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length) -> dict:
     method, settings = run.method, run.settings
-    model = load_base(run.base_model_dir, device=device, max_seq_length=int(settings["max_length"]))
+    model = load_base(run.base_model_dir, device=device, max_seq_length=settings.get("max_length"))  # control: none
     rng = np.random.default_rng(run.seed)
     autocast, scaler, precision = _autocast(device)
     history = _History(model, evaluate)
@@ -340,6 +344,8 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
         selection.finish(log=progress.log)
         if evaluate is not None and "score" not in history.rows[-1]:  # the end of every phase is scored
             history.score(step, last_loss, phase.name)
+    if evaluate is not None and phases and not step:  # no update (a control): its model, with its head, as step 1
+        history.score(1, None, phases[-1].name)
     seconds = time.perf_counter() - started - history.evaluating
     _save(model, output_dir, save_length)
     return {

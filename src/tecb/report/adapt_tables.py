@@ -28,12 +28,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
 from tecb.report.render import header_label, to_markdown, write_formats
 from tecb.report.tables import dataset_order
 
-METHOD_NAMES = {"simcse": "SimCSE", "clusterns": "ClusterNS", "cob": "COB", "triplet": "Triplet", "argue": "argue"}
+METHOD_NAMES = {
+    "simcse": "SimCSE",
+    "clusterns": "ClusterNS",
+    "cob": "COB",
+    "triplet": "Triplet",
+    "random_head": "random head",  # a control (CONTROLS): the head COB and triplet start from, no training
+    "argue": "argue",
+}
 KEYS = ["model", "method", "variant", "dataset"]
 
 
@@ -126,6 +134,8 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
         parts += _selection(info)
     elif method == "argue":
         parts.append("phases " + " + ".join(phases) if phases else "no phase")
+    elif method in CONTROLS:
+        parts.append("CONTROL: no training")
     parts += _step0(phases)
     head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
     if head:
@@ -232,10 +242,8 @@ def table6(
             rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
             marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
             pvals.append(np.nan)
-    adjusted = np.full(len(pvals), np.nan)
-    done = [i for i, p in enumerate(pvals) if not np.isnan(p)]
-    if done:
-        adjusted[done] = stats.holm([pvals[i] for i in done])
+    controls = [k[1] in CONTROLS for k in jobs] + [False] * (len(pvals) - len(jobs))  # then the chance rows
+    adjusted = holm_by_family(pvals, controls)
     columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
     table["p"] = table["p"].astype(object)
@@ -287,6 +295,7 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
     from tecb.report.figures import legend_below_panels
 
     model_names = model_names or {}
+    long = long[~long.method.isin(CONTROLS)]  # a control trains nothing: no curve
     datasets = dataset_order(long.dataset.unique()) if len(long) else []
     ncols = max(1, min(3, len(datasets)))
     nrows = max(1, -(-len(datasets) // ncols))
@@ -397,8 +406,7 @@ def render(
         "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
         "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
     ]
-    floor = noise_floor_note(long, meta)
-    notes += [floor] if floor else []
+    notes += [n for n in (noise_floor_note(long, meta), control_note(meta)) if n]
     write_formats(
         table,
         outputs["table6"],
@@ -427,6 +435,32 @@ def render(
             "(k-means on raw embeddings), per split design and over all splits.",
             footnotes=[contrast_note(statistics, bool(split_kinds))] + skipped,
         )
+
+
+def holm_by_family(pvals, controls) -> np.ndarray:
+    """Holm's adjustment (:func:`tecb.report.stats.holm`) of ``pvals`` (NaN: no test, left NaN) within two
+    families: the rows of a control (``controls[i]`` true: a control's Δ, a contrast with a control) and the
+    others, so a control added to a run changes no method's adjusted p."""
+    pvals = np.asarray(pvals, dtype=float)
+    adjusted = np.full(len(pvals), np.nan)
+    for family in (False, True):
+        done = [i for i, (p, c) in enumerate(zip(pvals, controls)) if not np.isnan(p) and bool(c) == family]
+        if done:
+            adjusted[done] = stats.holm(pvals[done])
+    return adjusted
+
+
+def control_note(meta: dict) -> str:
+    """Table 6's note on its control rows (:data:`tecb.adapt.training.CONTROLS`); empty where none ran."""
+    if not any(k[1] in CONTROLS for k in meta):
+        return ""
+    return (
+        "random head: a control, not a method: the base model with the untrained projection head that COB and "
+        "triplet put after the pooling (the same weights as theirs for the same seed), scored after no optimizer "
+        "step under the same protocol and splits. Its Δ is what the head alone does; a COB or triplet row means "
+        "something only as far as it differs from it (adapt/contrasts: cob − random_head, triplet − random_head). "
+        "The controls' p are Holm-adjusted among the controls' rows, apart from the methods'."
+    )
 
 
 def noise_floor_note(long: pd.DataFrame, meta: dict, alpha: float = 0.05, power: float = 0.8) -> str:
@@ -466,8 +500,8 @@ def contrast_note(statistics: stats.Statistics, kinds: bool) -> str:
         "test, from the same resamples of splits (within their design where the dataset records designs, widened "
         "for splits subsampled from one pool) and of each arm's training seeds (seeds: a / b; the base model has "
         f"none), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over "
-        f"every row of this table; *: p_holm < {statistics.alpha:g}."
-        + (" design: all splits, or one split design alone." if kinds else "")
+        "every row of this table (the rows with a control, random_head, among themselves, apart from the others); "
+        f"*: p_holm < {statistics.alpha:g}." + (" design: all splits, or one split design alone." if kinds else "")
     )
 
 
@@ -487,8 +521,8 @@ class Contrast:
 
 
 def _arm_matches(arm: str, key) -> bool:
-    if arm == "*":
-        return True
+    if arm == "*":  # every trained arm: not a control
+        return key[1] not in CONTROLS
     method, _, variant = arm.partition("/")
     return key[1] == method and (not variant or key[2] == variant)
 
@@ -552,7 +586,7 @@ def contrasts(
     notes: the contrasts whose arms this run does not have (skipped, not an error). V-measure x 100."""
     model_names = model_names or {}
     scores = _final_scores(long, meta)
-    rows, notes, pvals = [], [], []
+    rows, notes = [], []
     for contrast in declared:
         pairs = _pairs(contrast, list(scores))
         if not pairs:
@@ -580,9 +614,9 @@ def contrasts(
                     n_resamples=statistics.n_resamples,
                     seed=statistics.seed,
                 )
-                pvals.append(result.p_value)
                 rows.append(
                     {
+                        "control": ka[1] in CONTROLS or (kb is not None and kb[1] in CONTROLS),
                         "contrast": contrast.name,
                         "model": model_names.get(ka[0], ka[0]),
                         "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
@@ -601,9 +635,9 @@ def contrasts(
                 )
     columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "seeds", "mean_a", "mean_b", "delta"]
     table = pd.DataFrame(rows, columns=columns + ["ci_low", "ci_high", "p"])
-    adjusted = stats.holm(pvals)
+    adjusted = holm_by_family(table["p"].to_numpy(float), [r["control"] for r in rows])
     table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
-    table["p"] = [f"{p:.3f}" for p in pvals]
+    table["p"] = [f"{p:.3f}" for p in table["p"]]
     table["p_holm"] = [f"{p:.3f}" for p in adjusted]
     table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
     table.index.name = "contrast · model · a · dataset · design"

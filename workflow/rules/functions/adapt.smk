@@ -20,9 +20,12 @@ def adapt_train_datasets(wildcards):
     """The datasets a job reads: the evaluated one first, then (lodo) every other configured dataset; the protocol
     leaves out those of the evaluated dataset's corpus (text containment) and drops what shares a text or a label
     with the evaluated one."""
+    from tecb.adapt.training import CONTROLS
+
     names = [wildcards.dataset]
-    # lodo trains on the others; argue reads them for its sibling datasets' texts (a title's text: similarity)
-    if wildcards.variant == "lodo" or wildcards.method == "argue":
+    # lodo trains on the others (a control trains on nothing); argue reads them for its sibling datasets' texts
+    lodo = wildcards.variant == "lodo" and wildcards.method not in CONTROLS
+    if lodo or wildcards.method == "argue":
         names += [d for d in DATASETS if d != wildcards.dataset]
     return names
 
