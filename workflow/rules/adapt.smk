@@ -27,9 +27,6 @@ AD_RUNS = [
 AD_VARIANTS = sorted({key[2] for key in AD_RUNS})
 
 
-check_adapt_config()
-
-
 rule adapt:
     """Train one model with one method under one protocol variant for one evaluated dataset and seed."""
     input:

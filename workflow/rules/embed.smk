@@ -3,18 +3,10 @@
 # changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
-from tecb.embed.spec import (
-    digest_paths,
-    encoder_settings,
-    model_files,
-    model_key_errors,
-)
+from tecb.embed.spec import digest_paths, encoder_settings, model_files
 
 
 include: "functions/embed.smk"
-
-
-check_models()
 
 
 localrules:

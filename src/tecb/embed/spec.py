@@ -26,31 +26,16 @@ from tecb.io import file_sha256  # noqa: F401  (re-exported: spec.file_sha256)
 
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
+#: The model kinds are the keys of :data:`KIND_KEYS` (:data:`KINDS`, the schema's enum); these name groups of them.
+#: Kinds run through sentence-transformers: checkpoints that pre-training and adaptation train, that a static model
+#: is distilled from (``python``, ``precomputed`` and ``static`` are not).
 TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
-# kinds run through sentence-transformers (``python``, ``precomputed`` and ``static`` are not: see KIND_KEYS)
+#: Kinds whose vectors come from no model folder or file: TF-IDF fits on the texts, a Python object is imported.
+FILELESS_KINDS = ("tfidf", "python")
+#: Kinds that never use a GPU (an embed job of theirs asks for none).
+CPU_KINDS = ("tfidf", "static", "precomputed")
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
-
-_TRANSFORMER_OPTIONS = (
-    "batch_size",
-    "max_seq_length",
-    "dtype",
-    "prompt",
-    "prompt_name",
-    "pooling",
-    "normalize",
-    "model_kwargs",
-    "tokenizer_kwargs",
-    "encode_kwargs",
-)
-#: The keys a ``models.<key>`` entry of each kind may set (besides ``name`` and ``kind``); any other key is refused
-#: at validation, naming it (``tecb.configcheck``): a ``prompt`` on ``tfidf`` would otherwise be silently ignored.
-KIND_KEYS = {
-    "huggingface": ("id", "revision", "trust_remote_code", "code_revisions", *_TRANSFORMER_OPTIONS),
-    "local": ("path", "id", "trust_remote_code", *_TRANSFORMER_OPTIONS),
-    "tfidf": ("dim",),
-    "tiny-bert": _TRANSFORMER_OPTIONS,
-}
 
 
 def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, dataset: str | None = None) -> dict:

@@ -3,6 +3,7 @@
 
 
 from tecb.embed.shard import SHARDABLE_KINDS
+from tecb.embed.spec import CPU_KINDS, FILELESS_KINDS
 
 
 def models_of_kind(*kinds):
@@ -78,7 +79,7 @@ def model_spec(model):
 def model_input(wildcards):
     """The model directory or vector file an embed job reads (none for TF-IDF and Python objects)."""
     spec = model_spec(wildcards.model)
-    if spec["kind"] in ("tfidf", "python"):
+    if spec["kind"] in FILELESS_KINDS:
         return []
     if spec["kind"] == "precomputed":
         return digest_paths(spec)
@@ -102,7 +103,7 @@ def gpus_for(wildcards):
     kind = model_spec(wildcards.model)["kind"]
     if kind == "python":
         return 0 if config["embed"]["device"] == "cpu" else 1
-    return 0 if kind in ("tfidf", "static", "precomputed") else 1
+    return 0 if kind in CPU_KINDS else 1
 
 
 # local models (the model_digest rule): their files' content is an input of their embed jobs
@@ -128,20 +129,6 @@ def local_model_stat(wildcards):
         for path in local_model_path(wildcards)
         for f in model_files(path)
     }
-
-
-# --- model kinds (issue 22): checked before any job starts --------------------------------
-
-
-def check_models():
-    """Keys that do not apply to a model's kind. What each kind's keys name (paths, hub ids, `kind: python`
-    objects, `distill_from`) is checked by the preflight (tecb.preflight.model_entry_problems), as
-    `python -m tecb.configcheck` checks it.
-    """
-    for key, spec in config["models"].items():
-        errors = model_key_errors(key.split("@")[0], spec)
-        if errors:
-            raise ValueError("config: " + "; ".join(errors))
 
 
 # hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder
