@@ -67,9 +67,7 @@ rule adapt:
         ],
         settings=lambda wildcards: ADAPT["methods"][wildcards.method],
         # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
-        encoder=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
+        encoder=embed_settings,
         protocol=AD_PROTOCOL,
         algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
         device=ADAPT["device"],

@@ -27,25 +27,19 @@ def merge(paths):
 def compute(paths):
     from threadpoolctl import threadpool_limits
 
-    from tecb.embed.encode import EmbedJob, embed_dataset
-    from tecb.embed.spec import job_embed_options, recorded_digest
+    from tecb.embed.encode import embed_dataset
+    from tecb.embed.job import embed_job
 
     if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
         import torch
 
         torch.set_num_threads(snakemake.threads)
     with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
-        job = EmbedJob(
-            texts=snakemake.input.texts,
-            embeddings=paths["embeddings"],
-            model_spec=snakemake.params.settings,
-            embed_options=job_embed_options(snakemake.config, model=model),
-            seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
-            dataset=dataset,
-            model_digest=recorded_digest(snakemake.input.get("digest")),
-            timings=paths["timings"],
-            cache_key=snakemake.wildcards.key,  # the file names its key (as every embeddings file) and no run's folder
-        )
+        # the file names its key (as every embeddings file) and no run's folder
+        job = embed_job(
+            snakemake, embeddings=paths["embeddings"], timings=paths["timings"], cache_key=snakemake.wildcards.key,
+            owner=(model, dataset),
+        )  # fmt: skip
         embed_dataset(job, log=log)
 
 

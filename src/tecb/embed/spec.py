@@ -370,14 +370,25 @@ def expand_prompt_variants(models: Mapping) -> dict:
     return out
 
 
+def batch_size_of(model_spec: Mapping, embed_options: Mapping) -> int:
+    """A model's batch size, resolved here only: its entry's ``batch_size``, else ``embed.batch_size``. Not an
+    embedding input (:data:`NOT_INPUTS`): changing it re-embeds nothing."""
+    return int(model_spec.get("batch_size") or embed_options["batch_size"])
+
+
 def job_embed_options(config: Mapping, *, model: str) -> dict:
     """The options of one model's embedding job: the filled config's ``embed`` section, with the model's own
-    ``batch_size`` where its entry sets one (the embed, embed_compute and embed_shard jobs)."""
+    ``batch_size`` where its entry sets one (:func:`batch_size_of`; an embed-stage job's, tecb.embed.job)."""
     options = dict(config["embed"])
-    batch_size = config["models"][model].get("batch_size")
-    if batch_size:
-        options["batch_size"] = batch_size
+    if config["models"][model].get("batch_size"):
+        options["batch_size"] = batch_size_of(config["models"][model], options)
     return options
+
+
+def vector_seed(kind: str, seed: int) -> int | None:
+    """The seed that decides a model's vectors, given the run's ``seed``: TF-IDF's (its SVD), None for every other
+    kind (they use none; an embed job's ``seed`` param, part of its cache key)."""
+    return seed if kind == "tfidf" else None
 
 
 def recorded_digest(digest_files) -> str | None:

@@ -3,7 +3,7 @@
 
 
 from tecb.embed.shard import SHARDABLE_KINDS
-from tecb.embed.spec import CPU_KINDS, FILELESS_KINDS
+from tecb.embed.spec import CPU_KINDS, FILELESS_KINDS, encoder_settings, vector_seed
 
 
 def models_of_kind(*kinds):
@@ -21,6 +21,8 @@ def models_of_kind(*kinds):
 #                fills its entries and links the run's files from them)
 #   per dataset  otherwise: embed, or with the store embed_compute (the entry, by key) then embed_cached (the link)
 EMBED_BATCH = config["embed"]["batch"]
+#: the threads an embed-stage job declares (embed.threads, read here only; a job's script takes Snakemake's)
+EMBED_THREADS = config["embed"]["threads"]
 EMBED_CACHE = config["embed"].get("cache_dir")
 SHARD_SIZE = config["embed"].get("shard_size")
 #: models whose datasets are embedded in shards
@@ -76,6 +78,18 @@ def model_spec(model):
     return spec
 
 
+def model_settings(model, dataset):
+    """What decides a model's vectors for a dataset (tecb.embed.spec.encoder_settings): the `settings` param of
+    every job that embeds it (embed, embed_batch, embed_shard, embed_key, embed_compute) and adapt's `encoder`.
+    """
+    return encoder_settings(model_spec(model), config["embed"], dataset)
+
+
+def embed_settings(wildcards):
+    """model_settings of a job's (model, dataset) wildcards."""
+    return model_settings(wildcards.model, wildcards.dataset)
+
+
 def model_input(wildcards):
     """The model directory or vector file an embed job reads (none for TF-IDF and Python objects)."""
     spec = model_spec(wildcards.model)
@@ -92,8 +106,8 @@ def model_kind(wildcards):
 
 
 def embed_seed(wildcards):
-    """The seed that decides a model's vectors: the run's for TF-IDF (its SVD), None for models that use none."""
-    return SEED if model_kind(wildcards) == "tfidf" else None
+    """The seed that decides a model's vectors (tecb.embed.spec.vector_seed: the run's for TF-IDF, else None)."""
+    return vector_seed(model_kind(wildcards), SEED)
 
 
 def gpus_for(wildcards):

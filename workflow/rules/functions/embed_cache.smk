@@ -82,7 +82,7 @@ def cache_sharded(wildcards):
 
 def cache_threads(wildcards):
     """The threads computing a cache entry uses: an embed job's; one to merge shards."""
-    return 1 if cache_sharded(wildcards) else config["embed"]["threads"]
+    return 1 if cache_sharded(wildcards) else EMBED_THREADS
 
 
 def cache_gpus(wildcards):
@@ -98,14 +98,10 @@ def cache_settings(wildcards):
     owner = cache_owner(wildcards)
     if owner["model"] is None:
         return None
-    return encoder_settings(
-        model_spec(owner["model"]), config["embed"], owner["dataset"]
-    )
+    return model_settings(owner["model"], owner["dataset"])
 
 
 def cache_seed(wildcards):
-    """The TF-IDF seed of a cache entry being computed (None for neural models)."""
+    """The seed of a cache entry being computed: its model's embed_seed (the run's for TF-IDF, else None)."""
     owner = cache_owner(wildcards)
-    if owner["model"] is None or model_spec(owner["model"])["kind"] != "tfidf":
-        return None
-    return SEED
+    return embed_seed(SimpleNamespace(**owner)) if owner["model"] else None
