@@ -16,12 +16,9 @@ log(f"cache entry of {model} / {dataset}")
 
 
 def merge(paths):
-    from tecb.embed.shard import merge_shards, merge_timings
+    from tecb.embed.shard import merge_job
 
-    meta = merge_shards(list(snakemake.input.shards), paths["embeddings"])  # the shards name the key
-    timings = merge_timings(list(snakemake.input.timings), paths["timings"])
-    log(f"{len(snakemake.input.shards)} shard(s), {meta['n_texts']} texts, vectors_sha256 {meta['vectors_sha256']}")
-    log(f"shards' seconds: {timings['shard_seconds']}")
+    merge_job(snakemake.input.shards, snakemake.input.timings, **paths, log=log)
 
 
 def compute(paths):
