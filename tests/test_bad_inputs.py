@@ -585,6 +585,93 @@ CASES = [
         model(kind="tiny-bert", code_revisions={"a/b": "c"}),
         ["models.m.code_revisions", "does not apply to kind", "tiny-bert"],
     ),
+    # --- references between sections (checked by the workflow's .smk files before issue 45) ---------------------
+    ("dataset names no source", put("datasets.Mine.source", "absent"), ["datasets.Mine.source", "no key of `sources`"]),
+    (
+        "dataset key the builder does not take",
+        put("datasets.Mine.text", "s2s"),
+        ["datasets.Mine.text", "does not apply to builder 'custom'"],
+    ),
+    ("source key the builder does not take", put("sources.mine.url", "x"), ["sources.mine.url", "does not apply"]),
+    (
+        "source with nothing to download",
+        change(
+            lambda cfg: cfg.update(
+                sources={"mine": {"builder": "germeval2019"}}, datasets={"Mine": {"source": "mine", "text": "s2s"}}
+            )
+        ),
+        ["sources.mine", "nothing to download"],
+    ),
+    (
+        "configuration names an unknown algorithm",
+        put("configurations", [{"algorithm": "absent", "reduction": "none"}]),
+        ["(absent, none)", "unknown algorithm"],
+    ),
+    (
+        "configuration names an unknown reduction",
+        put("configurations", [{"algorithm": "kmeans", "reduction": "absent"}]),
+        ["(kmeans, absent)", "unknown reduction"],
+    ),
+    (
+        "unused algorithm does not import",
+        put("algorithms.spare", {"method": "tecb_absent_package.Clusterer"}),
+        ["algorithms.spare.method"],
+    ),
+    ("hub model without id", model(kind="huggingface"), ["models.m", "needs `id`"]),
+    ("local model without path", model(kind="local"), ["models.m", "needs `path`"]),
+    (
+        "unknown prompt variant source",
+        model(id="org/model", prompt_variants=["generic"]),
+        ["models.m.prompt_variants"],
+    ),
+    (
+        "pretrain model not configured",
+        put("pretrain", {"enabled": True, "models": ["absent"], "algorithm": "kmeans"}),
+        ["pretrain.models", "'absent'", "not a key of `models`"],
+    ),
+    (
+        "pretrain model is tfidf",
+        put("pretrain", {"enabled": True, "models": ["tfidf"], "algorithm": "kmeans"}),
+        ["pretrain.models.tfidf", "transformer checkpoint"],
+    ),
+    (
+        "pretrain dataset not configured",
+        put("pretrain", {"enabled": True, "models": [], "datasets": ["Absent"], "algorithm": "kmeans"}),
+        ["pretrain.datasets", "'Absent'"],
+    ),
+    (
+        "pretrain baseline configuration missing",
+        put("pretrain", {"enabled": True, "models": [], "algorithm": "hdbscan"}),
+        ["pretrain.algorithm", "(hdbscan, none)"],
+    ),
+    (
+        "adapt model is tfidf",
+        put("adapt", {"enabled": True, "models": ["tfidf"], "methods": {"simcse": {}}}),
+        ["adapt.models.tfidf", "transformer checkpoint"],
+    ),
+    (
+        "adapt algorithm not configured",
+        put("adapt", {"enabled": True, "models": [], "algorithm": "absent", "methods": {"simcse": {}}}),
+        ["adapt.algorithm", "not a key of `algorithms`"],
+    ),
+    (
+        "adapt lodo with one dataset",
+        put("adapt", {"enabled": True, "models": [], "methods": {"cob": {}}}),
+        ["adapt.protocol.supervised", "lodo", "no dataset other than Mine"],
+    ),
+    (
+        "adapt reply without a forum source",
+        put(
+            "adapt",
+            {
+                "enabled": True,
+                "models": [],
+                "methods": {"argue": {}},
+                "protocol": {"argue_objectives": ["reply"], "reply_source": "absent"},
+            },
+        ),
+        ["adapt.protocol.argue_objectives", "reply_source"],
+    ),
     # --- credentials, in free-form mappings too ------------------------------------------------------------------
     (
         "token in model_kwargs",

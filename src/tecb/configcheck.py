@@ -1,4 +1,6 @@
-"""Config checks at startup: credentials, the JSON schema (defaults filled in) and method parameters.
+"""Config checks at startup: credentials, the JSON schema (defaults filled in), method parameters and every
+reference of one section to another. The one room where the config is validated: the workflow's Snakefile calls
+:func:`workflow_config` before any rule is defined, and its ``.smk`` files check nothing (tests/test_configcheck.py).
 
 Every message names the offending key as a dotted path (``algorithms.kmeans.params.n_int``) and never
 prints a value that could be a credential: unlike ``snakemake.utils.validate``, whose message dumps the
@@ -385,7 +387,7 @@ def builder_errors(config: dict) -> list[str]:
     sources = config.get("sources") or {}
     for name, dataset in (config.get("datasets") or {}).items():
         if not isinstance(dataset, dict) or dataset.get("source") not in sources:
-            continue  # an unknown source is reported by the workflow's cross-reference check
+            continue  # an unknown source: dataset_reference_errors names it
         source_name = dataset["source"]
         source = sources.get(source_name) or {}
         builder = builder_of(source_name, source, dataset)
@@ -496,6 +498,160 @@ def unlabelled_errors(config: dict) -> list[str]:
     return out
 
 
+# --- references between sections: what the workflow's rules rely on (issue 45: validation in one room) ---------
+
+#: sources a rule downloads (or rehydrates) when the config gives no `path`: the workflow's DOWNLOADS and Reddit
+DOWNLOADED_SOURCES = ("germeval2019", "million_posts", "reddit")
+
+
+def _raised(check, *args) -> list[str]:
+    """The message of a library check that raises ``ValueError`` (without its ``config:`` prefix), or none."""
+    try:
+        check(*args)
+    except ValueError as error:
+        return [str(error).removeprefix("config: ")]
+    return []
+
+
+def dataset_reference_errors(config: dict) -> list[str]:
+    """A dataset's source: a key of `sources`, with a path or something to download, whose keys and the dataset's
+    apply to its builder (``tecb.data.datasets.check_entry``, ``check_source``)."""
+    from tecb.data.datasets import BUILDERS, builder_of, check_entry, check_source
+
+    out = []
+    sources = config["sources"]
+    for name, dataset in config["datasets"].items():
+        source_name = dataset["source"]
+        if source_name not in sources:
+            out.append(f"datasets.{name}.source names no key of `sources` (known: {', '.join(sources)})")
+            continue
+        source = sources[source_name] or {}
+        builder = builder_of(source_name, source, dataset)
+        if builder not in BUILDERS:
+            continue  # builder_errors names it
+        out += _raised(check_entry, name, dataset, builder) + _raised(check_source, source_name, source, builder)
+        fetched = source.get("repo_id") or builder == "published" or source_name.startswith("published_")
+        if not source.get("path") and not fetched and source_name not in DOWNLOADED_SOURCES:
+            out.append(f"sources.{source_name} has no `path` and nothing to download (datasets.{name} uses it)")
+    return list(dict.fromkeys(out))
+
+
+def configuration_errors(config: dict) -> list[str]:
+    """Configurations naming an algorithm or reduction that is not configured; every algorithm's method (an
+    import path: an importable class taking its params, ``tecb.cluster.algorithms.validate_algorithm``)."""
+    from tecb.cluster.algorithms import validate_algorithm
+
+    out = []
+    for entry in config["configurations"]:
+        algorithm, reduction = entry["algorithm"], entry["reduction"]
+        if algorithm not in config["algorithms"]:
+            out.append(f"configuration ({algorithm}, {reduction}) names an unknown algorithm")
+        if reduction != "none" and reduction not in config["reductions"]:
+            out.append(f"configuration ({algorithm}, {reduction}) names an unknown reduction")
+    for key, spec in config["algorithms"].items():
+        out += _raised(validate_algorithm, key, spec)
+    return out
+
+
+def model_entry_errors(config: dict) -> list[str]:
+    """Keys a model's kind needs (``tecb.embed.spec.model_key_errors``: `id` of a hub model, `path` of a local
+    one, ...); the keys it does not take are :func:`model_kind_errors`'."""
+    from tecb.embed.spec import model_key_errors
+
+    return [
+        message
+        for key, spec in config["models"].items()
+        for message in model_key_errors(key, spec)
+        if "does not apply to kind" not in message and "is not one of" not in message
+    ]
+
+
+def _run_models(config: dict) -> list[str]:
+    """The model keys of the run: `{model}@{variant}` for a model with `prompt_variants` (as the workflow runs it)."""
+    from tecb.embed.spec import expand_prompt_variants
+
+    try:
+        return list(expand_prompt_variants(config["models"]))
+    except ValueError:
+        return list(config["models"])  # prompt_variant_errors names it
+
+
+def training_errors(config: dict, section: str) -> list[str]:
+    """`pretrain` and `adapt` (when enabled): their models are configured transformer checkpoints
+    (``tecb.embed.spec.TRANSFORMER_KINDS``), their datasets and algorithm configured; pre-training's algorithm has
+    its raw-embedding configuration (the baseline)."""
+    from tecb.embed.spec import TRANSFORMER_KINDS
+
+    settings = config[section]
+    if not settings.get("enabled"):
+        return []
+    out, models = [], _run_models(config)
+    for model in settings["models"]:
+        if model not in models:
+            out.append(f"{section}.models names {model!r}, not a key of `models`")
+        elif config["models"][model.split("@")[0]]["kind"] not in TRANSFORMER_KINDS:
+            out.append(f"{section}.models.{model} must be a transformer checkpoint ({', '.join(TRANSFORMER_KINDS)})")
+    out += [
+        f"{section}.datasets names {d!r}, not a key of `datasets`"
+        for d in settings["datasets"] or []
+        if d not in config["datasets"]
+    ]
+    algorithm = settings["algorithm"]
+    configurations = [(c["algorithm"], c["reduction"]) for c in config["configurations"]]
+    if section == "pretrain" and (algorithm, "none") not in configurations:
+        out.append(f"pretrain.algorithm = {algorithm!r} needs the configuration ({algorithm}, none) for its baseline")
+    if section == "adapt" and algorithm not in config["algorithms"]:
+        out.append(f"adapt.algorithm = {algorithm!r} is not a key of `algorithms`")
+    return out + (adapt_protocol_errors(config) if section == "adapt" else [])
+
+
+def adapt_protocol_errors(config: dict) -> list[str]:
+    """`adapt`'s protocol: lodo needs a dataset to train on besides the evaluated one; argue's reply objective a
+    configured forum source; at least one method."""
+    from tecb.adapt.protocol import variants_of
+
+    adapt, out = config["adapt"], []
+    protocol = adapt["protocol"]
+    if not adapt["methods"]:
+        return ["adapt.methods is empty"]
+    variants = {
+        v for m in adapt["methods"] for v in variants_of(m, protocol["supervised"], protocol["argue_objectives"])
+    }
+    for dataset in adapt["datasets"] or config["datasets"]:
+        if "lodo" in variants and not [d for d in config["datasets"] if d != dataset]:
+            out.append(
+                f"adapt.protocol.supervised has lodo, but no dataset other than {dataset} is configured to train on"
+            )
+    reply = protocol["reply_source"]
+    if "argue" in adapt["methods"] and "reply" in protocol["argue_objectives"] and reply not in config["sources"]:
+        out.append(
+            "adapt.protocol.argue_objectives lists reply (one argue model trained on the forum's reply graph), but "
+            f"adapt.protocol.reply_source = {reply!r} is not a configured source (a One Million Posts "
+            "corpus.sqlite3); configure it or leave reply out"
+        )
+    return out
+
+
+def prompt_variant_errors(config: dict) -> list[str]:
+    """A model's `prompt_variants` that cannot be resolved (``tecb.embed.spec.expand_prompt_variants``)."""
+    from tecb.embed.spec import expand_prompt_variants
+
+    return _raised(expand_prompt_variants, config["models"])
+
+
+def reference_errors(config: dict) -> list[str]:
+    """Every check of one section against another, on the config with the schema's defaults: what the workflow's
+    rules rely on (before issue 45 checked in its .smk files, after the schema)."""
+    return (
+        dataset_reference_errors(config)
+        + configuration_errors(config)
+        + model_entry_errors(config)
+        + prompt_variant_errors(config)
+        + training_errors(config, "pretrain")
+        + training_errors(config, "adapt")
+    )
+
+
 # --- all together --------------------------------------------------------------------------------
 
 
@@ -517,20 +673,32 @@ def validated_config(config: dict, schema_path) -> dict:
     """The config with the schema's defaults filled in, or a :class:`ConfigError` listing every problem.
 
     Order: credentials first (nothing else looks at a config holding one), then the schema, then the
-    parameters of every method against what the method takes.
+    parameters of every method against what the method takes, the keys of each entry and the references between
+    sections (:func:`reference_errors`).
     """
     check_credentials(config)
     filled, messages = schema_errors(config, load_schema(schema_path))
     if not messages:
         # the keys as given (the schema's defaults, e.g. trust_remote_code: false, are no one's mistake)
         messages = parameter_errors(filled) + model_kind_errors(config) + builder_errors(filled)
-        messages += cross_key_errors(filled)
+        messages += cross_key_errors(filled) + reference_errors(filled)
         messages = messages or mteb_model_errors(filled)
     if messages:
         shown = messages[:20] + ([f"... and {len(messages) - 20} more"] if len(messages) > 20 else [])
         raise ConfigError("invalid config:\n  " + "\n  ".join(m.replace("\n", "\n  ") for m in shown))
     schema = load_schema(schema_path)
     return schema_ordered(filled, schema, schema)
+
+
+def workflow_config(config: dict, schema_path) -> dict:
+    """The config the workflow runs (its Snakefile calls this, as :func:`check_config` does): every check of
+    :func:`validated_config`, then each model with ``prompt_variants`` as one model per variant,
+    ``{model}@{variant}`` (``tecb.embed.spec.expand_prompt_variants``). Raises :class:`ConfigError`."""
+    from tecb.embed.spec import expand_prompt_variants
+
+    checked = validated_config(config, schema_path)
+    checked["models"] = expand_prompt_variants(checked["models"])
+    return checked
 
 
 def schema_ordered(value, node: dict, schema: dict):
@@ -565,12 +733,12 @@ def produced_by_the_workflow(path) -> bool:
 
 def check_config(config: dict, schema_path, *, cache_dir, preflight: bool = True) -> dict:
     """Everything checked before a job starts, as ``python -m tecb.configcheck`` runs it: the schema, the
-    parameters and keys (:func:`validated_config`), then the preflight of what the config points to
-    (:mod:`tecb.preflight`; ``cache_dir`` keeps its passed checks, ``None``: no cache). Returns the config with
-    defaults; raises :class:`ConfigError` listing the problems."""
+    parameters, keys and references between sections (:func:`workflow_config`, as the workflow), then the
+    preflight of what the config points to (:mod:`tecb.preflight`; ``cache_dir`` keeps its passed checks,
+    ``None``: no cache). Returns the config the workflow runs; raises :class:`ConfigError` listing the problems."""
     from tecb.preflight import run_preflight
 
-    filled = validated_config(config, schema_path)
+    filled = workflow_config(config, schema_path)
     if preflight:
         run_preflight(filled, produced=produced_by_the_workflow, cache_dir=cache_dir)
     return filled

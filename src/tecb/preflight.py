@@ -31,6 +31,7 @@ from functools import partial
 from pathlib import Path
 
 from tecb.config import ConfigError
+from tecb.embed.spec import TRANSFORMER_KINDS
 
 CACHE_DIR = Path(".snakemake") / "tecb-preflight"
 CACHE_VERSION = 1
@@ -454,7 +455,7 @@ def model_problems(config: dict, cache: Cache) -> list[str]:
 # --- every model kind's paths and names (issue 44) ---------------------------------------------------------------
 
 #: kinds whose `distill_from` model key may be a source of a static model (the transformers)
-DISTILLABLE_KINDS = ("huggingface", "local", "tiny-bert")
+DISTILLABLE_KINDS = TRANSFORMER_KINDS
 
 
 def _path_problem(key: str, path, *, want: str, what: str) -> str | None:

@@ -27,9 +27,6 @@ AD_RUNS = [
 AD_VARIANTS = sorted({key[2] for key in AD_RUNS})
 
 
-check_adapt_config()
-
-
 rule adapt:
     """Train one model with one method under one protocol variant for one evaluated dataset and seed."""
     input:
@@ -70,9 +67,7 @@ rule adapt:
         ],
         settings=lambda wildcards: ADAPT["methods"][wildcards.method],
         # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
-        encoder=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
+        encoder=embed_settings,
         protocol=AD_PROTOCOL,
         algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
         device=ADAPT["device"],

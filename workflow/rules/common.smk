@@ -1,5 +1,5 @@
 # What every stage needs: the library on PYTHONPATH, every path pattern (design §4), the config's shared
-# lookups and cross-checks, helpers used by 3+ stages, the targets of `all`. The input, params and resources
+# lookups, helpers used by 3+ stages, the targets of `all`. The input, params and resources
 # functions of a stage's rules are in workflow/rules/functions/STAGE.smk, included by STAGE.smk.
 
 import os
@@ -295,46 +295,6 @@ def view_title(wildcards):
     """The heading of a (model, dataset)'s cluster view (rules cluster_view, cluster_batch)."""
     shown = "raw" if VIEW_CONFIG[1] == "none" else VIEW_CONFIG[1]
     return f"{MODEL_NAMES.get(wildcards.model, wildcards.model)} / {wildcards.dataset} / {VIEW_CONFIG[0]} on {shown} embeddings"
-
-
-def check_config():
-    """Cross-references the JSON schema cannot express, reported with the offending key."""
-    from tecb.data.datasets import builder_of, check_entry, check_source
-
-    for name, ds in config["datasets"].items():
-        if ds["source"] not in config["sources"]:
-            raise ValueError(
-                f"config: datasets.{name}.source names no key of `sources` (known: {', '.join(config['sources'])})"
-            )
-        source = config["sources"][ds["source"]]
-        builder = builder_of(ds["source"], source, ds)
-        # keys that do not apply to the builder (e.g. `text:` on custom, `url:` on a custom file)
-        check_entry(name, ds, builder)
-        check_source(ds["source"], source, builder)
-    for algorithm, reduction in CONFIGURATIONS:
-        if algorithm not in config["algorithms"]:
-            raise ValueError(
-                f"config: configuration ({algorithm}, {reduction}) names an unknown algorithm"
-            )
-        if reduction != "none" and reduction not in config["reductions"]:
-            raise ValueError(
-                f"config: configuration ({algorithm}, {reduction}) names an unknown reduction"
-            )
-    from tecb.cluster.algorithms import validate_algorithm
-
-    for key, spec in config["algorithms"].items():
-        validate_algorithm(
-            key, spec
-        )  # import-path methods: importable class, params in its signature
-    for key, model in config["models"].items():
-        kind = model["kind"]
-        if kind == "huggingface" and "id" not in model:
-            raise ValueError(f"config: models.{key} (kind huggingface) needs an `id`")
-        if kind == "local" and "path" not in model:
-            raise ValueError(f"config: models.{key} (kind local) needs a `path`")
-
-
-check_config()
 
 
 def alternatives(names):

@@ -3,18 +3,10 @@
 # changing a prompt, pooling, revision, ... re-embeds; a display name, batch size, device or thread
 # count does not. A local model's content is an input (model_digest), so overwriting its weights re-embeds.
 
-from tecb.embed.spec import (
-    digest_paths,
-    encoder_settings,
-    model_files,
-    model_key_errors,
-)
+from tecb.embed.spec import digest_paths, model_files
 
 
 include: "functions/embed.smk"
-
-
-check_models()
 
 
 localrules:
@@ -99,7 +91,7 @@ rule distill_static:
         ),
     conda:
         "../../envs/embed.yaml"
-    threads: config["embed"]["threads"]
+    threads: EMBED_THREADS
     params:
         source=distill_source,
         pca_dims=lambda wildcards: config["models"][wildcards.model].get("pca_dims"),
@@ -129,13 +121,11 @@ rule embed:
         model=alternatives(EMBEDDED_MODELS),
     conda:
         model_env
-    threads: config["embed"]["threads"]
+    threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
     params:
-        settings=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
+        settings=embed_settings,
         seed=embed_seed,
     script:
         "../scripts/embed.py"
@@ -162,14 +152,13 @@ rule embed_batch:
         model=alternatives(BATCHED_MODELS),
     conda:
         model_env
-    threads: config["embed"]["threads"]
+    threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
     params:
         datasets=DATASETS,
         settings=lambda wildcards: {
-            d: encoder_settings(model_spec(wildcards.model), config["embed"], d)
-            for d in DATASETS
+            d: model_settings(wildcards.model, d) for d in DATASETS
         },
         seed=embed_seed,
         kind=model_kind,

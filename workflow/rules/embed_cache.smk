@@ -30,9 +30,7 @@ checkpoint embed_key:
     conda:
         "../../envs/embed.yaml"
     params:
-        settings=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
+        settings=embed_settings,
         seed=embed_seed,
         kind=model_kind,
     script:

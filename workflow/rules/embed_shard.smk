@@ -56,13 +56,12 @@ rule embed_shard:
         stop=r"\d+",
     conda:
         model_env
-    threads: config["embed"]["threads"]
+    threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
     params:
-        settings=lambda wildcards: encoder_settings(
-            model_spec(wildcards.model), config["embed"], wildcards.dataset
-        ),
+        settings=embed_settings,
+        seed=embed_seed,
         start=lambda wildcards: int(wildcards.start),
         stop=lambda wildcards: int(wildcards.stop),
     script:

@@ -12,9 +12,6 @@ PT_DATASETS = list(PRETRAIN["datasets"] or DATASETS)
 PT_SEEDS = [int(s) for s in PRETRAIN["seeds"]]
 
 
-check_pretrain_config()
-
-
 # (model, method, dataset, seed) of every pre-training job; the tables' formats beside their .html
 PT_RUNS = [
     (m, method, d, s)

@@ -24,7 +24,7 @@ rule mteb_v2:
         model=alternatives(CLUSTER_STEP_MODELS),
     conda:
         "../../envs/cluster.yaml"
-    threads: config["cluster"]["threads"]
+    threads: CLUSTER_RUN.threads
     params:
         seed=SEED,
         options=MTEB_V2_OPTIONS,

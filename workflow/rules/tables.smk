@@ -63,7 +63,7 @@ rule chance_mteb_v2:
         benchmark_path("chance", "{dataset}.mteb_v2.tsv")
     conda:
         "../../envs/cluster.yaml"
-    threads: config["cluster"]["threads"]
+    threads: CLUSTER_RUN.threads
     params:
         n_draws=config["tables"]["chance"]["mteb_v2_draws"],
         seed=SEED,

@@ -3,11 +3,12 @@
 from threadpoolctl import threadpool_limits
 
 from tecb.cluster.algorithms import ClusterFiles, run_configuration
+from tecb.cluster.job import ClusterRun
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
-w, out = snakemake.wildcards, snakemake.output
-with threadpool_limits(snakemake.threads):  # BLAS/OpenMP use exactly the job's declared threads
+w, out, run = snakemake.wildcards, snakemake.output, ClusterRun.from_job(snakemake)
+with threadpool_limits(run.threads):  # BLAS/OpenMP use exactly the job's threads
     run_configuration(
         snakemake.params.spec,
         files=ClusterFiles(
@@ -19,8 +20,8 @@ with threadpool_limits(snakemake.threads):  # BLAS/OpenMP use exactly the job's 
             reduced=snakemake.input.get("reduced"),
         ),
         seed=snakemake.params.seed,
-        threads=snakemake.threads,
-        max_memory_gb=snakemake.config["cluster"]["max_memory_gb"],
+        threads=run.threads,
+        max_memory_gb=run.max_memory_gb,
         log=log,
         where=f"{w.model}/{w.dataset} ({w.algorithm}, {w.reduction}): ",
     )

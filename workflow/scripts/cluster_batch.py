@@ -3,10 +3,12 @@ cluster view where configured (cluster.batch: true), rerunning only what changed
 
 import os
 
+from tecb.cluster.job import ClusterRun
+
 # numba reads its cache directory when it is first imported: set it before anything imports numba (as reduce.py).
-CACHE = snakemake.config["cluster"].get("numba_cache")
-if CACHE:
-    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
+run = ClusterRun.from_job(snakemake)  # the job's threads: the most any configuration declares
+if run.numba_cache:
+    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(run.numba_cache)
 
 from tecb.cluster.batch import Batch, BatchFiles, batch_members, batch_reductions, run_batch  # noqa: E402
 from tecb.report import confusion, mteb_v2  # noqa: E402
@@ -14,7 +16,6 @@ from tecb.runlog import finish, open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
 w, inp, out, p = snakemake.wildcards, snakemake.input, snakemake.output, snakemake.params
-threads = min(snakemake.config["cluster"]["threads"], snakemake.threads)  # as the mteb_v2 job's own
 reductions = batch_reductions(p.reductions, out)
 steps = []
 if "mteb_v2" in p.steps:
@@ -22,7 +23,7 @@ if "mteb_v2" in p.steps:
     steps.append(
         mteb_v2.batch_step(
             inp.embeddings, inp.splits, out.mteb_v2, dataset=w.dataset, seed=p.seed,
-            settings=mteb_v2.Settings(max_documents=v2["max_documents"], options=v2["options"]), threads=threads,
+            settings=mteb_v2.Settings(max_documents=v2["max_documents"], options=v2["options"]), threads=run.threads,
             log=log,
         )
     )  # fmt: skip
@@ -39,15 +40,14 @@ members = batch_members(
     inp,
     out,
     reduced={r["name"]: r["out"] for r in reductions},
-    cluster_threads=snakemake.config["cluster"]["threads"],
-    max_threads=snakemake.threads,
+    threads=run.threads,
 )
 run_batch(
     Batch(reductions=reductions, members=members, steps=steps),
     files=BatchFiles(embeddings=inp.embeddings, splits=inp.splits, keys=out.member_keys),
     seed=p.seed,
-    max_memory_gb=snakemake.config["cluster"]["max_memory_gb"],
-    cache_umap=bool(CACHE),
+    max_memory_gb=run.max_memory_gb,
+    cache_umap=bool(run.numba_cache),
     log=log,
     where=f"{w.model}/{w.dataset}: ",
 )

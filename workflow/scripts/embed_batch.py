@@ -8,12 +8,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design Â
 from threadpoolctl import threadpool_limits
 
 from tecb.embed.batch import run_embed_batch
-from tecb.embed.cache import ModelFiles
-from tecb.embed.spec import job_embed_options
+from tecb.embed.job import EmbedRun, job_model_files
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
-inp, out, p = snakemake.input, snakemake.output, snakemake.params
+inp, out, p, run = snakemake.input, snakemake.output, snakemake.params, EmbedRun.from_job(snakemake)
 if p.kind != "tfidf":  # a TF-IDF job never imports torch (~1.6 s CPU)
     import torch
 
@@ -26,15 +25,11 @@ members = [
 with threadpool_limits(snakemake.threads):
     run_embed_batch(
         members,
-        embed_options=job_embed_options(snakemake.config, model=snakemake.wildcards.model),
+        embed_options=run.options,
         seed=p.seed,  # the run's seed for TF-IDF, None for models that use none
-        model=ModelFiles(
-            kind=p.kind,
-            path=inp.model[0] if inp.model else None,
-            digest=inp.digest[0] if inp.digest else None,
-        ),
+        model=job_model_files(snakemake),
         keys_path=out.batch_keys,
-        cache_dir=snakemake.config["embed"].get("cache_dir"),  # the store's entries, filled and linked
+        cache_dir=run.cache_dir,  # the store's entries, filled and linked
         log=log,
     )
 finish()  # skip the interpreter teardown: every output is written

@@ -16,36 +16,27 @@ log(f"cache entry of {model} / {dataset}")
 
 
 def merge(paths):
-    from tecb.embed.shard import merge_shards, merge_timings
+    from tecb.embed.shard import merge_job
 
-    meta = merge_shards(list(snakemake.input.shards), paths["embeddings"])  # the shards name the key
-    timings = merge_timings(list(snakemake.input.timings), paths["timings"])
-    log(f"{len(snakemake.input.shards)} shard(s), {meta['n_texts']} texts, vectors_sha256 {meta['vectors_sha256']}")
-    log(f"shards' seconds: {timings['shard_seconds']}")
+    merge_job(snakemake.input.shards, snakemake.input.timings, **paths, log=log)
 
 
 def compute(paths):
     from threadpoolctl import threadpool_limits
 
-    from tecb.embed.encode import EmbedJob, embed_dataset
-    from tecb.embed.spec import job_embed_options, recorded_digest
+    from tecb.embed.encode import embed_dataset
+    from tecb.embed.job import embed_job
 
     if snakemake.params.settings["kind"] != "tfidf":  # a TF-IDF job never imports torch (as embed.py)
         import torch
 
         torch.set_num_threads(snakemake.threads)
     with threadpool_limits(snakemake.threads):  # BLAS on the job's threads, as embed.py (issue 21.6)
-        job = EmbedJob(
-            texts=snakemake.input.texts,
-            embeddings=paths["embeddings"],
-            model_spec=snakemake.params.settings,
-            embed_options=job_embed_options(snakemake.config, model=model),
-            seed=snakemake.params.seed,  # the run's seed for TF-IDF, None for models that use none
-            dataset=dataset,
-            model_digest=recorded_digest(snakemake.input.get("digest")),
-            timings=paths["timings"],
-            cache_key=snakemake.wildcards.key,  # the file names its key (as every embeddings file) and no run's folder
-        )
+        # the file names its key (as every embeddings file) and no run's folder
+        job = embed_job(
+            snakemake, embeddings=paths["embeddings"], timings=paths["timings"], cache_key=snakemake.wildcards.key,
+            owner=(model, dataset),
+        )  # fmt: skip
         embed_dataset(job, log=log)
 
 

@@ -1,7 +1,8 @@
 """The embedding-cache key of one (model, dataset) into results/{run}/embeddings/{model}/{dataset}.key.json
 (tecb.embed.cache: model settings, model files, TF-IDF seed, texts' sha256)."""
 
-from tecb.embed.cache import ModelFiles, cache_key, model_content
+from tecb.embed.cache import cache_key, model_content
+from tecb.embed.job import job_model_files
 from tecb.embed.spec import file_sha256
 from tecb.io import write_json
 from tecb.runlog import finish, open_log
@@ -13,13 +14,7 @@ record = {
     "settings": snakemake.params.settings,
     "seed": snakemake.params.seed,
     "texts_sha256": file_sha256(snakemake.input.texts),
-    "model_content": model_content(
-        ModelFiles(
-            kind=snakemake.params.kind,
-            path=snakemake.input.model[0] if snakemake.input.model else None,
-            digest=snakemake.input.digest[0] if snakemake.input.digest else None,
-        )
-    ),
+    "model_content": model_content(job_model_files(snakemake)),
 }
 record["key"] = cache_key(
     settings=record["settings"],

@@ -2,18 +2,20 @@
 
 import os
 
+from tecb.cluster.job import ClusterRun
+
 # numba reads its cache directory when it is first imported: set it before anything imports numba.
 # It is not a param (where compiled code is cached does not change any result).
-CACHE = snakemake.config["cluster"].get("numba_cache")
-if CACHE:
-    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(CACHE)
+run = ClusterRun.from_job(snakemake)
+if run.numba_cache:
+    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(run.numba_cache)
 
 from tecb.cluster import reduce  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402
 
 log = open_log(snakemake.log[0])
-if CACHE:
-    log(f"numba cache: {CACHE}")
+if run.numba_cache:
+    log(f"numba cache: {run.numba_cache}")
 reduce.run_reduction(
     dict(snakemake.params.spec),
     files=reduce.ReduceFiles(
@@ -21,8 +23,8 @@ reduce.run_reduction(
     ),
     reduction=snakemake.wildcards.reduction,
     seed=snakemake.params.seed,
-    threads=snakemake.threads,
-    cache_umap=bool(CACHE),
+    threads=run.threads,
+    cache_umap=bool(run.numba_cache),
     log=log,
 )
 finish()  # skip the interpreter teardown (~0.3 CPU-s a job): every output is written

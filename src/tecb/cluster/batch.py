@@ -75,15 +75,13 @@ def batch_reductions(reductions: list[dict], outputs) -> list[dict]:
     ]
 
 
-def batch_members(
-    configurations: list[dict], inputs, outputs, *, reduced: dict, cluster_threads: int, max_threads: int
-) -> list[dict]:
+def batch_members(configurations: list[dict], inputs, outputs, *, reduced: dict, threads: int) -> list[dict]:
     """The members of a :class:`Batch` from the rule's ``configurations`` (``reduction``, ``algorithm``,
     ``spec``), its inputs (``embeddings``), the reduced file of each reduction (``reduced``: ``{reduction:
     path}``, the ``out`` of :func:`batch_reductions`) and its outputs (lists ``scores``, ``timings``,
-    ``labels`` in the order of ``configurations``). A member runs on the threads its own job would declare
-    (:func:`~tecb.cluster.algorithms.threads_used` of ``cluster_threads``), scaled down to the batch job's
-    ``max_threads`` as Snakemake scales a job's threads down to ``--cores``."""
+    ``labels`` in the order of ``configurations``). A member runs on the threads its own job would be given: the
+    batch job's ``threads`` (the most any member declares, scaled down to ``--cores`` by Snakemake), one for a
+    method that runs on one core (:func:`~tecb.cluster.algorithms.threads_used`)."""
     from tecb.cluster.algorithms import threads_used
 
     members = []
@@ -94,7 +92,7 @@ def batch_members(
             {
                 "name": f"{r}/{c['algorithm']}",
                 "spec": c["spec"],
-                "threads": min(threads_used(c["spec"]["method"], cluster_threads), max_threads),
+                "threads": threads_used(c["spec"]["method"], threads),
                 **points,
                 "scores": scores,
                 "timings": timings,

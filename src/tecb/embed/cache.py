@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tecb.embed.spec import directory_digest, file_sha256
+from tecb.embed.spec import FILELESS_KINDS, directory_digest, file_sha256
 
 KEY_VERSION = 3  # bump when the embedding file format or the key changes: old entries are then not reused
 # settings that name where the model's files are, not what they are (their content is ``model_content``)
@@ -54,7 +54,7 @@ def model_content(model: ModelFiles):
     """What the model's files are, cheaply: a local model's recorded digest, a built model's directory digest,
     a prefetched hub model's resolved commit and remote-code record; ``None`` for TF-IDF."""
     kind, path, digest_file = model.kind, model.path, model.digest
-    if kind in ("tfidf", "python"):  # a Python object's package, version and files are in its settings
+    if kind in FILELESS_KINDS:  # a Python object's package, version and files are in its settings
         return None
     if kind == "local" or (digest_file and kind in ("precomputed", "static", "mteb")):
         with open(digest_file) as f:
@@ -124,6 +124,30 @@ def finished_keys(cache_dir) -> list[str]:
 
 def _is_key(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
+def key_owners(key_files, *, models, datasets) -> dict[str, tuple[str, str]]:
+    """Cache key -> the first (model, dataset) of ``models`` x ``datasets`` whose key file (one of ``key_files``,
+    the run's ``{model}/{dataset}.key.json``) records it; a damaged key file, or one of a model or dataset no longer
+    configured, is skipped (the workflow's embed_compute rule finds a key's owner here)."""
+    from tecb.io import ContractError, read_json_record
+
+    owners = {}
+    for path in key_files:
+        try:
+            record = read_json_record(path, ("model", "dataset", "key"), "key file")
+        except ContractError:
+            continue
+        if record["model"] in models and record["dataset"] in datasets:
+            owners.setdefault(record["key"], (record["model"], record["dataset"]))
+    return owners
+
+
+def owner_of(owners: dict, key: str) -> tuple[str, str]:
+    """The (model, dataset) with cache key ``key`` (of :func:`key_owners`); ``ValueError`` naming it if none."""
+    if key not in owners:
+        raise ValueError(f"embed.cache_dir: no (model, dataset) of this run has cache key {key}")
+    return owners[key]
 
 
 def embedding_key(*, settings: dict, seed: int | None, texts, model: ModelFiles) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.embed.spec import CHUNK_SIZE, encoder_settings
+from tecb.embed.spec import CHUNK_SIZE, batch_size_of, encoder_settings
 from tecb.io import (
     atomic_path,
     embedding_batch,
@@ -767,7 +767,7 @@ def _transformer_batches(settings, texts, model_spec, embed_options, model_diges
     device = None if embed_options.get("device") in (None, "", "auto") else embed_options["device"]
     source = settings.get("path") or settings["id"]
     model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
-    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
+    batch_size = batch_size_of(model_spec, embed_options)
     prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
     stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
     meta = {
@@ -819,7 +819,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
 
     device = embed_options.get("device") or None
     wrapper = mteb_model.load_wrapper(settings, None if device == "auto" else device)
-    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
+    batch_size = batch_size_of(model_spec, embed_options)
     task = settings["task"]
     prompt = mteb_model.applied_prompt(wrapper, task)
     model = getattr(wrapper, "model", None)  # the sentence-transformers model inside mteb's wrapper, where it has one
@@ -864,7 +864,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
 def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
     """Metadata and ``(start, vectors)`` batches of a ``python``, ``precomputed`` or ``static`` model."""
     kind = settings["kind"]
-    batch_size = int(model_spec.get("batch_size") or embed_options["batch_size"])
+    batch_size = batch_size_of(model_spec, embed_options)
     base = {"kind": kind, "model_sha256": model_digest, "device": "cpu", "dtype": "float32", "revision": None}
     batches = {"python": _python_batches, "precomputed": _precomputed_batches}.get(kind, _static_batches)
     return batches(settings, texts, base, batch_size, log)

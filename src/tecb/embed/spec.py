@@ -26,31 +26,16 @@ from tecb.io import file_sha256  # noqa: F401  (re-exported: spec.file_sha256)
 
 POOLING_MODES = ("mean", "cls", "max", "lasttoken", "mean_sqrt_len_tokens", "weightedmean")
 DTYPES = ("float32", "float16", "bfloat16")
+#: The model kinds are the keys of :data:`KIND_KEYS` (:data:`KINDS`, the schema's enum); these name groups of them.
+#: Kinds run through sentence-transformers: checkpoints that pre-training and adaptation train, that a static model
+#: is distilled from (``python``, ``precomputed`` and ``static`` are not).
 TRANSFORMER_KINDS = ("huggingface", "local", "tiny-bert")
-# kinds run through sentence-transformers (``python``, ``precomputed`` and ``static`` are not: see KIND_KEYS)
+#: Kinds whose vectors come from no model folder or file: TF-IDF fits on the texts, a Python object is imported.
+FILELESS_KINDS = ("tfidf", "python")
+#: Kinds that never use a GPU (an embed job of theirs asks for none).
+CPU_KINDS = ("tfidf", "static", "precomputed")
 # keys of a model entry that are not embedding inputs: the display name, execution settings
 NOT_INPUTS = ("name", "batch_size")
-
-_TRANSFORMER_OPTIONS = (
-    "batch_size",
-    "max_seq_length",
-    "dtype",
-    "prompt",
-    "prompt_name",
-    "pooling",
-    "normalize",
-    "model_kwargs",
-    "tokenizer_kwargs",
-    "encode_kwargs",
-)
-#: The keys a ``models.<key>`` entry of each kind may set (besides ``name`` and ``kind``); any other key is refused
-#: at validation, naming it (``tecb.configcheck``): a ``prompt`` on ``tfidf`` would otherwise be silently ignored.
-KIND_KEYS = {
-    "huggingface": ("id", "revision", "trust_remote_code", "code_revisions", *_TRANSFORMER_OPTIONS),
-    "local": ("path", "id", "trust_remote_code", *_TRANSFORMER_OPTIONS),
-    "tfidf": ("dim",),
-    "tiny-bert": _TRANSFORMER_OPTIONS,
-}
 
 
 def encoder_settings(spec: Mapping, embed_options: Mapping | None = None, dataset: str | None = None) -> dict:
@@ -385,14 +370,25 @@ def expand_prompt_variants(models: Mapping) -> dict:
     return out
 
 
+def batch_size_of(model_spec: Mapping, embed_options: Mapping) -> int:
+    """A model's batch size, resolved here only: its entry's ``batch_size``, else ``embed.batch_size``. Not an
+    embedding input (:data:`NOT_INPUTS`): changing it re-embeds nothing."""
+    return int(model_spec.get("batch_size") or embed_options["batch_size"])
+
+
 def job_embed_options(config: Mapping, *, model: str) -> dict:
     """The options of one model's embedding job: the filled config's ``embed`` section, with the model's own
-    ``batch_size`` where its entry sets one (the embed, embed_compute and embed_shard jobs)."""
+    ``batch_size`` where its entry sets one (:func:`batch_size_of`; an embed-stage job's, tecb.embed.job)."""
     options = dict(config["embed"])
-    batch_size = config["models"][model].get("batch_size")
-    if batch_size:
-        options["batch_size"] = batch_size
+    if config["models"][model].get("batch_size"):
+        options["batch_size"] = batch_size_of(config["models"][model], options)
     return options
+
+
+def vector_seed(kind: str, seed: int) -> int | None:
+    """The seed that decides a model's vectors, given the run's ``seed``: TF-IDF's (its SVD), None for every other
+    kind (they use none; an embed job's ``seed`` param, part of its cache key)."""
+    return seed if kind == "tfidf" else None
 
 
 def recorded_digest(digest_files) -> str | None:

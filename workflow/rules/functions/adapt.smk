@@ -1,4 +1,4 @@
-# Config cross-checks, targets and input functions of the rules in adapt.smk (its path functions are in
+# Targets and input functions of the rules in adapt.smk (its path functions are in
 # common.smk), which includes this file first. Kept apart from the rules: `snakemake --lint` flags a file that
 # mixes rules and functions.
 
@@ -53,47 +53,6 @@ def adapt_inputs(wildcards):
     if wildcards.method == "argue" and posts:
         inputs["posts"] = posts
     return inputs
-
-
-def check_adapt_config():
-    """Cross-references of the `adapt` section, reported with the offending key."""
-    if not ADAPT.get("enabled"):
-        return
-    for model in AD_MODELS:
-        if model not in config["models"]:
-            raise ValueError(
-                f"config: adapt.models names {model!r}, not a key of `models`"
-            )
-        if model_spec(model)["kind"] not in ("huggingface", "local", "tiny-bert"):
-            raise ValueError(
-                f"config: adapt.models.{model} must be a transformer checkpoint, not tfidf"
-            )
-    for dataset in AD_DATASETS:
-        if dataset not in config["datasets"]:
-            raise ValueError(
-                f"config: adapt.datasets names {dataset!r}, not a key of `datasets`"
-            )
-        if "lodo" in AD_VARIANTS and not [d for d in DATASETS if d != dataset]:
-            raise ValueError(
-                f"config: adapt.protocol.supervised has lodo, but no dataset other than {dataset} is configured "
-                "to train on"
-            )
-    if ADAPT["algorithm"] not in config["algorithms"]:
-        raise ValueError(
-            f"config: adapt.algorithm = {ADAPT['algorithm']!r} is not a key of `algorithms`"
-        )
-    if not AD_METHODS:
-        raise ValueError("config: adapt.methods is empty")
-    if (
-        "argue" in AD_METHODS
-        and "reply" in AD_PROTOCOL["argue_objectives"]
-        and adapt_reply_source() is None
-    ):
-        raise ValueError(
-            "config: adapt.protocol.argue_objectives lists reply (one argue model trained on the forum's reply "
-            f"graph), but adapt.protocol.reply_source = {AD_PROTOCOL['reply_source']!r} is not a configured source "
-            "(a One Million Posts corpus.sqlite3); configure it or leave reply out"
-        )
 
 
 def adapt_outputs():

@@ -1,12 +1,17 @@
 # Input, threads and resources functions of the rules in cluster.smk, which includes this file first.
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
 
+from tecb.cluster.job import ClusterRun
+
 # --- the cluster stage's switch, read here and only here -----------------------------------------------------
 # cluster.batch chooses the granularity of the jobs that write a (model, dataset)'s reductions, scores, labels,
 # timings, MTEB v2 score and cluster view, never their bytes: one cluster_batch job per (model, dataset), or one
 # reduce job per reduction, one cluster job per configuration, one mteb_v2 and one cluster_view job. The wildcard
 # constraints below give each file exactly one writer (the rules all exist; no ruleorder).
 CLUSTER_BATCH = config["cluster"]["batch"]
+#: how the stage's jobs run (tecb.cluster.job): cluster.threads, read here and only here (a job script reads its
+#: own threads from Snakemake, ClusterRun.from_job)
+CLUSTER_RUN = ClusterRun.from_config(config)
 #: models whose (model, dataset) units one cluster_batch job makes
 CLUSTER_BATCH_MODELS = MODELS if CLUSTER_BATCH else []
 #: models whose units the per-step jobs make (reduce, cluster, mteb_v2, cluster_view)
@@ -27,10 +32,7 @@ def cluster_input(wildcards):
 
 def algorithm_threads(algorithm):
     """Ward and DBSTREAM run on one core; the others get `cluster.threads` (BLAS/OpenMP, HDBSCAN workers)."""
-    from tecb.cluster.algorithms import threads_used
-
-    method = config["algorithms"][algorithm]["method"]
-    return threads_used(method, config["cluster"]["threads"])
+    return CLUSTER_RUN.method_threads(config["algorithms"][algorithm]["method"])
 
 
 def cluster_threads(wildcards):

@@ -13,12 +13,8 @@ def source_path(source):
         or source.startswith("published_")
     ):
         return published_path(source)
-    defaults = {**DOWNLOADS, "reddit": REDDIT_SUBMISSIONS}
-    if source not in defaults:
-        raise ValueError(
-            f"config: sources.{source} has no `path` and nothing to download"
-        )
-    return defaults[source]
+    # a source of a dataset has one of them (tecb.configcheck.DOWNLOADED_SOURCES)
+    return {**DOWNLOADS, "reddit": REDDIT_SUBMISSIONS}[source]
 
 
 def dataset_source(wildcards):

@@ -3,6 +3,7 @@
 
 
 from tecb.embed.shard import SHARDABLE_KINDS
+from tecb.embed.spec import CPU_KINDS, FILELESS_KINDS, encoder_settings, vector_seed
 
 
 def models_of_kind(*kinds):
@@ -20,6 +21,8 @@ def models_of_kind(*kinds):
 #                fills its entries and links the run's files from them)
 #   per dataset  otherwise: embed, or with the store embed_compute (the entry, by key) then embed_cached (the link)
 EMBED_BATCH = config["embed"]["batch"]
+#: the threads an embed-stage job declares (embed.threads, read here only; a job's script takes Snakemake's)
+EMBED_THREADS = config["embed"]["threads"]
 EMBED_CACHE = config["embed"].get("cache_dir")
 SHARD_SIZE = config["embed"].get("shard_size")
 #: models whose datasets are embedded in shards
@@ -75,10 +78,22 @@ def model_spec(model):
     return spec
 
 
+def model_settings(model, dataset):
+    """What decides a model's vectors for a dataset (tecb.embed.spec.encoder_settings): the `settings` param of
+    every job that embeds it (embed, embed_batch, embed_shard, embed_key, embed_compute) and adapt's `encoder`.
+    """
+    return encoder_settings(model_spec(model), config["embed"], dataset)
+
+
+def embed_settings(wildcards):
+    """model_settings of a job's (model, dataset) wildcards."""
+    return model_settings(wildcards.model, wildcards.dataset)
+
+
 def model_input(wildcards):
     """The model directory or vector file an embed job reads (none for TF-IDF and Python objects)."""
     spec = model_spec(wildcards.model)
-    if spec["kind"] in ("tfidf", "python"):
+    if spec["kind"] in FILELESS_KINDS:
         return []
     if spec["kind"] == "precomputed":
         return digest_paths(spec)
@@ -91,8 +106,8 @@ def model_kind(wildcards):
 
 
 def embed_seed(wildcards):
-    """The seed that decides a model's vectors: the run's for TF-IDF (its SVD), None for models that use none."""
-    return SEED if model_kind(wildcards) == "tfidf" else None
+    """The seed that decides a model's vectors (tecb.embed.spec.vector_seed: the run's for TF-IDF, else None)."""
+    return vector_seed(model_kind(wildcards), SEED)
 
 
 def gpus_for(wildcards):
@@ -102,7 +117,7 @@ def gpus_for(wildcards):
     kind = model_spec(wildcards.model)["kind"]
     if kind == "python":
         return 0 if config["embed"]["device"] == "cpu" else 1
-    return 0 if kind in ("tfidf", "static", "precomputed") else 1
+    return 0 if kind in CPU_KINDS else 1
 
 
 # local models (the model_digest rule): their files' content is an input of their embed jobs
@@ -128,20 +143,6 @@ def local_model_stat(wildcards):
         for path in local_model_path(wildcards)
         for f in model_files(path)
     }
-
-
-# --- model kinds (issue 22): checked before any job starts --------------------------------
-
-
-def check_models():
-    """Keys that do not apply to a model's kind. What each kind's keys name (paths, hub ids, `kind: python`
-    objects, `distill_from`) is checked by the preflight (tecb.preflight.model_entry_problems), as
-    `python -m tecb.configcheck` checks it.
-    """
-    for key, spec in config["models"].items():
-        errors = model_key_errors(key.split("@")[0], spec)
-        if errors:
-            raise ValueError("config: " + "; ".join(errors))
 
 
 # hub models by folder key: a model's prompt variants ({model}@{variant}) share one prefetched folder

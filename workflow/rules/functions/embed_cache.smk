@@ -4,9 +4,9 @@
 import glob
 from types import SimpleNamespace
 
-from tecb.io import ContractError, read_json_record
+from tecb.io import read_json_record
 
-from tecb.embed.cache import entry_paths, finished_keys
+from tecb.embed.cache import entry_paths, finished_keys, key_owners, owner_of
 
 
 def unfinished_key_constraint():
@@ -36,29 +36,28 @@ def cache_entry_input(wildcards):
 _KEY_OWNERS = {}
 
 
-def key_owner(key):
-    """The (model, dataset) of this run whose embedding has cache key ``key`` (from the run's key files)."""
+def run_key_owners(key):
+    """Cache key -> (model, dataset) of this run's key files (tecb.embed.cache.key_owners), read again while
+    ``key`` is not among them."""
     if key not in _KEY_OWNERS:
-        for path in sorted(glob.glob(embed_key_path("*", "*"))):
-            try:  # of a model or dataset no longer configured, perhaps: skipped when damaged
-                record = read_json_record(path, ("model", "dataset", "key"), "key file")
-            except ContractError:
-                continue
-            if record["model"] in LINKED_MODELS and record["dataset"] in DATASETS:
-                _KEY_OWNERS.setdefault(
-                    record["key"], (record["model"], record["dataset"])
-                )
-    return _KEY_OWNERS.get(key)
+        found = key_owners(
+            sorted(glob.glob(embed_key_path("*", "*"))),
+            models=LINKED_MODELS,
+            datasets=DATASETS,
+        )
+        _KEY_OWNERS.update({k: v for k, v in found.items() if k not in _KEY_OWNERS})
+    return _KEY_OWNERS
+
+
+def key_owner(key):
+    """The (model, dataset) of this run whose embedding has cache key ``key``, or None."""
+    return run_key_owners(key).get(key)
 
 
 def cache_compute_input(wildcards):
     """What computing a cache entry reads: the shards of the run's (model, dataset) with that key for a sharded
     model (functions/embed_shard.smk), else its texts and model, as an embed job."""
-    owner = key_owner(wildcards.key)
-    if owner is None:
-        raise ValueError(
-            f"embed.cache_dir: no (model, dataset) of this run has cache key {wildcards.key}"
-        )
+    owner = owner_of(run_key_owners(wildcards.key), wildcards.key)
     if owner[0] in SHARDED_MODELS:
         return shard_inputs(*owner)
     wc = SimpleNamespace(model=owner[0], dataset=owner[1])
@@ -83,7 +82,7 @@ def cache_sharded(wildcards):
 
 def cache_threads(wildcards):
     """The threads computing a cache entry uses: an embed job's; one to merge shards."""
-    return 1 if cache_sharded(wildcards) else config["embed"]["threads"]
+    return 1 if cache_sharded(wildcards) else EMBED_THREADS
 
 
 def cache_gpus(wildcards):
@@ -99,14 +98,10 @@ def cache_settings(wildcards):
     owner = cache_owner(wildcards)
     if owner["model"] is None:
         return None
-    return encoder_settings(
-        model_spec(owner["model"]), config["embed"], owner["dataset"]
-    )
+    return model_settings(owner["model"], owner["dataset"])
 
 
 def cache_seed(wildcards):
-    """The TF-IDF seed of a cache entry being computed (None for neural models)."""
+    """The seed of a cache entry being computed: its model's embed_seed (the run's for TF-IDF, else None)."""
     owner = cache_owner(wildcards)
-    if owner["model"] is None or model_spec(owner["model"])["kind"] != "tfidf":
-        return None
-    return SEED
+    return embed_seed(SimpleNamespace(**owner)) if owner["model"] else None

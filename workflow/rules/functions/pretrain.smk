@@ -1,30 +1,5 @@
-# Config cross-checks, targets and input functions of the rules in pretrain.smk, which includes this file first.
+# Targets and input functions of the rules in pretrain.smk, which includes this file first.
 # Kept apart from the rules: `snakemake --lint` flags a file that mixes rules and functions.
-
-
-def check_pretrain_config():
-    """Cross-references of the `pretrain` section, reported with the offending key."""
-    if not PRETRAIN["enabled"]:
-        return
-    for model in PT_MODELS:
-        if model not in config["models"]:
-            raise ValueError(
-                f"config: pretrain.models names {model!r}, not a key of `models`"
-            )
-        if model_spec(model)["kind"] not in ("huggingface", "local", "tiny-bert"):
-            raise ValueError(
-                f"config: pretrain.models.{model} must be a transformer checkpoint, not tfidf"
-            )
-    for dataset in PT_DATASETS:
-        if dataset not in config["datasets"]:
-            raise ValueError(
-                f"config: pretrain.datasets names {dataset!r}, not a key of `datasets`"
-            )
-    algorithm = PRETRAIN["algorithm"]
-    if (algorithm, "none") not in CONFIGURATIONS:
-        raise ValueError(
-            f"config: pretrain.algorithm = {algorithm!r} needs the configuration ({algorithm}, none) for its baseline"
-        )
 
 
 def pretrain_outputs():

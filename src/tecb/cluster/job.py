@@ -1,0 +1,48 @@
+"""How a cluster-stage job runs (config ``cluster``), resolved in one place: :class:`ClusterRun`.
+
+The workflow resolves it while building the DAG (:meth:`ClusterRun.from_config`: the threads each job declares,
+:meth:`ClusterRun.method_threads`), each job script from its Snakemake job (:meth:`ClusterRun.from_job`: the threads
+Snakemake gave the job, the memory guard, numba's cache folder). None of these changes a result, so none is a param
+(changing one reruns nothing), and no script reads the config itself.
+
+Light (the dataclasses module only): the reduce and cluster_batch scripts read numba's cache folder here before
+anything imports numba.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """``threads``: the cores of a job whose method uses several (``cluster.threads`` while the DAG is built; in a
+    job, the threads Snakemake gave it); ``max_memory_gb``: the memory guard's limit (``cluster.max_memory_gb``);
+    ``numba_cache``: the folder of umap's compiled code (``cluster.numba_cache``; None: no disk cache)."""
+
+    threads: int
+    max_memory_gb: float | None = None
+    numba_cache: str | None = None
+
+    @classmethod
+    def from_config(cls, config) -> ClusterRun:
+        """The options of the filled config's ``cluster`` section."""
+        section = config["cluster"]
+        return cls(
+            threads=int(section["threads"]),
+            max_memory_gb=section.get("max_memory_gb"),
+            numba_cache=section.get("numba_cache") or None,
+        )
+
+    @classmethod
+    def from_job(cls, job) -> ClusterRun:
+        """A job's options (``job``: the ``snakemake`` object of a script): the config's, on the threads the job
+        was given (what the DAG declared, scaled down to ``--cores`` by Snakemake)."""
+        return replace(cls.from_config(job.config), threads=int(job.threads))
+
+    def method_threads(self, method: str) -> int:
+        """The cores a clustering with ``method`` uses (:func:`tecb.cluster.algorithms.threads_used`): one for
+        Ward's linkage and DBSTREAM, else :attr:`threads`."""
+        from tecb.cluster.algorithms import threads_used
+
+        return threads_used(method, self.threads)

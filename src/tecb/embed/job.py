@@ -1,0 +1,75 @@
+"""An embed-stage job from its Snakemake job, resolved in one place (issue 45: one job adapter per stage).
+
+What decides the vectors comes from the rule's params: ``settings`` (:func:`tecb.embed.spec.encoder_settings`) and
+``seed`` (:func:`tecb.embed.spec.vector_seed`: the run's for TF-IDF, None otherwise), with the inputs ``texts``,
+``model`` and ``digest``. How the job runs comes from the config, here (:class:`EmbedRun`): the ``embed`` section
+with the model's own batch size (:func:`tecb.embed.spec.job_embed_options`) and the store's folder. Neither decides
+the vectors, so neither is a param (changing them re-embeds nothing), and no script reads the config itself.
+
+:func:`embed_job` is the :class:`tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job,
+:func:`job_model_files` what its model files are and :func:`job_embedding_key` the key of what decides its vectors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tecb.embed.cache import ModelFiles, embedding_key
+from tecb.embed.encode import EmbedJob
+from tecb.embed.spec import job_embed_options, recorded_digest
+
+
+@dataclass(frozen=True)
+class EmbedRun:
+    """How one model's embed job runs: ``options``, the config's ``embed`` section with the model's own
+    ``batch_size`` first; ``cache_dir``, the content-addressed store (``embed.cache_dir``; None: none)."""
+
+    options: dict
+    cache_dir: str | None = None
+
+    @classmethod
+    def from_job(cls, job, *, model: str | None = None) -> EmbedRun:
+        """``job``: the ``snakemake`` object of a script; ``model``: the model it embeds (default: its wildcard)."""
+        config = job.config
+        return cls(
+            options=job_embed_options(config, model=model or job.wildcards.model),
+            cache_dir=config["embed"].get("cache_dir"),
+        )
+
+
+def job_model_files(job) -> ModelFiles:
+    """What a job's model files are (the cache key's part): its params ``kind`` (or its ``settings``' kind) and its
+    inputs ``model`` and ``digest`` (lists of at most one path)."""
+    kind = job.params.get("kind") or job.params.settings["kind"]
+    return ModelFiles(
+        kind=kind,
+        path=job.input.model[0] if job.input.model else None,
+        digest=job.input.digest[0] if job.input.digest else None,
+    )
+
+
+def job_embedding_key(job) -> str:
+    """The key of what decides a job's vectors (:func:`tecb.embed.cache.embedding_key`): its settings and seed,
+    the whole dataset's texts, its model files; recorded in the file it writes."""
+    return embedding_key(
+        settings=job.params.settings, seed=job.params.seed, texts=job.input.texts, model=job_model_files(job)
+    )
+
+
+def embed_job(job, *, embeddings, timings, cache_key: str, owner: tuple[str, str] | None = None) -> EmbedJob:
+    """The :class:`~tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job: its texts, params
+    ``settings`` and ``seed``, model digest and :class:`EmbedRun` options, written to ``embeddings`` and
+    ``timings``, recording ``cache_key``. ``owner``: the (model, dataset) embedded (default: the job's wildcards;
+    an embed_compute job's wildcard is a key)."""
+    model, dataset = owner or (job.wildcards.model, job.wildcards.dataset)
+    return EmbedJob(
+        texts=job.input.texts,
+        embeddings=embeddings,
+        model_spec=job.params.settings,
+        embed_options=EmbedRun.from_job(job, model=model).options,
+        seed=job.params.seed,  # the run's seed for TF-IDF, None for models that use none
+        dataset=dataset,
+        model_digest=recorded_digest(job.input.get("digest")),
+        timings=timings,
+        cache_key=cache_key,
+    )
