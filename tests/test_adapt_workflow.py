@@ -62,7 +62,7 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     assert table["ran"].str.contains("head Dense").sum() == 6 and table["ran"].notna().all()
     controls = table[table.index.str.contains("· random head ·")]
     assert len(controls) == 2 and (controls["ran"].str.startswith("CONTROL: no training, head Dense")).all()
-    assert (controls["steps"].astype(str) == "0").all() and (controls["Δ"] != 0).all()
+    assert (controls["steps"] == 0).all() and (controls["Δ"] != 0).all()
     md = (first / "adapt" / "table6.md").read_text()
     assert md.startswith("Table 6") and "[" in md  # intervals in the cells
     assert (first / "adapt" / "figure_training.png").stat().st_size > 0
@@ -76,7 +76,7 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     for method in ("cob", "triplet"):  # each read against the control, per supervised protocol
         read = contrasts[contrasts.contrast == f"{method} − random_head"]
         assert sorted(read.b) == ["random head disjoint", "random head lodo"], read
-        assert (read.delta - (read.mean_a - read.mean_b)).abs().max() < 1e-9
+        assert (read.delta - (read.mean_a - read.mean_b)).abs().max() <= 0.015  # each rounded to 2 decimals
     assert "tsdae − wwm: skipped" in (first / "adapt" / "contrasts.md").read_text()
     # the protocol is recorded in every job's outputs
     for path in sorted((first / "adapt" / "tiny-bert").rglob("seed42.parquet")):
