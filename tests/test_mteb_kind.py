@@ -43,6 +43,7 @@ def minilm(tmp_path_factory):
 
 def _config(models: dict, datasets=("BlurbsClusteringS2S",)) -> dict:
     return {
+        "sources": {"germeval2019": {}},  # downloaded by the workflow
         "datasets": {d: {"source": "germeval2019", "text": "s2s"} for d in datasets},
         "models": models,
         "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},

@@ -1,5 +1,9 @@
 """The unlabelled books of a dataset's source, as texts to pre-train on (pretrain.unlabelled)."""
 
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
+
 from tecb import io
 from tecb.data.datasets import unlabelled_blurb_texts
 from tecb.embed.encode import read_texts
