@@ -198,7 +198,7 @@ def build_blurbs(
         names.append(f"within {genre}")
     for genre in sorted(set(coarse) - {g for g, _ in within}):  # a one-label split cannot be clustered
         dropped[f"no within-genre split for {genre} (one d=1 genre; its books)"] = coarse.count(genre)
-    texts = [b.title if variant == "s2s" else f"{b.title}\n{b.body}" for b in kept]
+    texts = [blurb_text(b, variant) for b in kept]
     unique, splits = assemble(texts, split_items)
     notes = [
         "  books read per file (before the selection):",
@@ -209,6 +209,11 @@ def build_blurbs(
     schemes = ["d=0 genre"] * n_splits + ["d=1 genre"] * (len(splits) - n_splits)
     kinds = ["coarse"] * n_splits + ["fine"] * n_splits + ["within-genre"] * len(within)
     return Dataset(unique, splits, names, dropped, len(kept), prov, notes, schemes, kinds)
+
+
+def blurb_text(book, variant: str) -> str:
+    """A book's text in a Blurbs dataset: its title (s2s) or title and blurb (p2p)."""
+    return book.title if variant == "s2s" else f"{book.title}\n{book.body}"
 
 
 def unlabelled_blurb_texts(path, variant: str, *, evaluated: list[str], n_texts: int | None, seed: int):
@@ -224,7 +229,7 @@ def unlabelled_blurb_texts(path, variant: str, *, evaluated: list[str], n_texts:
     evaluated = set(evaluated)
     seen, held_out, texts = set(evaluated), 0, []
     for book in source.unlabelled:
-        text = book.title if variant == "s2s" else f"{book.title}\n{book.body}"
+        text = blurb_text(book, variant)
         if not text.strip() or text in seen:
             held_out += text in evaluated
             continue
