@@ -68,6 +68,7 @@ real: real-data
 	@echo "real: 7 encoders x 3 real datasets x 14 configurations; six of them took about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)), the float32 e5 adds its encoding; results/real/"
 	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/snakemake --configfile config/real.yaml --report results/real/report.html
+	$(BIN)/python -m tecb.report.kept results/real runs/real config/real.yaml
 	@echo; cat results/real/tables/table2.md; echo
 	@echo "real done: results/real/tables/ and the report results/real/report.html"
 
@@ -76,6 +77,7 @@ real: real-data
 real-adapt: real
 	@echo "real-adapt: MiniLM x 5 methods (6 models: argue's two objectives) x 3 seeds on Blurbs S2S, $(REAL_ADAPT_TIME)"
 	$(BIN)/snakemake --configfile config/real.yaml config/real-adapt.yaml --cores $(CORES) --resources gpu=1
+	$(BIN)/python -m tecb.report.kept results/real runs/real config/real.yaml config/real-adapt.yaml
 	@echo; cat results/real/adapt/table6.md; echo
 
 # The training study on 2 CPU cores (issue 42; README, 'Does training help a German-capable encoder?'): Table 5 of

@@ -66,5 +66,22 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
         "scores.parquet",
         "timings/pretrain/minilm/tsdae/seed1.json",
     ]
-    with pytest.raises(FileNotFoundError, match="no tables/ or pretrain/ tables to keep"):
+    (results / "adapt" / "minilm").mkdir(parents=True)
+    (results / "adapt" / "table6.md").write_text("| m | 3 |\n")
+    (results / "adapt" / "contrasts.csv").write_text("c,1\n")
+    (results / "adapt" / "minilm" / "seed1.parquet").write_bytes(b"PAR1")  # not kept: the per-job scores
+    (results / "timings" / "adapt").mkdir(parents=True)
+    (results / "timings" / "adapt" / "costs.md").write_text("| job | s |\n")
+    shutil.rmtree(results / "pretrain")
+    shutil.rmtree(results / "timings" / "pretrain")
+    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+        "adapt/contrasts.csv",
+        "adapt/table6.md",
+        "config/c.yaml",
+        "provenance.json",
+        "scores.parquet",
+        "timings/adapt/costs.md",
+    ]
+    with pytest.raises(FileNotFoundError, match="no tables/, pretrain/ or adapt/ tables to keep"):
         kept.keep_run(tmp_path / "empty", tmp_path / "runs" / "e", configs=[])

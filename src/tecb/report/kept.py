@@ -31,6 +31,14 @@ KEPT_PATTERNS = (
     "pretrain/scores.parquet",
     "pretrain/figure2.png",
     "timings/pretrain/**/*.json",
+    # training for clustering (Table 6): its tables, contrasts, long scores, training curves and costs
+    "adapt/*.md",
+    "adapt/*.csv",
+    "adapt/*.tex",
+    "adapt/scores.parquet",
+    "adapt/figure_training.png",
+    "timings/adapt/costs.*",
+    "timings/adapt/**/*.json",
 )
 
 
@@ -39,8 +47,8 @@ def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]
     ``provenance.json`` (the commit, whether the work tree had changes, the configs' names)."""
     results, dest = Path(results), Path(dest)
     files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
-    if not any(p.parent.name in ("tables", "pretrain") and p.suffix == ".md" for p in files):
-        raise FileNotFoundError(f"{results}: no tables/ or pretrain/ tables to keep (is the run finished?)")
+    if not any(p.parent.name in ("tables", "pretrain", "adapt") and p.suffix == ".md" for p in files):
+        raise FileNotFoundError(f"{results}: no tables/, pretrain/ or adapt/ tables to keep (is the run finished?)")
     with atomic_dir(dest) as tmp:
         for path in files:
             target = Path(tmp) / path.relative_to(results)
