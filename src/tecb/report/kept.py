@@ -39,6 +39,8 @@ KEPT_PATTERNS = (
     "adapt/figure_training.png",
     "timings/adapt/costs.*",
     "timings/adapt/**/*.json",
+    # what each job cost (Snakemake's benchmark: files; benchmarks/real_run_cost.py sums them)
+    "benchmarks/**/*.tsv",
 )
 
 
