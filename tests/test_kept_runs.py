@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -52,6 +53,9 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
         "tables/table2.csv",
         "tables/table2.md",
     ]
+    provenance = json.loads((dest / "provenance.json").read_text())
+    assert provenance["configs"] == ["c.yaml"] and provenance["blas"]  # e.g. ["openblas Haswell"]
+    assert all(isinstance(k, str) and k for k in provenance["blas"])
     (results / "pretrain" / "minilm").mkdir(parents=True)
     (results / "pretrain" / "table5.md").write_text("| m | 2 |\n")
     (results / "pretrain" / "minilm" / "seed1.parquet").write_bytes(b"PAR1")  # not kept: the per-job scores

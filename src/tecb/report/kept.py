@@ -46,7 +46,7 @@ KEPT_PATTERNS = (
 
 def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
     """Copy :data:`KEPT_PATTERNS` of ``results`` and the ``configs`` into ``dest`` (replaced atomically), with
-    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names)."""
+    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names, the BLAS kernels)."""
     results, dest = Path(results), Path(dest)
     files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
     if not any(p.parent.name in ("tables", "pretrain", "adapt") and p.suffix == ".md" for p in files):
@@ -61,10 +61,19 @@ def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]
             shutil.copy2(config, Path(tmp) / "config" / Path(config).name)
         write_json(
             {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "src"))}
-            | {"configs": [Path(c).name for c in configs]},
+            | {"configs": [Path(c).name for c in configs], "blas": _blas_kernels()},
             Path(tmp) / "provenance.json",
         )
     return dest
+
+
+def _blas_kernels() -> list[str]:
+    """The BLAS libraries and CPU kernels of the keeping machine (e.g. ``openblas Haswell``): kernels move a few
+    scores in the last decimals (benchmarks/blas_kernels.md), so a kept run says which it was made with."""
+    import numpy  # noqa: F401  (loads the BLAS threadpoolctl reports)
+    from threadpoolctl import threadpool_info
+
+    return sorted({f"{i.get('internal_api')} {i.get('architecture', '')}".strip() for i in threadpool_info()})
 
 
 def _git(*args: str) -> str:
