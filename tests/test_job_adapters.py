@@ -5,6 +5,8 @@ vectors. A fake job here stands for the ``snakemake`` object of a script."""
 
 from __future__ import annotations
 
+import os
+import re
 from types import SimpleNamespace
 
 from tecb.cluster.batch import batch_members
@@ -24,6 +26,9 @@ class Names(SimpleNamespace):
 
     def get(self, key, default=None):
         return getattr(self, key, default)
+
+    def keys(self):
+        return vars(self).keys()
 
 
 def fake_job(threads=3, **params):
@@ -80,3 +85,118 @@ def test_an_embed_job_is_built_from_the_snakemake_job():
     files = job_model_files(job)
     assert (files.kind, files.path, files.digest) == ("local", "m", None)
     assert job_model_files(fake_job(kind="tfidf")).kind == "tfidf"  # the params' kind first (embed_batch, embed_key)
+
+
+def test_embed_device_has_one_resolution_read_by_the_encoders_and_the_gpu_resource():
+    from tecb.embed.spec import KINDS, encoder_device, gpus_asked
+
+    assert [encoder_device(o) for o in ({}, {"device": ""}, {"device": "auto"})] == [None, None, None]
+    assert [encoder_device({"device": d}) for d in ("cpu", "cuda:1")] == ["cpu", "cuda:1"]
+    asked = {d: {k: gpus_asked(k, {"device": d}) for k in KINDS} for d in ("cpu", "auto", "cuda")}
+    for device, gpus in asked.items():
+        assert gpus["tfidf"] == gpus["static"] == gpus["precomputed"] == 0
+        assert gpus["tiny-bert"] == gpus["huggingface"] == gpus["local"] == 1  # a transformer asks on any device
+        assert gpus["python"] == (device != "cpu")
+    # no other file reads `embed.device` itself (pretrain.device and adapt.device are their stages' own)
+    from conftest import ROOT
+
+    reads = re.compile(r"""(embed_options|\["embed"\]|EMBED)(\.get\(|\[)["']device["']""")
+    files = [*(ROOT / "src" / "tecb").rglob("*.py"), *(ROOT / "workflow").rglob("*.smk")]
+    readers = [str(p.relative_to(ROOT)) for p in files if reads.search(p.read_text())]
+    assert readers == ["src/tecb/embed/spec.py"]
+
+
+def test_a_cluster_job_points_numba_at_its_cache_folder_only_when_one_is_set(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    ClusterRun(threads=1).use_numba_cache()
+    assert "NUMBA_CACHE_DIR" not in os.environ
+    ClusterRun(threads=1, numba_cache="numba-cache").use_numba_cache()
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "numba-cache")
+
+
+def test_a_cluster_batch_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.cluster import batch
+    from tecb.report.cluster_batch import run_cluster_batch
+
+    calls = []
+    monkeypatch.setattr(batch, "run_batch", lambda b, **kw: calls.append((b, kw)) or ["x"])
+    job = SimpleNamespace(
+        wildcards=Names(model="m", dataset="D"),
+        input=Names(embeddings="e.parquet", splits="s.parquet", texts="t.parquet"),
+        output=Names(
+            reduced=["r.parquet"],
+            scores=["s1", "s2"],
+            timings=["t1", "t2"],
+            labels=["l1", "l2"],
+            member_keys="keys.json",
+            mteb_v2="v2.parquet",
+            view="view.html",
+        ),  # fmt: skip
+        params=Names(
+            seed=7,
+            reductions=[{"reduction": "pca", "spec": {"method": "pca"}}],
+            members=[
+                {"reduction": "none", "algorithm": "kmeans", "spec": {"method": "minibatch_kmeans"}},
+                {"reduction": "pca", "algorithm": "ward", "spec": {"method": "agglomerative"}},
+            ],
+            steps={
+                "mteb_v2": {"max_documents": 100, "options": {}},
+                "view": {"labels": "l1", "title": "T", "split": "largest", "top_terms": 8},
+            },
+        ),
+    )
+    assert run_cluster_batch(job, ClusterRun(threads=3, max_memory_gb=2.0, numba_cache="c")) == ["x"]
+    [(built, options)] = calls
+    assert [(r["name"], r["out"]) for r in built.reductions] == [("pca", "r.parquet")]
+    assert [(m["name"], m["threads"], m.get("reduced_path")) for m in built.members] == [
+        ("none/kmeans", 3, None),
+        ("pca/ward", 1, "r.parquet"),
+    ]
+    assert [(s["name"], s["outputs"]) for s in built.steps] == [
+        ("mteb_v2", ["v2.parquet"]),
+        ("cluster_view", ["view.html"]),
+    ]
+    assert built.steps[1]["inputs"] == ["t.parquet", "s.parquet", "l1"]
+    assert options["files"] == batch.BatchFiles(embeddings="e.parquet", splits="s.parquet", keys="keys.json")
+    assert (options["seed"], options["max_memory_gb"], options["cache_umap"], options["where"]) == (
+        7,
+        2.0,
+        True,
+        "m/D: ",
+    )
+    job.params.steps = {}  # neither step configured
+    run_cluster_batch(job, ClusterRun(threads=1))
+    assert calls[1][0].steps == [] and calls[1][1]["cache_umap"] is False
+
+
+def test_an_embed_compute_job_fills_its_store_entry_embedded_or_merged(monkeypatch, tmp_path):
+    from tecb.embed import encode, job, shard
+
+    key = "k" * 64
+    filled, embedded, merged = [], [], []
+    monkeypatch.setattr(job, "fill_entry", lambda folder, k, make, log: filled.append((folder, k)) or make(
+        {"embeddings": f"{folder}/{k}.parquet", "timings": f"{folder}/{k}.timings.json"}) or True)  # fmt: skip
+    monkeypatch.setattr(encode, "embed_dataset", lambda built, log: embedded.append(built))
+    monkeypatch.setattr(shard, "merge_job", lambda shards, times, **paths: merged.append((shards, times, paths)))
+    compute = SimpleNamespace(
+        config=CONFIG,
+        threads=1,
+        wildcards=Names(key=key),
+        input=Names(texts="t.parquet", model=[], digest=[]),
+        output=Names(embeddings=f"{tmp_path}/store/{key}.parquet"),
+        params=Names(settings={"kind": "tfidf", "dim": 8}, seed=42, owner={"model": "tfidf", "dataset": "E"}),
+    )
+    assert job.fill_cache_entry(compute, log=lambda m: None) is True
+    [built] = embedded
+    assert filled == [(f"{tmp_path}/store", key)] and merged == []
+    assert (built.embeddings, built.timings) == (
+        f"{tmp_path}/store/{key}.parquet",
+        f"{tmp_path}/store/{key}.timings.json",
+    )
+    assert (built.dataset, built.cache_key, built.seed, built.embed_options["batch_size"]) == ("E", key, 42, 32)
+    compute.input = Names(texts="t.parquet", model=[], digest=[], shards=["a", "b"], timings=["ta", "tb"])
+    job.fill_cache_entry(compute, log=lambda m: None)
+    assert len(embedded) == 1 and [(s, t, sorted(p)) for s, t, p in merged] == [
+        (["a", "b"], ["ta", "tb"], ["embeddings", "log", "timings"])
+    ]

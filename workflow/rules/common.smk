@@ -364,3 +364,43 @@ def all_outputs():
     if config["adapt"]["enabled"]:
         outputs += adapt_outputs()  # workflow/rules/adapt.smk
     return outputs
+
+
+# --- before any job ------------------------------------------------------------------------
+
+
+def start_problem():
+    """What runs before any job (in the main process; docs/reliability.md), and why this run may not start (None:
+    it may). A run alive in this folder refuses a second run, whatever its run name, and `--unlock` (Snakemake would
+    remove the live run's locks); a dry run may look (tecb.unlock.start_refusal). The locks a killed run left are
+    removed when no run is alive (tecb.unlock.remove_stale_locks); a damaged key file or shard plan is named and
+    removed, written again by this run (dag_records: never a bare JSONDecodeError); the files, local models and
+    import-path algorithms the config points to are checked (tecb.preflight: columns, formats, encodings,
+    config.json types, clusterers; cached by file fingerprint)."""
+    from tecb.io import remove_damaged_records
+    from tecb.preflight import CACHE_DIR, PreflightError, run_preflight
+    from tecb.unlock import LOOK_ONLY_FLAGS, remove_stale_locks, start_refusal
+
+    def say(message):
+        print(message, file=sys.stderr)
+
+    unlocking = "--unlock" in sys.argv
+    looking = workflow.output_settings.dryrun or LOOK_ONLY_FLAGS & set(sys.argv)
+    if unlocking or not looking:
+        refusal = start_refusal(".", unlocking=unlocking)
+        if refusal:
+            return refusal
+    remove_stale_locks(".", log=say)
+    for paths, fields, what in dag_records():
+        remove_damaged_records(paths, fields, what, log=say)
+    sources = sorted({d["source"] for d in config["datasets"].values()})
+    try:
+        run_preflight(
+            config,
+            produced=produced_by_a_rule,
+            cache_dir=CACHE_DIR,
+            source_paths={s: source_path(s) for s in sources},
+        )
+    except PreflightError as error:
+        return str(error)
+    return None

@@ -5,24 +5,17 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # compute jobs never reach the hub (design §7); set before any HF import
 
-from threadpoolctl import threadpool_limits
-
 from tecb.embed.batch import run_embed_batch
-from tecb.embed.job import EmbedRun, job_model_files
+from tecb.embed.job import EmbedRun, job_model_files, job_threads
 from tecb.runlog import finish, open_log
 
 log = open_log(snakemake.log[0])
 inp, out, p, run = snakemake.input, snakemake.output, snakemake.params, EmbedRun.from_job(snakemake)
-if p.kind != "tfidf":  # a TF-IDF job never imports torch (~1.6 s CPU)
-    import torch
-
-    torch.set_num_threads(snakemake.threads)
 members = [
     {"dataset": d, "settings": p.settings[d], "texts": texts, "embeddings": emb, "timings": timings}
     for d, texts, emb, timings in zip(p.datasets, inp.texts, out.embeddings, out.timings, strict=True)
 ]
-# BLAS/OpenMP on exactly the job's threads, as in an embed job (the TF-IDF SVD's vectors depend on them)
-with threadpool_limits(snakemake.threads):
+with job_threads(snakemake, p.kind):  # torch and BLAS on the job's threads, as an embed job's (issue 21.6)
     run_embed_batch(
         members,
         embed_options=run.options,

@@ -1,14 +1,11 @@
 """Reduce a (model, dataset)'s embeddings per split with one configured reduction."""
 
-import os
-
 from tecb.cluster.job import ClusterRun
 
 # numba reads its cache directory when it is first imported: set it before anything imports numba.
 # It is not a param (where compiled code is cached does not change any result).
 run = ClusterRun.from_job(snakemake)
-if run.numba_cache:
-    os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(run.numba_cache)
+run.use_numba_cache()
 
 from tecb.cluster import reduce  # noqa: E402
 from tecb.runlog import finish, open_log  # noqa: E402

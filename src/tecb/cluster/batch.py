@@ -128,6 +128,26 @@ class BatchFiles:
     keys: str | Path
 
 
+def run_batch_job(job, run, *, steps: Sequence[dict] = (), log=print) -> list[str]:
+    """A cluster_batch job (``job``: the ``snakemake`` object of its script; ``run``: its
+    :class:`~tecb.cluster.job.ClusterRun`) through :func:`run_batch`: the reductions and configurations of its
+    params ``reductions`` and ``members`` (:func:`batch_reductions`, :func:`batch_members`, on the job's threads),
+    then ``steps``, on its (model, dataset)'s ``embeddings`` and ``splits``, keyed in its output ``member_keys``."""
+    w, inp, out, p = job.wildcards, job.input, job.output, job.params
+    reductions = batch_reductions(p.reductions, out)
+    reduced = {r["name"]: r["out"] for r in reductions}
+    members = batch_members(p.members, inp, out, reduced=reduced, threads=run.threads)
+    return run_batch(
+        Batch(reductions=reductions, members=members, steps=steps),
+        files=BatchFiles(embeddings=inp.embeddings, splits=inp.splits, keys=out.member_keys),
+        seed=p.seed,
+        max_memory_gb=run.max_memory_gb,
+        cache_umap=bool(run.numba_cache),
+        log=log,
+        where=f"{w.model}/{w.dataset}: ",
+    )
+
+
 def run_batch(
     batch: Batch,
     *,

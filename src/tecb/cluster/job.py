@@ -5,12 +5,13 @@ The workflow resolves it while building the DAG (:meth:`ClusterRun.from_config`:
 Snakemake gave the job, the memory guard, numba's cache folder). None of these changes a result, so none is a param
 (changing one reruns nothing), and no script reads the config itself.
 
-Light (the dataclasses module only): the reduce and cluster_batch scripts read numba's cache folder here before
-anything imports numba.
+Light (os and dataclasses only): the reduce and cluster_batch scripts point numba at its cache folder here
+(:meth:`ClusterRun.use_numba_cache`) before anything imports numba.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 
@@ -46,3 +47,9 @@ class ClusterRun:
         from tecb.cluster.algorithms import threads_used
 
         return threads_used(method, self.threads)
+
+    def use_numba_cache(self) -> None:
+        """Point numba at :attr:`numba_cache` (``NUMBA_CACHE_DIR``, made absolute) when one is set. Numba reads it
+        when it is first imported: a job calls this before anything imports numba."""
+        if self.numba_cache:
+            os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(self.numba_cache)

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.embed.spec import CHUNK_SIZE, batch_size_of, encoder_settings
+from tecb.embed.spec import CHUNK_SIZE, batch_size_of, encoder_device, encoder_settings
 from tecb.io import (
     atomic_path,
     embedding_batch,
@@ -764,7 +764,7 @@ def _transformer_batches(settings, texts, model_spec, embed_options, model_diges
     """Metadata and ``(start, vectors)`` batches of a sentence-transformers model (``huggingface``, ``tiny-bert``
     ...): the texts sorted by length within each chunk, the batch size halved on out-of-memory errors."""
     kind = settings["kind"]
-    device = None if embed_options.get("device") in (None, "", "auto") else embed_options["device"]
+    device = encoder_device(embed_options)  # None: auto
     source = settings.get("path") or settings["id"]
     model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
     batch_size = batch_size_of(model_spec, embed_options)
@@ -817,8 +817,7 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     ``chunk_size`` texts in one call, as mteb's clustering evaluator calls it (tecb.embed.mteb_model)."""
     from tecb.embed import mteb_model
 
-    device = embed_options.get("device") or None
-    wrapper = mteb_model.load_wrapper(settings, None if device == "auto" else device)
+    wrapper = mteb_model.load_wrapper(settings, encoder_device(embed_options))
     batch_size = batch_size_of(model_spec, embed_options)
     task = settings["task"]
     prompt = mteb_model.applied_prompt(wrapper, task)

@@ -7,14 +7,17 @@ with the model's own batch size (:func:`tecb.embed.spec.job_embed_options`) and 
 the vectors, so neither is a param (changing them re-embeds nothing), and no script reads the config itself.
 
 :func:`embed_job` is the :class:`tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job,
-:func:`job_model_files` what its model files are and :func:`job_embedding_key` the key of what decides its vectors.
+:func:`job_model_files` what its model files are and :func:`job_embedding_key` the key of what decides its vectors;
+:func:`job_threads` puts a job's torch and BLAS on its threads; :func:`fill_cache_entry` is the embed_compute job.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 
-from tecb.embed.cache import ModelFiles, embedding_key
+from tecb.embed.cache import ModelFiles, embedding_key, fill_entry
 from tecb.embed.encode import EmbedJob
 from tecb.embed.spec import job_embed_options, recorded_digest
 
@@ -73,3 +76,45 @@ def embed_job(job, *, embeddings, timings, cache_key: str, owner: tuple[str, str
         timings=timings,
         cache_key=cache_key,
     )
+
+
+@contextlib.contextmanager
+def job_threads(job, kind: str):
+    """Torch and BLAS/OpenMP on exactly the ``threads`` Snakemake gave ``job``, not on every core of the machine:
+    the TF-IDF SVD's vectors depend on the BLAS thread count (benchmarks/blas_kernels.md), so this keeps them equal
+    across machines (issue 21.6). A model of ``kind`` ``tfidf`` never imports torch (~1.6 CPU-s)."""
+    from threadpoolctl import threadpool_limits
+
+    if kind != "tfidf":
+        import torch
+
+        torch.set_num_threads(job.threads)
+    with threadpool_limits(job.threads):
+        yield
+
+
+def fill_cache_entry(job, *, log=print) -> bool:
+    """An embed_compute job: the store's entry ``{cache_dir}/{key}.parquet`` of its wildcard ``key`` (its params
+    ``owner``: the run's model and dataset with that key), under the entry's lock: an entry another run finished
+    meanwhile is kept (:func:`tecb.embed.cache.fill_entry`; returns whether this job computed it). The entry is
+    embedded as an embed job embeds a run's file or, for a sharded model (inputs ``shards``), merged from the run's
+    shards as an embed_merge job merges them: the same bytes."""
+    model, dataset = job.params.owner["model"], job.params.owner["dataset"]
+    key = job.wildcards.key
+    log(f"cache entry of {model} / {dataset}")
+
+    def merge(paths):
+        from tecb.embed.shard import merge_job
+
+        merge_job(job.input.shards, job.input.timings, **paths, log=log)
+
+    def compute(paths):
+        from tecb.embed.encode import embed_dataset
+
+        with job_threads(job, job.params.settings["kind"]):
+            # the file names its key (as every embeddings file) and no run's folder
+            built = embed_job(job, **paths, cache_key=key, owner=(model, dataset))
+            embed_dataset(built, log=log)
+
+    sharded = "shards" in job.input.keys()
+    return fill_entry(os.path.dirname(job.output.embeddings), key, merge if sharded else compute, log=log)

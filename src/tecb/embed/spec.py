@@ -385,6 +385,26 @@ def job_embed_options(config: Mapping, *, model: str) -> dict:
     return options
 
 
+def encoder_device(embed_options: Mapping) -> str | None:
+    """The device an embed job loads its encoder on, resolved here only from ``embed.device`` (``embed_options``:
+    the ``embed`` section or a job's options): None for ``auto`` (or unset: the encoder's own choice, CUDA where
+    there is one), else the device named (``cpu``, ``cuda:1``, ...). What the encoders load on
+    (tecb.embed.encode) and what the embed jobs ask for (:func:`gpus_asked`) both come from here."""
+    device = embed_options.get("device")
+    return None if device in (None, "", "auto") else device
+
+
+def gpus_asked(kind: str, embed_options: Mapping) -> int:
+    """The GPUs an embed job of a model of ``kind`` asks for (its ``gpu`` resource): transformers may use one; a
+    Python object too, unless its device (:func:`encoder_device`) is ``cpu``; TF-IDF, static and precomputed models
+    never (:data:`CPU_KINDS`: on a CPU machine they run side by side under ``--resources gpu=1``)."""
+    if kind in CPU_KINDS:
+        return 0
+    if kind == "python":
+        return int(encoder_device(embed_options) != "cpu")
+    return 1
+
+
 def vector_seed(kind: str, seed: int) -> int | None:
     """The seed that decides a model's vectors, given the run's ``seed``: TF-IDF's (its SVD), None for every other
     kind (they use none; an embed job's ``seed`` param, part of its cache key)."""

@@ -3,7 +3,7 @@
 
 
 from tecb.embed.shard import SHARDABLE_KINDS
-from tecb.embed.spec import CPU_KINDS, FILELESS_KINDS, encoder_settings, vector_seed
+from tecb.embed.spec import FILELESS_KINDS, encoder_settings, gpus_asked, vector_seed
 
 
 def models_of_kind(*kinds):
@@ -111,13 +111,9 @@ def embed_seed(wildcards):
 
 
 def gpus_for(wildcards):
-    """GPUs an embed job asks for: transformers may use one; Python objects too, unless `embed.device` is cpu;
-    TF-IDF, static and precomputed models never (so on a CPU machine they run in parallel under --resources gpu=1).
-    """
-    kind = model_spec(wildcards.model)["kind"]
-    if kind == "python":
-        return 0 if config["embed"]["device"] == "cpu" else 1
-    return 0 if kind in CPU_KINDS else 1
+    """GPUs an embed job asks for (tecb.embed.spec.gpus_asked: by the model's kind and `embed.device`, read as the
+    encoders read it)."""
+    return gpus_asked(model_spec(wildcards.model)["kind"], config["embed"])
 
 
 # local models (the model_digest rule): their files' content is an input of their embed jobs
