@@ -78,6 +78,10 @@ rule adapt:
         eval_seed=SEED,
         strict=ADAPT["strict"],
         text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
+        # beside the adapted model's folder, not an output (a failed job's outputs are removed): a killed job
+        # started again continues from it; the job removes it when it ends
+        resume=lambda wildcards, output: f"{output.model}.resume.pt",
+        resume_every=ADAPT["resume_every"],
     script:
         "../scripts/adapt.py"
 

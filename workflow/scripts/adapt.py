@@ -22,5 +22,15 @@ files = Files(
     timings=out.timings,
     posts=i.get("posts"),
     benchmark_embeddings=i.benchmark,
+    resume=p.resume,
 )
-run(job, scoring=scoring, files=files, encoder=dict(p.encoder), device=p.device, strict=p.strict, log=log)
+run(
+    job,
+    scoring=scoring,
+    files=files,
+    encoder=dict(p.encoder),
+    device=p.device,
+    strict=p.strict,
+    resume_every=p.resume_every,
+    log=log,
+)
