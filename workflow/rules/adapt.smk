@@ -35,6 +35,8 @@ rule adapt:
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
+        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
+        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         model=directory(
             adapt_model_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
         ),
@@ -78,10 +80,6 @@ rule adapt:
         eval_seed=SEED,
         strict=ADAPT["strict"],
         text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
-        # beside the adapted model's folder, not an output (a failed job's outputs are removed): a killed job
-        # started again continues from it; the job removes it when it ends
-        resume=lambda wildcards, output: f"{output.model}.resume.pt",
-        resume_every=ADAPT["resume_every"],
     script:
         "../scripts/adapt.py"
 

@@ -293,6 +293,14 @@ def run(
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)
 
 
+def resume_of(job) -> tuple[str, int]:
+    """Where a workflow job (``job``: the ``snakemake`` object of its script) keeps its training state and how often:
+    beside the adapted model's folder (``{model}.resume.pt``, its output ``model``; not an output itself, which a
+    failed job would lose), every ``adapt.resume_every`` optimizer steps. How the job runs, changing no byte of its
+    results, so resolved here from the job and not a param of the rule: changing it reruns nothing."""
+    return f"{job.output.model}.resume.pt", int(job.config["adapt"]["resume_every"])
+
+
 def resume_key(meta: dict, plan: proto.Plan, scoring: Scoring, files: Files) -> str:
     """What a job's saved training state belongs to beside what the training itself keys it by
     (:func:`tecb.adapt.training.run_fingerprint`: method, base model settings, training data, settings, seed): the
