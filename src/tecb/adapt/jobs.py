@@ -230,7 +230,9 @@ class Files:
     splits_path)`` of the evaluated dataset and of every other dataset the job may read), ``posts`` (the forum's
     ``corpus.sqlite3``, argue's reply pairs, or None), ``benchmark_embeddings`` (the embed stage's file of the
     evaluated dataset: step 0 is asserted against it, None: not checked). Outputs: ``scores`` (per step and split,
-    the protocol record in its metadata), ``model_out`` (the adapted model with ``protocol.json``), ``timings``."""
+    the protocol record in its metadata), ``model_out`` (the adapted model with ``protocol.json``), ``timings``.
+    ``resume``: where the job keeps its training state while it runs (:func:`resume_of`; a killed job started
+    again continues from it; removed when the job ends; None: none kept)."""
 
     model_dir: str | Path
     datasets: dict
@@ -239,6 +241,7 @@ class Files:
     timings: str | Path
     posts: str | Path | None = None
     benchmark_embeddings: str | Path | None = None
+    resume: str | Path | None = None
 
 
 def run(
