@@ -103,6 +103,13 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     # every method's training repeating across processes is tests/test_adapt_methods.py's, the datasets and base
     # embeddings across clean runs tests/test_reproducible.py's
     a = _outputs(work)
+    # a job leaves no training state behind; a state another job wrote where the rule tells COB's job to keep its
+    # own (beside its model's folder, under the run's folder) is refused by the forced run below, which says so
+    checkpoints = first / "checkpoints" / "tiny-bert"
+    assert not list(checkpoints.rglob("*.resume.pt"))
+    planted = checkpoints / "cob-lodo" / "TenKGnadClusteringS2S" / "seed42.resume.pt"
+    torch_save = importlib.import_module("torch").save
+    torch_save({"fingerprint": "another job's", "position": {}}, planted)
     repeat = [str(score_file(m, v).relative_to(work)) for m, v in (("cob", "lodo"), ("argue", "reply"))]
     again = run_snakemake(
         work, *targets, "--configfile", "config/adapt.yaml", "--cores", "2", "--resources", "gpu=1",
@@ -111,6 +118,9 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     assert len(re.findall(r"^(?:local)?rule adapt:$", again.stdout, flags=re.M)) == 2, again.stdout[-3000:]
     assert len(re.findall(r"^(?:local)?rule adapt_report:$", again.stdout, flags=re.M)) == 1, again.stdout[-3000:]
     b = _outputs(work)
+    cob_log = work / "logs" / "demo-adapt" / "adapt" / "tiny-bert" / "cob" / "lodo" / "TenKGnadClusteringS2S"
+    assert "belongs to other settings or data; ignored" in (cob_log / "seed42.log").read_text()
+    assert not planted.exists()
     assert a.keys() == b.keys() and len(a) > 10
     different = [k for k in a if a[k] != b[k]]
     assert not different, f"outputs differ between two runs with the same seed: {different}"

@@ -35,6 +35,8 @@ rule adapt:
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
+        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
+        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         model=directory(
             adapt_model_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
         ),

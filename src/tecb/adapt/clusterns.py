@@ -126,6 +126,13 @@ class BatchKMeans:
         self.centroids = None
         self.started_at = None
 
+    def state_dict(self) -> dict:
+        """The centroids and the step clustering started at (what a resumed run puts back)."""
+        return {"centroids": self.centroids, "started_at": self.started_at}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.centroids, self.started_at = state["centroids"], state["started_at"]
+
     def step(self, z1, z2, t: int, rng):
         """Advance by one training step; return ``(labels, hard negatives)`` or ``None`` before clustering starts."""
         z1 = full_precision(z1.detach())
@@ -194,6 +201,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             name="clusterns",
             batches=text_batches(len(texts), settings["batch_size"]),
             loss=loss,
+            state=[kmeans, counter] + ([crop_rng] if crop_rng is not None else []),  # put back in a resumed run
             **phase_settings(settings),
         )
     ]

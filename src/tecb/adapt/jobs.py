@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -230,7 +230,9 @@ class Files:
     splits_path)`` of the evaluated dataset and of every other dataset the job may read), ``posts`` (the forum's
     ``corpus.sqlite3``, argue's reply pairs, or None), ``benchmark_embeddings`` (the embed stage's file of the
     evaluated dataset: step 0 is asserted against it, None: not checked). Outputs: ``scores`` (per step and split,
-    the protocol record in its metadata), ``model_out`` (the adapted model with ``protocol.json``), ``timings``."""
+    the protocol record in its metadata), ``model_out`` (the adapted model with ``protocol.json``), ``timings``.
+    ``resume``: where the job keeps its training state while it runs (:func:`resume_of`; a killed job started
+    again continues from it; removed when the job ends; None: none kept)."""
 
     model_dir: str | Path
     datasets: dict
@@ -239,6 +241,7 @@ class Files:
     timings: str | Path
     posts: str | Path | None = None
     benchmark_embeddings: str | Path | None = None
+    resume: str | Path | None = None
 
 
 def run(
@@ -249,13 +252,15 @@ def run(
     encoder: dict | None,
     device: str,
     strict: bool = False,
+    resume_every: int | None = None,
     log=print,
 ) -> None:
     """Workflow entry point: build the job's leak-free training data, train, score, write :class:`Files`'
     outputs. ``encoder``: the model's resolved embed settings (:func:`tecb.embed.spec.encoder_settings`: prompt,
     pooling, normalize, dtype, trust_remote_code, model/tokenizer/encode kwargs; None: the bare folder), so the
     base model is loaded and encoded as the embed stage does. ``strict``: a run that did not do what its method
-    says (:func:`what_ran`) fails instead of being flagged in its outputs."""
+    says (:func:`what_ran`) fails instead of being flagged in its outputs. ``resume_every``: optimizer steps
+    between saves of the training state to ``files.resume`` (``adapt.resume_every``), keyed by :func:`resume_key`."""
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
     from tecb.adapt.training import TrainingRun, train
     from tecb.embed.encode import encode_options
@@ -272,11 +277,14 @@ def run(
     encoder, settings, bench_length = _resolve_lengths(job, files, scoring, encoder, meta)
     base_check = _base_check(files, evaluated, plan, bench_length, meta, float32=_float32(device, encoder), log=log)
     evaluation = _Evaluation(plan, scoring, encode_options(encoder), base_check, meta, log)
+    training = TrainingRun(
+        method=job.method, base_model_dir=encoder, data=plan.training, settings=settings, seed=job.seed
+    )
+    key = resume_key(meta, plan, scoring, files)
+    training = replace(training, resume_path=files.resume, resume_every=resume_every, resume_key=key)
     with seeded_global_rngs(job.seed):
         result = train(
-            TrainingRun(
-                method=job.method, base_model_dir=encoder, data=plan.training, settings=settings, seed=job.seed
-            ),
+            training,
             device=device,
             output_dir=str(files.model_out),
             eval_every=scoring.every,
@@ -286,6 +294,34 @@ def run(
         )
     _write_outputs(job, result, _scored_rows(result["history"], evaluation.calls), meta, files, strict=strict, log=log)
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)
+
+
+def resume_of(job) -> tuple[str, int]:
+    """Where a workflow job (``job``: the ``snakemake`` object of its script) keeps its training state and how often:
+    beside the adapted model's folder (``{model}.resume.pt``, its output ``model``; not an output itself, which a
+    failed job would lose), every ``adapt.resume_every`` optimizer steps. How the job runs, changing no byte of its
+    results, so resolved here from the job and not a param of the rule: changing it reruns nothing."""
+    return f"{job.output.model}.resume.pt", int(job.config["adapt"]["resume_every"])
+
+
+def resume_key(meta: dict, plan: proto.Plan, scoring: Scoring, files: Files) -> str:
+    """What a job's saved training state belongs to beside what the training itself keys it by
+    (:func:`tecb.adapt.training.run_fingerprint`: method, base model settings, training data, settings, seed): the
+    job's record (dataset, variant, lengths, the protocol), its scoring, the evaluated texts and splits, and the
+    bytes of the benchmark's embeddings step 0 is checked against (the base model's content)."""
+    from dataclasses import asdict
+
+    from tecb.adapt import resume
+
+    bench = files.benchmark_embeddings
+    return resume.fingerprint(
+        {
+            "meta": meta,
+            "scoring": asdict(scoring),
+            "eval": resume.fingerprint([list(plan.eval_texts), list(plan.eval_splits)]),
+            "benchmark_embeddings": io.file_sha256(bench) if bench is not None else None,
+        }
+    )
 
 
 def _meta(job: Job, files: Files, scoring: Scoring) -> dict:
@@ -395,6 +431,14 @@ class _Evaluation:
         self.log(f"evaluation {len(self.calls)}: mean V-measure {mean:.4f}")
         self.calls.append((mean, scored))
         return mean
+
+    def state_dict(self) -> dict:
+        """The calls so far, their time and step 0's check: what a resumed training puts back."""
+        return {"calls": self.calls, "seconds": self.seconds, "step0_check": self.meta.get("step0_check")}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.calls, self.seconds = list(state["calls"]), state["seconds"]
+        self.meta["step0_check"] = state["step0_check"]
 
 
 def _scored_rows(history: list[dict], calls: list[tuple[float, list[dict]]]) -> list[dict]:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
+from tecb.adapt import resume
 from tecb.embed.encode import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
@@ -431,38 +432,25 @@ class _Training:
         copy_sentence_transformers_files(self.model_dir, out)
 
     def state(self) -> dict:
-        """Weights, optimizer, schedule, grad scaler and every random generator, for :func:`save_resume_state`."""
-        import torch
-
+        """Weights, optimizer, schedule, grad scaler and every random generator (:func:`tecb.adapt.resume.random_states`),
+        for :func:`tecb.adapt.resume.save`."""
         return {
             "module": self.module.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict() if self.scaler else None,
             "steps": self.steps,
-            "generators": [g.bit_generator.state for g in self.generators],
-            "python": random.getstate(),
-            "numpy": np.random.get_state(),
-            "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            **resume.random_states(self.generators),  # python, numpy, torch, cuda, generators
         }
 
     def restore(self, state: dict) -> None:
-        import torch
-
         self.module.load_state_dict(state["module"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
         self.steps = state["steps"]
-        for generator, saved in zip(self.generators, state["generators"]):
-            generator.bit_generator.state = saved
-        random.setstate(state["python"])
-        np.random.set_state(state["numpy"])
-        torch.set_rng_state(state["torch"])
-        if state["cuda"]:
-            torch.cuda.set_rng_state_all(state["cuda"])
+        resume.restore_random_states(state, self.generators)
 
 
 # --- resuming a killed job ------------------------------------------------------------------
@@ -470,47 +458,19 @@ class _Training:
 
 def job_fingerprint(job: PretrainJob) -> str:
     """What a saved training state belongs to: the job's settings and its texts' bytes."""
-    import hashlib
-    import json
-
-    fields = {
-        "model_dir": str(job.model_dir),
-        "texts": io.file_sha256(job.texts_path),
-        **({"train_texts": io.file_sha256(job.train_texts_path)} if job.train_texts_path else {}),
-        "method": job.method,
-        "params": job.params,
-        "eval_epochs": sorted(job.eval_epochs),
-        "algorithm": job.algorithm,
-        "seed": job.seed,
-        "eval_seed": job.eval_seed,
-    }
-    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def save_resume_state(path, fingerprint: str, training: _Training, position: dict) -> None:
-    """The training state and ``position`` (epoch, next batch, batch order, losses, rows so far, the job's own
-    generator), written atomically to ``path``."""
-    import torch
-
-    with io.atomic_path(path) as tmp:
-        torch.save({"fingerprint": fingerprint, "training": training.state(), "position": position}, tmp)
-
-
-def load_resume_state(path, fingerprint: str, log) -> dict | None:
-    """The state saved at ``path`` for this job, or None (none there, or another job's: then it is ignored)."""
-    import torch
-
-    if path is None or not Path(path).exists():
-        return None
-    try:
-        state = torch.load(path, weights_only=False)
-    except Exception as exc:  # a damaged file: start over, saying so
-        log(f"resume state {path} unreadable ({type(exc).__name__}: {exc}); starting from the beginning")
-        return None
-    if state.get("fingerprint") != fingerprint:
-        log(f"resume state {path} belongs to other settings or texts; starting from the beginning")
-        return None
-    return state
+    return resume.fingerprint(
+        {
+            "model_dir": str(job.model_dir),
+            "texts": io.file_sha256(job.texts_path),
+            **({"train_texts": io.file_sha256(job.train_texts_path)} if job.train_texts_path else {}),
+            "method": job.method,
+            "params": job.params,
+            "eval_epochs": sorted(job.eval_epochs),
+            "algorithm": job.algorithm,
+            "seed": job.seed,
+            "eval_seed": job.eval_seed,
+        }
+    )
 
 
 def freeze_word_embeddings(module) -> int:
@@ -538,7 +498,7 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
     eval_epochs, data, train, training = _prepare(job, log)
     rng = np.random.default_rng(job.seed)
     fingerprint = job_fingerprint(job) if job.resume_path else None
-    rows, first_epoch, resume = _resume(job, fingerprint, training, rng, log)
+    rows, first_epoch, saved_at = _resume(job, fingerprint, training, rng, log)
     started, evaluating = time.perf_counter(), 0.0
     for epoch in range(first_epoch, eval_epochs[-1] + 1):
 
@@ -546,12 +506,12 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
             if job.resume_path and training.steps % job.resume_every == 0 and next_batch < len(order):
                 position = {"epoch": epoch, "next_batch": next_batch, "order": order, "losses": losses}
                 position.update(rows=rows, rng=rng.bit_generator.state)
-                save_resume_state(job.resume_path, fingerprint, training, position)
+                resume.save(job.resume_path, fingerprint, {"training": training.state(), "position": position})
 
         train_loss = training.epoch(
-            train, rng, f"epoch {epoch}: ", job.progress_every, log, resume=resume, on_step=on_step
+            train, rng, f"epoch {epoch}: ", job.progress_every, log, resume=saved_at, on_step=on_step
         )
-        resume = None
+        saved_at = None
         log(f"epoch {epoch}: mean loss {train_loss:.4f}, {training.steps} optimizer steps")
         if training.exhausted:
             log(f"epoch {epoch}: max_steps {training.max_steps} reached: the job ends, this epoch scored as its last")
@@ -567,8 +527,7 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
             timings.append({"epoch": epoch, "train_seconds": round(train_seconds, 3), "eval_seconds": eval_seconds})
         if training.exhausted:
             break
-    if job.resume_path:
-        Path(job.resume_path).unlink(missing_ok=True)  # finished: nothing to resume
+    resume.remove(job.resume_path)  # finished: nothing to resume
     return rows
 
 
@@ -615,7 +574,7 @@ def _evaluate(job: PretrainJob, epoch: int, training: _Training, train_loss, *, 
 def _resume(job: PretrainJob, fingerprint, training: _Training, rng, log) -> tuple[list, int, dict | None]:
     """``(rows so far, first epoch, position in it)``: from the job's saved state when there is one for it (the
     training state and the job's generator restored), else a start from epoch 1."""
-    saved = load_resume_state(job.resume_path, fingerprint, log)
+    saved = resume.load(job.resume_path, fingerprint, log)
     if saved is None:
         return [], 1, None
     training.restore(saved["training"])

@@ -134,6 +134,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             loss=loss,
             chance_loss=lambda idx: math.log(len(idx)),  # Eq. (1) with every cosine equal
             info={"augmentation": settings["augmentation"]},
+            state=[crop_rng] if crop_rng is not None else [],  # the crops drawn so far (a resumed run)
             **phase_settings(settings),
         )
     ]

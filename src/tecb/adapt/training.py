@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from tecb import io
+from tecb.adapt import resume
 from tecb.adapt.pretrain import _autocast, resolve_device, seeded_global_rngs
 
 METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
@@ -47,13 +48,23 @@ class TrainingData:
 class TrainingRun:
     """What one :func:`train` call trains: ``method`` from ``base_model_dir`` (a folder, or the model's resolved
     embed settings, loaded by :func:`load_base` as the embed stage loads it) on ``data`` with the method's
-    ``settings`` (every key of its ``DEFAULTS``) and training ``seed``."""
+    ``settings`` (every key of its ``DEFAULTS``) and training ``seed``.
+
+    ``resume_path``: where the run keeps its training state (weights, optimizer, schedule, every random generator
+    and the methods' own state, the batch order and position, the history and scores so far, the model selection's
+    bookkeeping) every ``resume_every`` optimizer steps; a run started again after being killed continues from it
+    and ends with the same bytes as one that ran through (None: no state kept). The state is keyed by the run's
+    content (:func:`run_fingerprint`, with ``resume_key``: the caller's digest of what else decides the result,
+    e.g. the evaluation); one of another run is ignored, saying so. The file is removed when the run ends."""
 
     method: str
     base_model_dir: str | Path | dict
     data: TrainingData
     settings: dict
     seed: int
+    resume_path: str | Path | None = None
+    resume_every: int | None = None
+    resume_key: str = ""
 
 
 @dataclass
@@ -82,6 +93,9 @@ class Phase:
     # the loss of a batch where the model cannot tell anything apart (uniform predictions): the yardstick for the
     # step-0 loss (None where the method's loss has no such value)
     chance_loss: Callable[[object], float] | None = None
+    # what the method changes while it trains beside the weights and ``info``: its own NumPy generators, dicts and
+    # objects with state_dict / load_state_dict (ClusterNS's centroids), saved and put back by a resumed run
+    state: list = field(default_factory=list)
 
 
 def optimizer_settings(settings: dict, prefix: str = "") -> dict:
@@ -244,6 +258,8 @@ def train(
     check_settings(run.method, run.settings)
     if eval_every is not None and int(eval_every) < 1:
         raise ValueError(f"eval_every must be a positive number of steps or None, got {eval_every}")
+    if run.resume_path is not None and not (run.resume_every and int(run.resume_every) >= 1):
+        raise ValueError(f"resume_every must be a positive number of steps with a resume_path, got {run.resume_every}")
     device = resolve_device(device)
     with seeded_global_rngs(run.seed), deterministic_torch():
         return _train(
@@ -315,39 +331,20 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
     rng = np.random.default_rng(run.seed)
     autocast, scaler, precision = _autocast(device)
     history = _History(model, evaluate)
-    started, step = time.perf_counter(), 0
-    history.score(step, None, method)  # step 0: the base model, before a phase changes it (COB's and triplet's head)
+    keeper = _Keeper(run, run_fingerprint(run, device=device, eval_every=eval_every, save_max_length=save_length))
+    saved = keeper.load(progress.log)
+    if saved is None:  # step 0: the base model, before a phase changes it (COB's and triplet's head)
+        history.score(0, None, method)
     phases = module.phases(model=model, data=run.data, settings=settings, rng=rng, device=device)
-    history.rows[0]["phase"] = phases[0].name if phases else method
-    for phase in phases:
-        params, optimizer, scheduler, epochs = _start_phase(phase, model, rng, device, progress)
-        last_loss = None
-        selection = _Selection(phase, model)
-        for batches in epochs:
-            for batch in batches:
-                with autocast():
-                    loss = phase.loss(batch)
-                if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
-                    progress.step(None)
-                    continue
-                if "step0_loss" not in phase.info:
-                    _record_step0(phase, batch, float(loss.detach()), progress.log)
-                _optimizer_step(loss, params, optimizer, scheduler, scaler, phase.max_grad_norm)
-                step += 1
-                last_loss = float(loss.detach())
-                progress.step(last_loss)
-                if eval_every and step % int(eval_every) == 0:
-                    history.score(step, last_loss, phase.name)
-                else:
-                    history.rows.append({"step": step, "phase": phase.name, "loss": last_loss})
-            selection.after_epoch()
-        selection.finish(log=progress.log)
-        if evaluate is not None and "score" not in history.rows[-1]:  # the end of every phase is scored
-            history.score(step, last_loss, phase.name)
+    if saved is None:
+        history.rows[0]["phase"] = phases[0].name if phases else method
+    loop = _Loop(model, phases, rng, history, progress, (device, autocast, scaler), eval_every, keeper)
+    step = loop.run(saved)
     if evaluate is not None and phases and not step:  # no update (a control): its model, with its head, as step 1
         history.score(1, None, phases[-1].name)
-    seconds = time.perf_counter() - started - history.evaluating
+    seconds = time.perf_counter() - loop.started - history.evaluating
     _save(model, output_dir, save_length)
+    resume.remove(run.resume_path)  # ended: nothing to resume
     return {
         "method": method,
         "steps": step,
@@ -358,6 +355,182 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
         "settings": settings,
         "phases": {p.name: p.info for p in phases},
     }
+
+
+def run_fingerprint(run: TrainingRun, *, device: str, eval_every, save_max_length) -> str:
+    """What a saved training state belongs to: everything that decides the run's result (its method, base model,
+    training data, settings, seed, device, scoring steps, saved length and the caller's ``resume_key``), not
+    ``resume_every``."""
+    from dataclasses import asdict
+
+    fields = {
+        "method": run.method,
+        "base_model": run.base_model_dir,
+        "data": resume.fingerprint(asdict(run.data)),
+        "settings": run.settings,
+        "seed": run.seed,
+        "device": device,
+        "eval_every": eval_every,
+        "save_max_length": save_max_length,
+        "key": run.resume_key,
+    }
+    return resume.fingerprint(fields)
+
+
+class _Keeper:
+    """Where a run keeps its training state (:attr:`TrainingRun.resume_path`): saved every ``resume_every``
+    optimizer steps (:mod:`tecb.adapt.resume`), loaded when a killed run starts again."""
+
+    def __init__(self, run: TrainingRun, fingerprint: str) -> None:
+        self.path, self.every, self.fingerprint = run.resume_path, run.resume_every, fingerprint
+
+    def due(self, step: int) -> bool:
+        return self.path is not None and step % int(self.every) == 0
+
+    def save(self, state: dict) -> None:
+        resume.save(self.path, self.fingerprint, state)
+
+    def load(self, log) -> dict | None:
+        saved = resume.load(self.path, self.fingerprint, log or (lambda line: None))
+        if saved is not None and log:
+            at = saved["position"]
+            log(
+                f"resumed from {self.path}: phase {at['phase'] + 1}, epoch {at['epoch'] + 1}, batch {at['batch']}, "
+                f"{at['step']} optimizer steps done"
+            )
+        return saved
+
+
+def _capture(thing):
+    """The state of something a method keeps beside its weights (:attr:`Phase.state`)."""
+    import copy
+
+    if isinstance(thing, np.random.Generator):
+        return thing.bit_generator.state
+    if isinstance(thing, dict):
+        return copy.deepcopy(thing)
+    return thing.state_dict()
+
+
+def _put_back(thing, saved) -> None:
+    """``thing`` back in the state :func:`_capture` took (in place: the method's closures hold it)."""
+    if isinstance(thing, np.random.Generator):
+        thing.bit_generator.state = saved
+    elif isinstance(thing, dict):
+        thing.clear()
+        thing.update(saved)
+    else:
+        thing.load_state_dict(saved)
+
+
+class _Loop:
+    """The phases' optimisation: for each phase its optimizer, epochs of batches, model selection and the end-of-phase
+    score; the training state saved every ``resume_every`` optimizer steps (:class:`_Keeper`) and, from a saved state,
+    continued where it stopped. ``on``: ``(device, autocast, grad scaler)``."""
+
+    def __init__(self, model, phases, rng, history, progress, on, eval_every, keeper: _Keeper) -> None:
+        self.model, self.phases, self.rng, self.history, self.progress = model, phases, rng, history, progress
+        self.device, self.autocast, self.scaler = on
+        self.eval_every, self.keeper = eval_every, keeper
+        self.step, self.last_loss, self.started = 0, None, time.perf_counter()
+
+    def run(self, saved: dict | None) -> int:
+        """Run every phase (from ``saved``'s position, if given); return the optimizer steps made."""
+        first = saved["position"]["phase"] if saved else 0
+        for index in range(first, len(self.phases)):
+            phase = self.phases[index]
+            params, optimizer, scheduler, epochs = _start_phase(phase, self.model, self.rng, self.device, self.progress)
+            if saved is not None and index == first:  # the weights, the generators, ... as they were saved
+                epochs, at, selection = self._restore(saved, optimizer, scheduler)
+            else:
+                at, selection = (0, 0), _Selection(phase, self.model)
+            self._phase(index, epochs, at, (params, optimizer, scheduler, selection))
+            selection.finish(log=self.progress.log)
+            if self.history.evaluate is not None and "score" not in self.history.rows[-1]:  # every phase's end
+                self.history.score(self.step, self.last_loss, phase.name)
+        return self.step
+
+    def _phase(self, index: int, epochs: list, at: tuple[int, int], tools: tuple) -> None:
+        """The phase's epochs from ``at`` (epoch, batch), each followed by its model selection step."""
+        phase, selection = self.phases[index], tools[3]
+        for e in range(at[0], len(epochs)):
+            for b in range(at[1] if e == at[0] else 0, len(epochs[e])):
+                if self._batch(phase, epochs[e][b], tools) and self.keeper.due(self.step):
+                    self.keeper.save(self._state(index, (e, b + 1), epochs, tools))
+            selection.after_epoch()
+
+    def _batch(self, phase: Phase, batch, tools: tuple) -> bool:
+        """One batch of ``phase``: its loss, an optimizer step and its history row; False where the batch has nothing
+        to learn from (no step)."""
+        params, optimizer, scheduler, _ = tools
+        with self.autocast():
+            loss = phase.loss(batch)
+        if loss is None:  # nothing to learn from this batch (e.g. a triplet-free instance)
+            self.progress.step(None)
+            return False
+        if "step0_loss" not in phase.info:
+            _record_step0(phase, batch, float(loss.detach()), self.progress.log)
+        _optimizer_step(loss, params, optimizer, scheduler, self.scaler, phase.max_grad_norm)
+        self.step += 1
+        self.last_loss = float(loss.detach())
+        self.progress.step(self.last_loss)
+        if self.eval_every and self.step % int(self.eval_every) == 0:
+            self.history.score(self.step, self.last_loss, phase.name)
+        else:
+            self.history.rows.append({"step": self.step, "phase": phase.name, "loss": self.last_loss})
+        return True
+
+    def _state(self, index: int, at: tuple[int, int], epochs: list, tools: tuple) -> dict:
+        """Everything a killed run needs to continue after this step (:func:`tecb.adapt.resume.save`)."""
+        _, optimizer, scheduler, selection = tools
+        evaluate = self.history.evaluate
+        return {
+            "position": {"phase": index, "epoch": at[0], "batch": at[1], "step": self.step, "epochs": epochs},
+            "last_loss": self.last_loss,
+            "elapsed": time.perf_counter() - self.started,
+            "history": {"rows": self.history.rows, "evaluating": self.history.evaluating},
+            "evaluate": evaluate.state_dict() if hasattr(evaluate, "state_dict") else None,
+            "model": self.model.state_dict(),
+            "phases": [
+                {
+                    "info": p.info,
+                    "modules": [m.state_dict() for m in p.modules],
+                    "state": [_capture(x) for x in p.state],
+                }
+                for p in self.phases
+            ],
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": self.scaler.state_dict() if self.scaler else None,
+            "selection": selection.state_dict(),
+            "random": resume.random_states([self.rng]),
+        }
+
+    def _restore(self, saved: dict, optimizer, scheduler) -> tuple[list, tuple[int, int], _Selection]:
+        """The run as ``saved`` left it; returns the phase's epochs of batches, the position in them and the phase's
+        model selection."""
+        at = saved["position"]
+        self.step, self.last_loss = at["step"], saved["last_loss"]
+        self.started = time.perf_counter() - saved["elapsed"]
+        self.history.rows[:] = saved["history"]["rows"]
+        self.history.evaluating = saved["history"]["evaluating"]
+        if saved["evaluate"] is not None and hasattr(self.history.evaluate, "load_state_dict"):
+            self.history.evaluate.load_state_dict(saved["evaluate"])
+        self.model.load_state_dict(saved["model"])
+        for phase, kept in zip(self.phases, saved["phases"], strict=True):
+            _put_back(phase.info, kept["info"])
+            for module, state in zip(phase.modules, kept["modules"], strict=True):
+                module.load_state_dict(state)
+            for thing, state in zip(phase.state, kept["state"], strict=True):
+                _put_back(thing, state)
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        if self.scaler is not None and saved["scaler"] is not None:
+            self.scaler.load_state_dict(saved["scaler"])
+        selection = _Selection(self.phases[at["phase"]], self.model, saved=saved["selection"])
+        self.progress.done = sum(len(b) for b in at["epochs"][: at["epoch"]]) + at["batch"]
+        resume.restore_random_states(saved["random"], [self.rng])  # last: nothing above draws after it
+        return at["epochs"], (at["epoch"], at["batch"]), selection
 
 
 #: a step-0 loss below this share of the loss at chance leaves the method ~no signal to learn from
@@ -468,10 +641,18 @@ class _Selection:
     never selected: the base model with an untrained head) and after each; at the end the weights of the best
     epoch are put back. Records ``validation`` (the scores) and ``selected_epoch`` in the phase's info."""
 
-    def __init__(self, phase: Phase, model):
+    def __init__(self, phase: Phase, model, *, saved: dict | None = None):
+        """``saved``: the :meth:`state_dict` of a killed run's selection, continued (nothing validated here)."""
         self.phase, self.model = phase, model
-        self.scores = [float(phase.validate())] if phase.validate else []
         self.best: tuple[float, int, dict] | None = None
+        if saved is not None:
+            self.scores, self.best = list(saved["scores"]), saved["best"]
+        else:
+            self.scores = [float(phase.validate())] if phase.validate else []
+
+    def state_dict(self) -> dict:
+        """The validation scores so far and the best epoch's score, index and weights."""
+        return {"scores": self.scores, "best": self.best}
 
     def after_epoch(self) -> None:
         if not self.phase.validate:
