@@ -50,6 +50,8 @@ def copy_project(dest: Path) -> Path:
 
 
 NUMBA_CACHE_ENV = "TECB_TEST_NUMBA_CACHE"
+#: the test session's folder for the packaged real models (:func:`_packaged_models_once`)
+REAL_MODELS_ENV = "TECB_TEST_REAL_MODELS"
 
 
 def pytest_configure(config):
@@ -59,6 +61,10 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput") and NUMBA_CACHE_ENV not in os.environ:
         os.environ[NUMBA_CACHE_ENV] = tempfile.mkdtemp(prefix="tecb-numba-cache-")
         config._tecb_numba_cache = os.environ[NUMBA_CACHE_ENV]
+    if not hasattr(config, "workerinput") and REAL_MODELS_ENV not in os.environ:
+        # the packaged real models' folder of this session (:func:`_packaged_models_once`), shared by the workers
+        os.environ[REAL_MODELS_ENV] = tempfile.mkdtemp(prefix="tecb-real-models-")
+        config._tecb_real_models = os.environ[REAL_MODELS_ENV]
     if NUMBA_CACHE_ENV in os.environ and "numba" not in sys.modules:
         os.environ.setdefault("NUMBA_CACHE_DIR", os.environ[NUMBA_CACHE_ENV])
 
@@ -75,10 +81,11 @@ def umap_compilation_cached():
 
 
 def pytest_unconfigure(config):
-    path = getattr(config, "_tecb_numba_cache", None)
-    if path:
-        shutil.rmtree(path, ignore_errors=True)
-        del os.environ[NUMBA_CACHE_ENV]
+    for attribute, variable in (("_tecb_numba_cache", NUMBA_CACHE_ENV), ("_tecb_real_models", REAL_MODELS_ENV)):
+        path = getattr(config, attribute, None)
+        if path:
+            shutil.rmtree(path, ignore_errors=True)
+            del os.environ[variable]
 
 
 # Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
@@ -162,6 +169,42 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
     return proc
 
 
+def run_snakemake_many(runs: list[tuple[Path, tuple[str, ...]]]) -> list[subprocess.CompletedProcess]:
+    """``python -m snakemake ARGS`` in each ``(workdir, args)`` of ``runs``, one after the other, as
+    :func:`run_snakemake` with ``check=False`` (the same environment; stdout+stderr in .stdout), but each run a
+    fork of one interpreter that imported snakemake's command line and its plugins once (tests/snakemake_forks.py):
+    a run that stops while the workflow is parsed (a config check) costs ~0.7 CPU-s instead of ~2.6.
+    Only for tests marked ``@pytest.mark.workflow``."""
+    if not _CURRENT_TEST["workflow"]:
+        raise AssertionError(
+            "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
+        )
+    import json
+
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory(prefix="tecb-snakemake-runs-") as logs:
+        spec = [
+            {"cwd": str(workdir), "args": list(args), "log": str(Path(logs) / f"{i}.log")}
+            for i, (workdir, args) in enumerate(runs)
+        ]
+        driver = subprocess.run(
+            [sys.executable, str(Path(__file__).parent / "snakemake_forks.py")],
+            input=json.dumps(spec),
+            capture_output=True,
+            text=True,
+            env=full_env,
+        )
+        if driver.returncode != 0:
+            raise AssertionError(f"tests/snakemake_forks.py failed ({driver.returncode}):\n{driver.stderr[-6000:]}")
+        codes = json.loads(driver.stdout)
+        return [
+            subprocess.CompletedProcess(
+                [sys.executable, "-m", "snakemake", *run["args"]], code, Path(run["log"]).read_text()
+            )
+            for run, code in zip(spec, codes, strict=True)
+        ]
+
+
 # The test suite's demo: config/demo.yaml with 5 of its 14 configurations, chosen so every algorithm, every
 # reduction and both exact-Ward routes (raw = high-dimensional, reduced = low-dimensional) run once, and without
 # its second TF-IDF model (`tfidf-64`: the same code as `tfidf` at another dim; a third of the per-model jobs);
@@ -236,15 +279,18 @@ _PACKAGED_MODELS: list[Path] = []
 
 
 def _packaged_models_once() -> Path:
-    """A folder of this process with the packaged real models, placed on first use, removed at exit."""
-    import atexit
+    """The packaged real models, placed on first use in the session's folder (:data:`REAL_MODELS_ENV`), which every
+    pytest-xdist worker of the session shares (a lock keeps two from placing them at once; the e5 conversion costs
+    ~14 CPU-s and writes 470 MB), removed when the session ends."""
+    import fcntl
 
     from tecb.embed.packaged import place_packaged_models
 
     if not _PACKAGED_MODELS:
-        folder = Path(tempfile.mkdtemp(prefix="tecb-real-models-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        place_packaged_models(folder / "models", log=lambda m: None)
+        folder = Path(os.environ[REAL_MODELS_ENV])
+        with open(folder / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            place_packaged_models(folder / "models", log=lambda m: None)
         _PACKAGED_MODELS.append(folder / "models")
     return _PACKAGED_MODELS[0]
 
@@ -262,7 +308,7 @@ def real_project(dest: Path, config_name: str, config: dict) -> Path:
     (work / "resources" / "real").mkdir(parents=True)
     for name in ("germeval2019", "10kgnad"):
         (work / "resources" / "real" / name).symlink_to(REAL_DATA / name, target_is_directory=True)
-    # placed once per test process (the e5 conversion writes 470 MB), linked where `make real` puts it
+    # placed once per test session (the e5 conversion writes 470 MB), linked where `make real` puts it
     (work / "resources" / "real" / "models").symlink_to(_packaged_models_once(), target_is_directory=True)
     (work / "config" / f"{config_name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return work

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, WORKFLOW_FILES, copy_project, run_snakemake
+from conftest import ROOT, WORKFLOW_FILES, copy_project, run_snakemake_many
 
 from tecb.config import ConfigError, layered_config
 
@@ -114,10 +114,12 @@ def project(tmp_path_factory) -> Path:
 @pytest.mark.workflow
 def test_the_workflow_and_configcheck_give_the_same_verdict(project, tmp_path, monkeypatch):
     """Each case of the bad-input table (:func:`_cases`), in a folder of its own beside links to the project copy:
-    `snakemake -n` stops, before any job, with every line of the message `tecb.configcheck` gives."""
+    `snakemake -n` stops, before any job, with every line of the message `tecb.configcheck` gives. The cases'
+    `snakemake -n` runs are forks of one interpreter (:func:`conftest.run_snakemake_many`): each a run of
+    `snakemake.cli.main` in its folder, without Python's start and snakemake's imports again."""
     import test_bad_inputs
 
-    differ = []
+    cases = []
     for i, (name, make) in enumerate(_cases()):
         work = tmp_path / f"case{i}"
         work.mkdir()
@@ -128,10 +130,14 @@ def test_the_workflow_and_configcheck_give_the_same_verdict(project, tmp_path, m
         test_bad_inputs.write(work / "data" / "mine.tsv", test_bad_inputs.GOOD_TSV)
         expected = _configcheck_verdict(work, make)
         assert expected, f"{name}: tecb.configcheck accepts it"
-        proc = run_snakemake(work, "-n", "--configfile", "mine.yaml", "--cores", "1", check=False)
+        cases.append((name, work, expected))
+    monkeypatch.chdir(tmp_path)
+    procs = run_snakemake_many([(work, ("-n", "--configfile", "mine.yaml", "--cores", "1")) for _, work, _ in cases])
+    differ = []
+    for (name, _, expected), proc in zip(cases, procs, strict=True):
         missing = [line for line in expected if line not in proc.stdout]
         if proc.returncode == 0 or missing:
             differ.append(
                 f"{name}: rc {proc.returncode}, not in the workflow's output: {missing}\n{proc.stdout[-800:]}"
             )
-    assert differ == []
+    assert len(procs) == len(_cases()) and differ == []
