@@ -149,60 +149,68 @@ def _note_workflow_marker(request):
 def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None):
     """Run ``python -m snakemake`` in ``workdir``; return the CompletedProcess (stdout+stderr in .stdout).
 
-    No wall-clock limit: a slow machine must not fail a correct run (a hung run is stopped by the CI job's limit).
-    Only for tests marked ``@pytest.mark.workflow``."""
+    A dry run (``-n``) in this process's environment is a fork of this process's snakemake server
+    (:func:`_forked_dry_run`), the same function with the same arguments, folder and environment, without Python's
+    start and snakemake's imports again. No wall-clock limit: a slow machine must not fail a correct run (a hung run
+    is stopped by the CI job's limit). Only for tests marked ``@pytest.mark.workflow``."""
     if not _CURRENT_TEST["workflow"]:
         raise AssertionError(
             "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
         )
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0", **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=full_env,
-    )
+    if env is None and any(a in ("-n", "--dry-run", "--dryrun") for a in args):
+        proc = _forked_dry_run(workdir, args, full_env)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=full_env,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-6000:]}")
     return proc
 
 
-def run_snakemake_many(runs: list[tuple[Path, tuple[str, ...]]]) -> list[subprocess.CompletedProcess]:
-    """``python -m snakemake ARGS`` in each ``(workdir, args)`` of ``runs``, one after the other, as
-    :func:`run_snakemake` with ``check=False`` (the same environment; stdout+stderr in .stdout), but each run a
-    fork of one interpreter that imported snakemake's command line and its plugins once (tests/snakemake_forks.py):
-    a run that stops while the workflow is parsed (a config check) costs ~0.7 CPU-s instead of ~2.6.
-    Only for tests marked ``@pytest.mark.workflow``."""
-    if not _CURRENT_TEST["workflow"]:
-        raise AssertionError(
-            "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
-        )
+#: this process's snakemake server (tests/snakemake_forks.py --serve) and the environment it was started with
+_FORK_SERVER: dict = {}
+
+
+def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``workdir`` as a fork of a process that imported snakemake's command line and
+    plugins once (tests/snakemake_forks.py): a `snakemake -n` that stops at a config check costs ~0.8 CPU-s
+    instead of ~2.8, its output the same. The server is started on first use, with this process's environment;
+    started again when that changed."""
     import json
 
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
-    with tempfile.TemporaryDirectory(prefix="tecb-snakemake-runs-") as logs:
-        spec = [
-            {"cwd": str(workdir), "args": list(args), "log": str(Path(logs) / f"{i}.log")}
-            for i, (workdir, args) in enumerate(runs)
-        ]
-        driver = subprocess.run(
-            [sys.executable, str(Path(__file__).parent / "snakemake_forks.py")],
-            input=json.dumps(spec),
-            capture_output=True,
+    server = _FORK_SERVER.get("process")
+    if server is None or server.poll() is not None or _FORK_SERVER["env"] != full_env:
+        if server is not None and server.poll() is None:
+            server.stdin.close()
+            server.wait()
+        server = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "snakemake_forks.py"), "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             text=True,
             env=full_env,
         )
-        if driver.returncode != 0:
-            raise AssertionError(f"tests/snakemake_forks.py failed ({driver.returncode}):\n{driver.stderr[-6000:]}")
-        codes = json.loads(driver.stdout)
-        return [
-            subprocess.CompletedProcess(
-                [sys.executable, "-m", "snakemake", *run["args"]], code, Path(run["log"]).read_text()
-            )
-            for run, code in zip(spec, codes, strict=True)
-        ]
+        _FORK_SERVER.update(process=server, env=full_env)
+    fd, log = tempfile.mkstemp(prefix="tecb-snakemake-", suffix=".log")
+    os.close(fd)
+    try:
+        run = {"cwd": str(workdir), "args": list(args), "log": log, "env": full_env}
+        server.stdin.write(json.dumps(run) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        if not answer:
+            raise AssertionError(f"tests/snakemake_forks.py ended ({server.wait()}) before running {args}")
+        output = Path(log).read_text()
+    finally:
+        os.unlink(log)
+    return subprocess.CompletedProcess([sys.executable, "-m", "snakemake", *args], int(answer), output)
 
 
 # The test suite's demo: config/demo.yaml with 5 of its 14 configurations, chosen so every algorithm, every
