@@ -196,6 +196,9 @@ def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.Completed
             stdout=subprocess.PIPE,
             text=True,
             env=full_env,
+            # in a folder of its own: tecb.unlock takes a process with `snakemake` in its command line, in a run's
+            # folder, for a live run there (each fork changes to its test's folder, as `python -m snakemake -n` runs)
+            cwd=tempfile.gettempdir(),
         )
         _FORK_SERVER.update(process=server, env=full_env)
     fd, log = tempfile.mkstemp(prefix="tecb-snakemake-", suffix=".log")
