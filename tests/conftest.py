@@ -182,11 +182,14 @@ def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.Completed
     """``python -m snakemake ARGS`` in ``workdir`` as a fork of a process that imported snakemake's command line and
     plugins once (tests/snakemake_forks.py): a `snakemake -n` that stops at a config check costs ~0.8 CPU-s
     instead of ~2.8, its output the same. The server is started on first use, with this process's environment;
-    started again when that changed."""
+    started again when that changed (but for the running test's name)."""
     import json
 
     server = _FORK_SERVER.get("process")
-    if server is None or server.poll() is not None or _FORK_SERVER["env"] != full_env:
+    # the environment the server imported in; pytest's name of the running test changes with every test, and each
+    # fork takes the whole environment of its call
+    same = {k: v for k, v in full_env.items() if k != "PYTEST_CURRENT_TEST"}
+    if server is None or server.poll() is not None or _FORK_SERVER["env"] != same:
         if server is not None and server.poll() is None:
             server.stdin.close()
             server.wait()
@@ -200,7 +203,7 @@ def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.Completed
             # folder, for a live run there (each fork changes to its test's folder, as `python -m snakemake -n` runs)
             cwd=tempfile.gettempdir(),
         )
-        _FORK_SERVER.update(process=server, env=full_env)
+        _FORK_SERVER.update(process=server, env=same)
     fd, log = tempfile.mkstemp(prefix="tecb-snakemake-", suffix=".log")
     os.close(fd)
     try:
