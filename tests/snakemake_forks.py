@@ -1,11 +1,11 @@
-"""``python -m snakemake`` runs as forks of one interpreter (tests only: conftest.run_snakemake's dry runs and
-conftest.run_snakemake_many).
+"""``python -m snakemake`` runs as forks of one interpreter (tests only: conftest.run_snakemake's dry runs).
 
 The parent imports snakemake's command line once, with its plugins (the parser that ``snakemake.cli.main`` builds
 loads every installed executor, storage, logger, report and scheduler plugin; the project's logger plugin imports
 ``tecb``), then forks one child per run: the child changes to the run's folder, takes the run's environment, sends
 its stdout and stderr to the run's log file (stdin from /dev/null) and calls ``snakemake.cli.main`` with the run's
-arguments, the function ``python -m snakemake`` calls; at its end it runs the exit handlers the interpreter would.
+arguments, the function ``python -m snakemake`` calls (with the one value snakemake takes from the working folder
+when it is imported, ``Workflow._rundir``, taken again); at its end it runs the exit handlers the interpreter would.
 So each run pays only its own work, not Python's start and snakemake's imports (~2 CPU-s a process). The children
 run one after the other.
 
@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 
 
 def _child(run: dict, entry: str) -> int:
@@ -28,6 +29,10 @@ def _child(run: dict, entry: str) -> int:
 
     os.chdir(run["cwd"])
     sys.path[0] = os.getcwd()  # `python -m` puts the starting folder first
+    # snakemake.workflow.Workflow takes its run directory (the log's "Run directory") when it is imported
+    from snakemake.workflow import Workflow
+
+    Workflow._rundir = str(Path.cwd().absolute())
     if "env" in run:
         os.environ.clear()
         os.environ.update(run["env"])
