@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -178,6 +179,13 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
 _FORK_SERVER: dict = {}
 
 
+def _stop_server(server: subprocess.Popen) -> None:
+    """End the server (its stdin closed) and wait for it, so that its CPU time is this process's children's."""
+    if server.poll() is None:
+        server.stdin.close()
+        server.wait()
+
+
 def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.CompletedProcess:
     """``python -m snakemake ARGS`` in ``workdir`` as a fork of a process that imported snakemake's command line and
     plugins once (tests/snakemake_forks.py): a `snakemake -n` that stops at a config check costs ~0.8 CPU-s
@@ -190,9 +198,8 @@ def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.Completed
     # fork takes the whole environment of its call
     same = {k: v for k, v in full_env.items() if k != "PYTEST_CURRENT_TEST"}
     if server is None or server.poll() is not None or _FORK_SERVER["env"] != same:
-        if server is not None and server.poll() is None:
-            server.stdin.close()
-            server.wait()
+        if server is not None:
+            _stop_server(server)
         server = subprocess.Popen(
             [sys.executable, str(Path(__file__).parent / "snakemake_forks.py"), "--serve"],
             stdin=subprocess.PIPE,
@@ -204,6 +211,7 @@ def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.Completed
             cwd=tempfile.gettempdir(),
         )
         _FORK_SERVER.update(process=server, env=same)
+        atexit.register(_stop_server, server)
     fd, log = tempfile.mkstemp(prefix="tecb-snakemake-", suffix=".log")
     os.close(fd)
     try:
