@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -50,6 +51,8 @@ def copy_project(dest: Path) -> Path:
 
 
 NUMBA_CACHE_ENV = "TECB_TEST_NUMBA_CACHE"
+#: the test session's folder for the packaged real models (:func:`_packaged_models_once`)
+REAL_MODELS_ENV = "TECB_TEST_REAL_MODELS"
 
 
 def pytest_configure(config):
@@ -59,6 +62,10 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput") and NUMBA_CACHE_ENV not in os.environ:
         os.environ[NUMBA_CACHE_ENV] = tempfile.mkdtemp(prefix="tecb-numba-cache-")
         config._tecb_numba_cache = os.environ[NUMBA_CACHE_ENV]
+    if not hasattr(config, "workerinput") and REAL_MODELS_ENV not in os.environ:
+        # the packaged real models' folder of this session (:func:`_packaged_models_once`), shared by the workers
+        os.environ[REAL_MODELS_ENV] = tempfile.mkdtemp(prefix="tecb-real-models-")
+        config._tecb_real_models = os.environ[REAL_MODELS_ENV]
     if NUMBA_CACHE_ENV in os.environ and "numba" not in sys.modules:
         os.environ.setdefault("NUMBA_CACHE_DIR", os.environ[NUMBA_CACHE_ENV])
 
@@ -75,10 +82,11 @@ def umap_compilation_cached():
 
 
 def pytest_unconfigure(config):
-    path = getattr(config, "_tecb_numba_cache", None)
-    if path:
-        shutil.rmtree(path, ignore_errors=True)
-        del os.environ[NUMBA_CACHE_ENV]
+    for attribute, variable in (("_tecb_numba_cache", NUMBA_CACHE_ENV), ("_tecb_real_models", REAL_MODELS_ENV)):
+        path = getattr(config, attribute, None)
+        if path:
+            shutil.rmtree(path, ignore_errors=True)
+            del os.environ[variable]
 
 
 # Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
@@ -142,24 +150,81 @@ def _note_workflow_marker(request):
 def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None):
     """Run ``python -m snakemake`` in ``workdir``; return the CompletedProcess (stdout+stderr in .stdout).
 
-    No wall-clock limit: a slow machine must not fail a correct run (a hung run is stopped by the CI job's limit).
-    Only for tests marked ``@pytest.mark.workflow``."""
+    A dry run (``-n``) in this process's environment is a fork of this process's snakemake server
+    (:func:`_forked_dry_run`), the same function with the same arguments, folder and environment, without Python's
+    start and snakemake's imports again. No wall-clock limit: a slow machine must not fail a correct run (a hung run
+    is stopped by the CI job's limit). Only for tests marked ``@pytest.mark.workflow``."""
     if not _CURRENT_TEST["workflow"]:
         raise AssertionError(
             "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
         )
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0", **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=full_env,
-    )
+    if env is None and any(a in ("-n", "--dry-run", "--dryrun") for a in args):
+        proc = _forked_dry_run(workdir, args, full_env)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=full_env,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-6000:]}")
     return proc
+
+
+#: this process's snakemake server (tests/snakemake_forks.py --serve) and the environment it was started with
+_FORK_SERVER: dict = {}
+
+
+def _stop_server(server: subprocess.Popen) -> None:
+    """End the server (its stdin closed) and wait for it, so that its CPU time is this process's children's."""
+    if server.poll() is None:
+        server.stdin.close()
+        server.wait()
+
+
+def _forked_dry_run(workdir: Path, args, full_env: dict) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``workdir`` as a fork of a process that imported snakemake's command line and
+    plugins once (tests/snakemake_forks.py): a `snakemake -n` that stops at a config check costs ~0.8 CPU-s
+    instead of ~2.8, its output the same. The server is started on first use, with this process's environment;
+    started again when that changed (but for the running test's name)."""
+    import json
+
+    server = _FORK_SERVER.get("process")
+    # the environment the server imported in; pytest's name of the running test changes with every test, and each
+    # fork takes the whole environment of its call
+    same = {k: v for k, v in full_env.items() if k != "PYTEST_CURRENT_TEST"}
+    if server is None or server.poll() is not None or _FORK_SERVER["env"] != same:
+        if server is not None:
+            _stop_server(server)
+        server = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "snakemake_forks.py"), "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=full_env,
+            # in a folder of its own: tecb.unlock takes a process with `snakemake` in its command line, in a run's
+            # folder, for a live run there (each fork changes to its test's folder, as `python -m snakemake -n` runs)
+            cwd=tempfile.gettempdir(),
+        )
+        _FORK_SERVER.update(process=server, env=same)
+        atexit.register(_stop_server, server)
+    fd, log = tempfile.mkstemp(prefix="tecb-snakemake-", suffix=".log")
+    os.close(fd)
+    try:
+        run = {"cwd": str(workdir), "args": list(args), "log": log, "env": full_env}
+        server.stdin.write(json.dumps(run) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        if not answer:
+            raise AssertionError(f"tests/snakemake_forks.py ended ({server.wait()}) before running {args}")
+        output = Path(log).read_text()
+    finally:
+        os.unlink(log)
+    return subprocess.CompletedProcess([sys.executable, "-m", "snakemake", *args], int(answer), output)
 
 
 # The test suite's demo: config/demo.yaml with 5 of its 14 configurations, chosen so every algorithm, every
@@ -236,15 +301,18 @@ _PACKAGED_MODELS: list[Path] = []
 
 
 def _packaged_models_once() -> Path:
-    """A folder of this process with the packaged real models, placed on first use, removed at exit."""
-    import atexit
+    """The packaged real models, placed on first use in the session's folder (:data:`REAL_MODELS_ENV`), which every
+    pytest-xdist worker of the session shares (a lock keeps two from placing them at once; the e5 conversion costs
+    ~14 CPU-s and writes 470 MB), removed when the session ends."""
+    import fcntl
 
     from tecb.embed.packaged import place_packaged_models
 
     if not _PACKAGED_MODELS:
-        folder = Path(tempfile.mkdtemp(prefix="tecb-real-models-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        place_packaged_models(folder / "models", log=lambda m: None)
+        folder = Path(os.environ[REAL_MODELS_ENV])
+        with open(folder / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            place_packaged_models(folder / "models", log=lambda m: None)
         _PACKAGED_MODELS.append(folder / "models")
     return _PACKAGED_MODELS[0]
 
@@ -262,7 +330,7 @@ def real_project(dest: Path, config_name: str, config: dict) -> Path:
     (work / "resources" / "real").mkdir(parents=True)
     for name in ("germeval2019", "10kgnad"):
         (work / "resources" / "real" / name).symlink_to(REAL_DATA / name, target_is_directory=True)
-    # placed once per test process (the e5 conversion writes 470 MB), linked where `make real` puts it
+    # placed once per test session (the e5 conversion writes 470 MB), linked where `make real` puts it
     (work / "resources" / "real" / "models").symlink_to(_packaged_models_once(), target_is_directory=True)
     (work / "config" / f"{config_name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return work

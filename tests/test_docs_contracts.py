@@ -1,7 +1,8 @@
 """The docs' statements that can be checked mechanically, held to the code (issue 45 item 5): docs/layout.md lists
 every module of the library (and no other), and docs/design.md §10's contracts on the workflow's files: every
 results/ and logs/ path is built in workflow/rules/common.smk, the only rules defined under an `if` are the ones it
-names, and `cache_umap_compilation` has the one library caller it names."""
+names, and `cache_umap_compilation` has the one library caller it names; the CI times are given in docs/testing.md
+only."""
 
 from __future__ import annotations
 
@@ -157,3 +158,25 @@ def test_cache_umap_compilation_has_one_library_caller():
     assert sorted(set(callers)) == ["tecb.cluster.reduce.run_reduction"], callers
     design = (ROOT / "docs" / "design.md").read_text()
     assert "`tecb.cluster.reduce.run_reduction`" in design
+
+
+# --- CI figures: only in docs/testing.md (issue 45 item 5) ------------------------------------------------------
+
+#: what names the suite or CI: `.ci/run`, `make test` (not test-fast), "the (whole) (test) suite"
+_SUITE = re.compile(r"\.ci/run|make test(?!-)|\bthe (?:whole )?(?:test )?suite\b")
+#: a duration: "14 min 37 s", "6:46 min", "42 minutes", "2604 s"
+_DURATION = re.compile(r"\b\d+(?::\d\d)?(?:\.\d+)?\s*(?:min(?:ute)?s?|s)\b")
+
+
+def _ci_figures(path: Path) -> list[str]:
+    """The paragraphs of ``path`` that name the suite or CI and give a duration."""
+    paragraphs = re.split(r"\n\s*\n", path.read_text())
+    return [p.strip()[:120] for p in paragraphs if _SUITE.search(p) and _DURATION.search(p)]
+
+
+def test_ci_figures_live_only_in_docs_testing_md():
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "config").glob("*.md"))]
+    found = {p.name: _ci_figures(p) for p in docs if p.name != "testing.md"}
+    assert {name: f for name, f in found.items() if f} == {}
+    # the check finds them where they are
+    assert _ci_figures(ROOT / "docs" / "testing.md")
