@@ -332,6 +332,7 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
     autocast, scaler, precision = _autocast(device)
     history = _History(model, evaluate)
     keeper = _Keeper(run, run_fingerprint(run, device=device, eval_every=eval_every, save_max_length=save_length))
+    started = time.perf_counter()  # a fresh job's training time counts from here, step 0's scoring taken out
     saved = keeper.load(progress.log)
     if saved is None:  # step 0: the base model, before a phase changes it (COB's and triplet's head)
         history.score(0, None, method)
@@ -339,6 +340,8 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
     if saved is None:
         history.rows[0]["phase"] = phases[0].name if phases else method
     loop = _Loop(model, phases, rng, history, progress, (device, autocast, scaler), eval_every, keeper)
+    if saved is None:  # history.evaluating holds step 0's scoring, which ran before the loop: count from before it
+        loop.started = started
     step = loop.run(saved)
     if evaluate is not None and phases and not step:  # no update (a control): its model, with its head, as step 1
         history.score(1, None, phases[-1].name)
