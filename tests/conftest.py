@@ -334,3 +334,14 @@ def real_project(dest: Path, config_name: str, config: dict) -> Path:
     (work / "resources" / "real" / "models").symlink_to(_packaged_models_once(), target_is_directory=True)
     (work / "config" / f"{config_name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return work
+
+
+def sigkill_once_written(process, path) -> None:
+    """Kill ``process`` with SIGKILL as soon as ``path`` exists (a job's saved training state), then reap it."""
+    import signal as _signal
+    import time as _time
+
+    while not Path(path).exists() and process.poll() is None:
+        _time.sleep(0.01)
+    os.kill(process.pid, _signal.SIGKILL)
+    process.wait()

@@ -6,10 +6,8 @@ ignored. The same mechanism as adaptive pre-training's (tecb.adapt.resume; tests
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import sigkill_once_written  # noqa: E402
 from test_adapt_methods import (  # noqa: E402
     base_model,  # noqa: F401  (the fixture: a tiny BERT saved as a sentence-transformers folder)
     settings_for,
@@ -225,10 +224,7 @@ def test_a_workflow_job_killed_with_sigkill_resumes_to_the_same_bytes(base_model
     assert straight.wait() == 0
     killed = start(tmp_path / "killed", "slow")
     state = tmp_path / "killed" / "model.resume.pt"
-    while not state.exists() and killed.poll() is None:
-        time.sleep(0.01)
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.wait()
+    sigkill_once_written(killed, state)
     assert state.exists() and not (tmp_path / "killed" / "scores.parquet").exists()
     again = start(tmp_path / "killed", "fast")
     log = again.communicate()[0]

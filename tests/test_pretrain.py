@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT, copy_project, run_snakemake
+from conftest import ROOT, copy_project, run_snakemake, sigkill_once_written
 from helpers import job_counts
 
 from tecb import io
@@ -499,10 +499,8 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     state (it says so) and ends with the scores and checkpoint weights of a job that ran through (issue 42)."""
     import os
     import re
-    import signal
     import subprocess
     import sys
-    import time
     from pathlib import Path
 
     root, model = tiny
@@ -518,10 +516,7 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     straight = start(tmp_path / "straight", "fast")
     killed = start(tmp_path / "killed", "slow")
     state = tmp_path / "killed" / "ckpt.resume.pt"
-    while not state.exists() and killed.poll() is None:
-        time.sleep(0.01)
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.wait()
+    sigkill_once_written(killed, state)
     assert state.exists() and not (tmp_path / "killed" / "scores.parquet").exists()
     again = start(tmp_path / "killed", "fast")
     log = again.communicate()[0]
