@@ -645,7 +645,13 @@ def test_cropping_views_are_contiguous_spans_and_dropout_is_the_default(base_mod
                         settings={**settings_for("simcse"), "batch_size": 8, "augmentation": augmentation}, seed=0),
             device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None,
         )  # fmt: skip
-        assert out["phases"]["simcse"]["augmentation"] == augmentation
+        info = out["phases"]["simcse"]
+        assert info["augmentation"] == augmentation
+        assert len(texts) % 8 != 1  # no last batch of one text dropped: every text gives two views per epoch
+        assert info["views"] == 2 * len(texts) * info["epochs_run"]
+        # dropout cuts nothing; a crop at 0.8 of an 8-word text keeps ceil(6.4) = 7 words: every view is cut
+        assert {len(t.split()) for t in texts} == {8}
+        assert info["views_cropped"] == (0 if augmentation == "dropout" else info["views"])
         runs.append(tree_digest(tmp_path / name))
     assert runs[0] == runs[1] != runs[2]  # seeded crops: the same bytes again; another model than dropout's
 

@@ -387,3 +387,17 @@ def test_argue_plan_builds_one_objective_and_the_siamese_ones_and_names_a_missin
     assert proto.variants_of("argue", ("lodo",), ["similarity", "order"]) == ["similarity", "order"]
     with pytest.raises(ValueError, match="unknown argue objectives"):
         proto.variants_of("argue", ("lodo",), ["nsp"])
+
+
+def test_simcse_views_are_arms():
+    """augmentation as a list: one SimCSE arm per view, named by it, each trained with its view; a single view
+    stays the transductive arm."""
+    assert proto.variants_of("simcse", ("lodo",), (), "dropout") == ["transductive"]
+    assert proto.variants_of("simcse", ("lodo",), (), ["dropout", "cropping"]) == ["dropout", "cropping"]
+    assert proto.variants_of("clusterns", ("lodo",), (), ["dropout", "cropping"]) == ["transductive"]
+    with pytest.raises(ValueError, match="known views"):
+        proto.variants_of("simcse", ("lodo",), (), ["mask"])
+    settings = {"augmentation": ["dropout", "cropping"], "crop_ratio": 0.5}
+    assert proto.arm_settings("simcse", "cropping", settings) == {"augmentation": "cropping", "crop_ratio": 0.5}
+    assert proto.arm_settings("simcse", "transductive", {"augmentation": "dropout"}) == {"augmentation": "dropout"}
+    assert settings["augmentation"] == ["dropout", "cropping"]  # not changed in place

@@ -118,6 +118,10 @@ def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clus
     assert adapt_tables.what_ran("cob", cob) == "12 instances, head Dense(8 -> 256, tanh)"
     assert adapt_tables.what_ran("argue", {"phases": {"pairs": {}, "siamese": {}}}) == "phases pairs + siamese"
     assert adapt_tables.what_ran("simcse", {"phases": {"simcse": {"augmentation": "cropping"}}}) == "cropping views"
+    cropped = {"augmentation": "cropping", "crop_ratio": 0.5, "views": 40, "views_cropped": 30}
+    assert adapt_tables.what_ran("simcse", {"phases": {"simcse": cropped}}) == (
+        "cropping views (ratio 0.5: 75 % of views cut)"
+    )
 
 
 def test_table6_has_a_ran_column(tmp_path):

@@ -67,7 +67,7 @@ rule adapt:
         sources=lambda wildcards: [
             adapt_source_of(d) for d in adapt_train_datasets(wildcards)
         ],
-        settings=lambda wildcards: ADAPT["methods"][wildcards.method],
+        settings=adapt_settings,
         # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
         encoder=embed_settings,
         protocol=AD_PROTOCOL,

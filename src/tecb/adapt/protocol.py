@@ -51,12 +51,26 @@ UNSUPERVISED = ("simcse", "clusterns", "argue")
 ARGUE_OBJECTIVES = ("similarity", "order", "reply")
 
 
+#: SimCSE's views (``methods.simcse.augmentation``); a list of them runs one arm per view, each a job variant
+SIMCSE_VIEWS = ("dropout", "cropping")
+
+
 def variants_of(
-    method: str, supervised_variants: Sequence[str] = ("lodo", "disjoint"), argue_objectives: Sequence[str] = ()
+    method: str,
+    supervised_variants: Sequence[str] = ("lodo", "disjoint"),
+    argue_objectives: Sequence[str] = (),
+    simcse_views: str | Sequence[str] | None = None,
 ) -> list[str]:
     """The variants a method runs under, one job each: ``transductive`` for simcse and clusterns, the given
     supervised variants for cob and triplet and for their control (random_head: evaluated as they are), and for argue
-    its pair objectives (one model per objective, as the argueBERT paper trains; all of them transductive)."""
+    its pair objectives (one model per objective, as the argueBERT paper trains; all of them transductive). SimCSE
+    with a list of views (``simcse_views``: its ``augmentation`` setting) runs one arm per view, named by it (all
+    transductive); a single view is the ``transductive`` arm."""
+    if method == "simcse" and simcse_views is not None and not isinstance(simcse_views, str):
+        unknown = sorted(set(simcse_views) - set(SIMCSE_VIEWS))
+        if unknown or not simcse_views:
+            raise ValueError(f"adapt: simcse augmentation {list(simcse_views)}: known views {', '.join(SIMCSE_VIEWS)}")
+        return list(dict.fromkeys(simcse_views))
     if method == "argue":
         unknown = sorted(set(argue_objectives) - set(ARGUE_OBJECTIVES))
         if unknown:
@@ -69,6 +83,14 @@ def variants_of(
     if method in SUPERVISED + CONTROLS:
         return list(supervised_variants)
     raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED + CONTROLS)}")
+
+
+def arm_settings(method: str, variant: str, settings: dict) -> dict:
+    """The settings one job trains with: the method's, and for a SimCSE arm named by its view (see
+    :func:`variants_of`) that view as its ``augmentation``."""
+    if method == "simcse" and variant in SIMCSE_VIEWS:
+        return {**settings, "augmentation": variant}
+    return dict(settings)
 
 
 @dataclass(frozen=True)

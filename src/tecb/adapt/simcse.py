@@ -84,13 +84,18 @@ def crop(text: str, ratio: float, rng: np.random.Generator) -> str:
     return " ".join(words[start : start + keep])
 
 
-def two_views(model, texts: list[str], device: str, crop_ratio: float | None = None, rng=None):
+def two_views(model, texts: list[str], device: str, crop_ratio: float | None = None, rng=None, counts=None):
     """The two views of ``texts``: one forward pass over the texts twice (different dropout masks); with
-    ``crop_ratio`` each view is also an independent random crop (:func:`crop`, drawn from ``rng``)."""
+    ``crop_ratio`` each view is also an independent random crop (:func:`crop`, drawn from ``rng``). ``counts``
+    (a dict): ``views`` and ``views_cropped`` (a view shorter than its text) are added to."""
     first, second = list(texts), list(texts)
     if crop_ratio is not None:
         first = [crop(t, crop_ratio, rng) for t in texts]
         second = [crop(t, crop_ratio, rng) for t in texts]
+    if counts is not None:
+        counts["views"] = counts.get("views", 0) + 2 * len(texts)
+        cut = sum(v != t for t, v in zip(texts + texts, first + second))
+        counts["views_cropped"] = counts.get("views_cropped", 0) + cut
     z = embed(model, first + second, device)
     return z[: len(texts)], z[len(texts) :]
 
@@ -122,9 +127,14 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
         raise ValueError(f"simcse needs at least 2 training texts, got {len(texts)}")
 
     ratio, crop_rng = view_maker(settings, rng)
+    # what the views were: the share of them a crop shortened is what Table 6 prints (a ratio that cuts nothing is
+    # dropout again); a resumed run puts the counts back with the rest of the phase's info
+    info = {"augmentation": settings["augmentation"], "views": 0, "views_cropped": 0}
+    if ratio is not None:
+        info["crop_ratio"] = ratio
 
     def loss(idx):
-        z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng)
+        z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng, counts=info)
         return infonce_loss(z1, z2, settings["temperature"])
 
     return [
@@ -133,7 +143,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             batches=text_batches(len(texts), settings["batch_size"]),
             loss=loss,
             chance_loss=lambda idx: math.log(len(idx)),  # Eq. (1) with every cosine equal
-            info={"augmentation": settings["augmentation"]},
+            info=info,
             state=[crop_rng] if crop_rng is not None else [],  # the crops drawn so far (a resumed run)
             **phase_settings(settings),
         )

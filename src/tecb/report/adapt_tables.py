@@ -105,6 +105,15 @@ def _step0(phases: dict) -> list[str]:
     return out
 
 
+def _views(info: dict) -> str:
+    """SimCSE's views: ``dropout views``, or for cropping its ratio and the share of the views a crop shortened
+    (a ratio that cuts no text leaves dropout alone)."""
+    augmentation = info.get("augmentation", "dropout")
+    if augmentation != "cropping" or not info.get("views"):
+        return f"{augmentation} views"
+    return f"cropping views (ratio {info.get('crop_ratio')}: {_share(info['views_cropped'], info['views'])} of views cut)"
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
     """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
     batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
@@ -123,7 +132,7 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
                 f"{_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
             )
     elif method == "simcse":
-        parts.append(f"{phases.get('simcse', {}).get('augmentation', 'dropout')} views")
+        parts.append(_views(phases.get("simcse", {})))
     elif method == "cob":
         info = phases.get("cob", {})
         parts.append(f"{info.get('instances', '?')} instances")

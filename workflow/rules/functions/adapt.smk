@@ -8,7 +8,19 @@ def adapt_variants(method):
     from tecb.adapt.protocol import variants_of
 
     return variants_of(
-        method, AD_PROTOCOL["supervised"], AD_PROTOCOL["argue_objectives"]
+        method,
+        AD_PROTOCOL["supervised"],
+        AD_PROTOCOL["argue_objectives"],
+        ADAPT["methods"].get("simcse", {}).get("augmentation"),
+    )
+
+
+def adapt_settings(wildcards):
+    """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it)."""
+    from tecb.adapt.protocol import arm_settings
+
+    return arm_settings(
+        wildcards.method, wildcards.variant, ADAPT["methods"][wildcards.method]
     )
 
 
