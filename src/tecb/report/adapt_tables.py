@@ -111,7 +111,9 @@ def _views(info: dict) -> str:
     augmentation = info.get("augmentation", "dropout")
     if augmentation != "cropping" or not info.get("views"):
         return f"{augmentation} views"
-    return f"cropping views (ratio {info.get('crop_ratio')}: {_share(info['views_cropped'], info['views'])} of views cut)"
+    return (
+        f"cropping views (ratio {info.get('crop_ratio')}: {_share(info['views_cropped'], info['views'])} of views cut)"
+    )
 
 
 def what_ran(method: str, training: dict, warnings=()) -> str:
