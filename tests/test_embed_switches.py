@@ -80,6 +80,36 @@ def test_each_combination_plans_one_writer_per_output(tmp_path, switches):
         assert writers.get(path) == [_expected_writer(model, switches)], (model, writers.get(path))
 
 
+#: the embed stage's rules that the switches choose among (functions/embed.smk's table EMBED_WRITERS)
+SWITCHED_RULES = {"embed", "embed_batch", "embed_plan", "embed_shard", "embed_merge", "embed_key", "embed_cached",
+                  "embed_compute"}  # fmt: skip
+
+
+def _listed_rules(work, *configfiles) -> set[str]:
+    proc = run_snakemake(work, "-n", "--list-rules", *(("--configfile", *configfiles) if configfiles else ()))
+    return {line.split()[0] for line in proc.stdout.splitlines() if line and not line.startswith(" ")}
+
+
+@pytest.mark.parametrize("switches", [s for s in SWITCHES if not s[3]], ids=_name)
+def test_a_config_is_shown_only_the_embed_rules_that_can_match_it(tmp_path, switches):
+    """A rule no model of the config needs (by the writer table, functions/embed.smk) is not defined: the demo's
+    models under each combination of the embed switches are shown exactly the rules that write their files."""
+    work = copy_project(tmp_path / "p")
+    (work / "config" / "switches.yaml").write_text(yaml.safe_dump(_switch_config(switches, str(tmp_path / "cache"))))
+    demo = yaml.safe_load((work / "config" / "demo.yaml").read_text())
+    writers = {_expected_writer(m, switches) for m in demo["models"]}
+    expected = writers | ({"embed_plan", "embed_shard"} if switches[2] else set())
+    expected |= {"embed_key", "embed_compute"} if "embed_cached" in writers else set()
+    listed = _listed_rules(work, "config/demo.yaml", "config/switches.yaml")
+    assert "all" in listed and "tiny_bert" in listed, sorted(listed)
+    assert listed & SWITCHED_RULES == expected, sorted(listed)
+
+
+def test_the_papers_config_is_shown_one_embed_writer(tmp_path):
+    """The paper's config (hub models, one job per (model, dataset), no store, no shards): only `embed`."""
+    assert _listed_rules(copy_project(tmp_path / "p")) & SWITCHED_RULES == {"embed"}
+
+
 # --- every combination run to all targets: the default's bytes -------------------------------------------------
 
 DATASET = "TenKGnadClusteringS2S"

@@ -322,7 +322,7 @@ def unit_outputs():
     files += [
         embed_batch_keys_path(m)
         for m in sorted({m for m, _ in units})
-        if m in BATCHED_MODELS
+        if EMBED_WRITERS[m]["writer"] == "embed_batch"
     ]
     if CLUSTER_BATCH:
         files += [cluster_keys_path(m, d) for m, d in units]
@@ -338,8 +338,12 @@ def kept_files():
     units = sorted({(m, d) for m, d, _, _ in SCORE_KEYS})
     files = [texts_path(d) for d in DATASETS] + [splits_path(d) for d in DATASETS]
     files += chance_inputs(None)
-    files += [embed_key_path(m, d) for m, d in units if m in LINKED_MODELS]
-    if SHARDED_MODELS:
+    files += [
+        embed_key_path(m, d)
+        for m, d in units
+        if EMBED_WRITERS[m]["writer"] == "embed_cached"
+    ]
+    if embed_models(unit="shard"):
         files += [shard_plan_path(d) for d in DATASETS]
     if MTEB_V2:
         files += chance_mteb_v2_inputs(None) + [mteb_v2_path(m, d) for m, d in units]

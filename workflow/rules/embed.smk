@@ -100,79 +100,33 @@ rule distill_static:
 
 
 # The writers of a run's embeddings/{model}/{dataset}.parquet: embed (per dataset), embed_batch (per model),
-# embed_merge (per shard) and embed_cached (a link from the store): each owns the models functions/embed.smk
-# gives it (wildcard constraints), so every output has one writer whatever the switches.
+# embed_merge (per shard) and embed_cached (a link from the store). EMBED_WRITERS (functions/embed.smk) names one
+# per model; each writer's rules are in a file of their own, included only where that table names a model for
+# them (a rule that can never match the config is not shown to it), and each owns the models the table gives it
+# (wildcard constraints), so every output has one writer whatever the switches.
+if embed_models(writer="embed"):
+
+    include: "embed_dataset.smk"
 
 
-rule embed:
-    """Each unique text once: length-sorted batches (halved on CUDA OOM), streamed to Parquet, offline."""
-    input:
-        texts=texts_path("{dataset}"),
-        model=model_input,
-        digest=model_digest_input,
-    output:
-        embeddings=embedding_path("{model}", "{dataset}"),
-        timings=job_timing_path("embed", "{model}", "{dataset}"),
-    log:
-        log_path("embed", "{model}", "{dataset}.log"),
-    benchmark:
-        benchmark_path("embed", "{model}", "{dataset}.tsv")
-    wildcard_constraints:
-        model=alternatives(EMBEDDED_MODELS),
-    conda:
-        model_env
-    threads: EMBED_THREADS
-    resources:
-        gpu=gpus_for,
-    params:
-        settings=embed_settings,
-        seed=embed_seed,
-    script:
-        "../scripts/embed.py"
+if embed_models(writer="embed_batch"):
+
+    include: "embed_batch.smk"
 
 
-# embed.batch: every dataset of one model in one job; update(): a rerun keeps the datasets whose key is
-# unchanged (tecb.embed.batch), so reruns stay exact. With embed.cache_dir it fills the store's entries and
-# links the run's files from them (an entry is an entry whoever computed it).
-rule embed_batch:
-    """Every dataset of one model, each as an embed job would (same bytes), embedding only what changed."""
-    input:
-        texts=[texts_path(d) for d in DATASETS],
-        model=model_input,
-        digest=model_digest_input,
-    output:
-        embeddings=update([embedding_path("{model}", d) for d in DATASETS]),
-        timings=update([job_timing_path("embed", "{model}", d) for d in DATASETS]),
-        batch_keys=update(embed_batch_keys_path("{model}")),
-    log:
-        log_path("embed", "{model}", "batch.log"),
-    benchmark:
-        benchmark_path("embed", "{model}", "batch.tsv")
-    wildcard_constraints:
-        model=alternatives(BATCHED_MODELS),
-    conda:
-        model_env
-    threads: EMBED_THREADS
-    resources:
-        gpu=gpus_for,
-    params:
-        datasets=DATASETS,
-        settings=lambda wildcards: {
-            d: model_settings(wildcards.model, d) for d in DATASETS
-        },
-        seed=embed_seed,
-        kind=model_kind,
-    script:
-        "../scripts/embed_batch.py"
+# sharded embedding of big corpora (config embed.shard_size): the shards, then embed_merge's run file or, with the
+# store, embed_compute's entry
+if embed_models(unit="shard"):
+
+    include: "embed_shard.smk"
 
 
-# --- the content-addressed store shared by run folders (config embed.cache_dir): embed_cache.smk ----------
+if embed_models(writer="embed_merge"):
+
+    include: "embed_merge.smk"
 
 
-include: "embed_cache.smk"
+# the content-addressed store shared by run folders (config embed.cache_dir)
+if embed_models(writer="embed_cached"):
 
-
-# --- sharded embedding of big corpora (config embed.shard_size): embed_shard.smk --------------------------
-
-
-include: "embed_shard.smk"
+    include: "embed_cache.smk"

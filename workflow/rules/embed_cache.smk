@@ -1,5 +1,6 @@
 # The content-addressed store shared by run folders (config embed.cache_dir; docs/slurm.md "Embedding cache").
-# With it, a run's embeddings/{model}/{dataset}.parquet of a model in LINKED_MODELS (functions/embed.smk) is
+# With it, a run's embeddings/{model}/{dataset}.parquet of a model EMBED_WRITERS (functions/embed.smk) gives to
+# embed_cached is
 # linked from {cache_dir}/{key}.parquet, where the key (checkpoint embed_key: a cheap local job) covers the model's
 # resolved settings, its files and the texts' sha256, never a path (tecb.embed.cache). embed_compute fills a
 # missing entry (the GPU job; from the run's shards for a sharded model); a finished entry is no rule's output
@@ -26,7 +27,7 @@ checkpoint embed_key:
     log:
         log_path("embed_key", "{model}", "{dataset}.log"),
     wildcard_constraints:
-        model=alternatives(LINKED_MODELS),
+        model=alternatives(embed_models(writer="embed_cached")),
     conda:
         "../../envs/embed.yaml"
     params:
@@ -47,7 +48,7 @@ rule embed_cached:
     log:
         log_path("embed_cached", "{model}", "{dataset}.log"),
     wildcard_constraints:
-        model=alternatives(LINKED_MODELS),
+        model=alternatives(embed_models(writer="embed_cached")),
     conda:
         "../../envs/embed.yaml"
     script:

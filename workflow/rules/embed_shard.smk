@@ -4,7 +4,8 @@
 # shards as the run's embeddings file: byte for byte the file one embed job writes (tecb.embed.shard). Other
 # kinds (TF-IDF fits on all texts) are embedded as without sharding. With the embedding cache (embed.cache_dir),
 # embed_compute writes a missing cache entry of a sharded model from its shards instead (embed_cache.smk).
-# Which models are sharded: SHARDED_MODELS, MERGED_MODELS (functions/embed.smk).
+# Which models are sharded: unit "shard" of EMBED_WRITERS (functions/embed.smk); embed.smk includes this file only
+# where the table names one.
 
 
 include: "functions/embed_shard.smk"
@@ -23,7 +24,7 @@ checkpoint embed_plan:
     log:
         log_path("embed_plan", "{dataset}.log"),
     wildcard_constraints:
-        dataset=alternatives(DATASETS if SHARDED_MODELS else []),
+        dataset=alternatives(DATASETS),
     conda:
         "../../envs/embed.yaml"
     params:
@@ -50,7 +51,7 @@ rule embed_shard:
     benchmark:
         benchmark_path("embed_shard", "{model}", "{dataset}", "{start}-{stop}.tsv")
     wildcard_constraints:
-        model=alternatives(SHARDED_MODELS),
+        model=alternatives(embed_models(unit="shard")),
         dataset=alternatives(DATASETS),
         start=r"\d+",
         stop=r"\d+",
@@ -66,25 +67,3 @@ rule embed_shard:
         stop=lambda wildcards: int(wildcards.stop),
     script:
         "../scripts/embed_shard.py"
-
-
-rule embed_merge:
-    """A run's embeddings file from its shards, as one embed job writes it (its timings: the shards' sum)."""
-    input:
-        unpack(merge_input),
-        # not read: named so that a prefetch is planned before the shards are (`--until prefetch_model`)
-        model=model_input,
-    output:
-        embeddings=embedding_path("{model}", "{dataset}"),
-        timings=job_timing_path("embed", "{model}", "{dataset}"),
-    log:
-        log_path("embed_merge", "{model}", "{dataset}.log"),
-    benchmark:
-        benchmark_path("embed", "{model}", "{dataset}.tsv")
-    wildcard_constraints:
-        model=alternatives(MERGED_MODELS),
-        dataset=alternatives(DATASETS),
-    conda:
-        "../../envs/embed.yaml"
-    script:
-        "../scripts/embed_merge.py"

@@ -11,38 +11,51 @@ def models_of_kind(*kinds):
     return [m for m, spec in config["models"].items() if spec["kind"] in kinds]
 
 
-# --- the embed stage's switches, read here and only here ---------------------------------------------------
-# They choose, per model, the granularity of the jobs that make a run's embeddings/{model}/{dataset}.parquet and
-# whether the content-addressed store (embed.cache_dir) holds the vectors; every combination is served, and the
-# wildcard constraints below give each (model, dataset) file exactly one writer, and no ruleorder is needed.
-#   per shard    embed.shard_size, transformer kinds (tecb.embed.shard.SHARDABLE_KINDS): embed_shard jobs, then
-#                embed_merge (the run's file) or, with the store, embed_compute (the store's entry)
-#   per model    embed.batch, the other models: one embed_batch job embeds every dataset (and, with the store,
-#                fills its entries and links the run's files from them)
-#   per dataset  otherwise: embed, or with the store embed_compute (the entry, by key) then embed_cached (the link)
-EMBED_BATCH = config["embed"]["batch"]
+# --- the embed stage's one table: which jobs serve each model ----------------------------------------------
+# The switches embed.batch, embed.cache_dir and embed.shard_size are read here and only here. They choose, per
+# model, the granularity of the jobs that embed it and the one rule that writes a run's
+# embeddings/{model}/{dataset}.parquet; every combination is served. EMBED_WRITERS says it, and every other file
+# reads it (embed_models): the rules' wildcard constraints (each output has one writer, no ruleorder), which rules
+# files embed.smk includes (a rule no model needs is not shown to the config), the targets (common.smk) and the
+# report's benchmarks (report.smk).
+#   unit "shard"    embed.shard_size, transformer kinds (tecb.embed.shard.SHARDABLE_KINDS): embed_shard jobs, then
+#                   the writer embed_merge or, with the store, embed_cached (its entry merged by embed_compute)
+#   unit "model"    embed.batch, the other models: the writer embed_batch embeds every dataset in one job (and,
+#                   with the store, fills its entries and links the run's files from them)
+#   unit "dataset"  otherwise: the writer embed or, with the store, embed_cached (the entry: embed_compute, by key)
 #: the threads an embed-stage job declares (embed.threads, read here only; a job's script takes Snakemake's)
 EMBED_THREADS = config["embed"]["threads"]
+#: the content-addressed store shared by run folders (embed.cache_dir; None: none)
 EMBED_CACHE = config["embed"].get("cache_dir")
 SHARD_SIZE = config["embed"].get("shard_size")
-#: models whose datasets are embedded in shards
-SHARDED_MODELS = models_of_kind(*SHARDABLE_KINDS) if SHARD_SIZE else []
-#: models whose datasets one embed_batch job embeds (it writes their run files, also with the store)
-BATCHED_MODELS = (
-    [m for m in config["models"] if m not in SHARDED_MODELS] if EMBED_BATCH else []
-)
-#: models whose run files are linked from the store by embed_cached (the entry: embed_compute, by key)
-LINKED_MODELS = (
-    [m for m in config["models"] if m not in BATCHED_MODELS] if EMBED_CACHE else []
-)
-#: models whose run files embed_merge writes from their shards (without the store)
-MERGED_MODELS = [m for m in SHARDED_MODELS if m not in LINKED_MODELS]
-#: models whose run files the embed rule writes, one job per dataset
-EMBEDDED_MODELS = [
-    m
-    for m in config["models"]
-    if m not in BATCHED_MODELS + LINKED_MODELS + MERGED_MODELS
-]
+
+
+def embed_jobs(spec):
+    """The jobs that serve a model of config entry ``spec``: the granularity its vectors are embedded at
+    (``unit``: shard, model or dataset) and the rule that writes its run files (``writer``).
+    """
+    if SHARD_SIZE and spec["kind"] in SHARDABLE_KINDS:
+        return {
+            "unit": "shard",
+            "writer": "embed_cached" if EMBED_CACHE else "embed_merge",
+        }
+    if config["embed"]["batch"]:
+        return {"unit": "model", "writer": "embed_batch"}
+    return {"unit": "dataset", "writer": "embed_cached" if EMBED_CACHE else "embed"}
+
+
+#: model -> {"unit": ..., "writer": ...} (embed_jobs): the embed stage's one table
+EMBED_WRITERS = {m: embed_jobs(spec) for m, spec in config["models"].items()}
+
+
+def embed_models(*, writer=None, unit=None):
+    """The models (in config order) whose run files ``writer`` writes and (or) whose vectors are embedded per
+    ``unit``, by EMBED_WRITERS."""
+    return [
+        m
+        for m, jobs in EMBED_WRITERS.items()
+        if writer in (None, jobs["writer"]) and unit in (None, jobs["unit"])
+    ]
 
 
 def dag_records():
@@ -52,12 +65,20 @@ def dag_records():
     """
     return [
         (
-            [embed_key_path(m, d) for m in LINKED_MODELS for d in DATASETS],
+            [
+                embed_key_path(m, d)
+                for m in embed_models(writer="embed_cached")
+                for d in DATASETS
+            ],
             ("model", "dataset", "key"),
             "embedding cache key file",
         ),
         (
-            [shard_plan_path(d) for d in DATASETS] if SHARDED_MODELS else [],
+            (
+                [shard_plan_path(d) for d in DATASETS]
+                if embed_models(unit="shard")
+                else []
+            ),
             ("n_texts", "shard_size", "shards"),
             "shard plan",
         ),

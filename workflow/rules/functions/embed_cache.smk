@@ -42,7 +42,7 @@ def run_key_owners(key):
     if key not in _KEY_OWNERS:
         found = key_owners(
             sorted(glob.glob(embed_key_path("*", "*"))),
-            models=LINKED_MODELS,
+            models=embed_models(writer="embed_cached"),
             datasets=DATASETS,
         )
         _KEY_OWNERS.update({k: v for k, v in found.items() if k not in _KEY_OWNERS})
@@ -58,7 +58,7 @@ def cache_compute_input(wildcards):
     """What computing a cache entry reads: the shards of the run's (model, dataset) with that key for a sharded
     model (functions/embed_shard.smk), else its texts and model, as an embed job."""
     owner = owner_of(run_key_owners(wildcards.key), wildcards.key)
-    if owner[0] in SHARDED_MODELS:
+    if EMBED_WRITERS[owner[0]]["unit"] == "shard":
         return shard_inputs(*owner)
     wc = SimpleNamespace(model=owner[0], dataset=owner[1])
     return {
@@ -77,7 +77,8 @@ def cache_owner(wildcards):
 
 def cache_sharded(wildcards):
     """Whether a cache entry being computed is merged from shards (a cheap CPU job)."""
-    return cache_owner(wildcards)["model"] in SHARDED_MODELS
+    model = cache_owner(wildcards)["model"]
+    return model is not None and EMBED_WRITERS[model]["unit"] == "shard"
 
 
 def cache_threads(wildcards):

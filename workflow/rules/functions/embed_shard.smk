@@ -3,7 +3,7 @@
 
 from tecb.io import ContractError, read_json_record
 
-# SHARD_SIZE and SHARDED_MODELS: functions/embed.smk (the embed stage's switches)
+# SHARD_SIZE and the sharded models (unit "shard" of EMBED_WRITERS): functions/embed.smk, the embed stage's table
 
 
 def plan_shard_size(wildcards):
@@ -12,7 +12,8 @@ def plan_shard_size(wildcards):
     """
     path = shard_plan_path(wildcards.dataset)
     done = all(
-        os.path.exists(embedding_path(m, wildcards.dataset)) for m in SHARDED_MODELS
+        os.path.exists(embedding_path(m, wildcards.dataset))
+        for m in embed_models(unit="shard")
     )
     if done and os.path.exists(path):
         try:
