@@ -136,6 +136,64 @@ def test_the_random_head_control_trains_on_nothing_and_is_evaluated_as_cob(demo_
     assert reason == proto.disjoint_plan(small, instance_size=2, rounds=1, min_categories=4, seed=1, split_seed=42)
 
 
+@pytest.mark.parametrize("method", ["cob", "triplet"])
+def test_oracle_trains_on_every_evaluated_category_and_only_the_evaluated_texts(demo_datasets, method):
+    """The positive control leaks on purpose: its instances hold only the evaluated dataset's texts, each with its
+    own label there, every category of the scheme ``disjoint`` halves; no other dataset is read; evaluation on all
+    the splits, as lodo; the record names the leak."""
+    data, posts = demo_datasets
+    for name, evaluated in data.items():
+        others = [d for n, d in data.items() if n != name]
+        plan = plan_for(method, "oracle", evaluated, posts, others=others)
+        assert not isinstance(plan, str), plan
+        assert plan.eval_texts == evaluated.texts and plan.eval_splits == evaluated.splits
+        scheme = plan.record["label_scheme"]
+        own = {  # (text, label) of every item of the scheme in the evaluated dataset
+            (evaluated.texts[i], label)
+            for s, (_, ids, labels) in zip(evaluated.label_schemes(), evaluated.splits)
+            if s == scheme
+            for i, label in zip(ids, labels)
+        }
+        categories = {label for _, label in own}
+        items = {(t, label) for texts, labels in plan.training.instances for t, label in zip(texts, labels)}
+        assert items and items <= own  # the evaluated texts with their evaluated labels, nothing else
+        assert {label for _, label in items} == categories == set(plan.record["train_labels"])  # every category
+        assert plan.record["categories"] == len(categories) >= 2
+        assert plan.record["leak"] == "evaluated labels (positive control)"
+        assert plan.record["variant"] == "oracle" and plan.record["train_datasets"] == [name]
+        assert plan.record["instances"] == len(plan.training.instances)
+        # the scheme is disjoint's: the one it halves (the dataset's scheme with the most categories)
+        disjoint = plan_for(method, "disjoint", evaluated, posts)
+        if not isinstance(disjoint, str):
+            assert disjoint.record["label_scheme"] == scheme
+            assert set(disjoint.record["train_labels"]) | set(disjoint.record["eval_labels"]) == categories
+        # its control: the untrained head on the same (all) splits
+        control = plan_for("random_head", "oracle", evaluated, posts)
+        assert (control.eval_texts, control.eval_splits) == (plan.eval_texts, plan.eval_splits)
+        assert control.training == type(control.training)() and control.record["labels_seen"] == "none"
+
+
+def test_oracle_by_hand_and_not_in_the_default_variants():
+    """A hand-made dataset: a coarse (2 labels) and a fine (4 labels) scheme; oracle takes the fine one, leaves out
+    the text labelled twice in it, cuts the 7 others into instances of 3 (seeded), and says when no instance exists."""
+    texts = tuple(f"t{i}" for i in range(8))
+    fine = (0, (0, 1, 2, 3, 4, 5, 6, 7, 7), ("a", "b", "c", "d", "a", "b", "c", "d", "a"))  # t7 twice: ambiguous
+    coarse = (1, tuple(range(8)), ("x", "y") * 4)
+    data = proto.LabelledData("D", "s", texts, (fine, coarse), ("fine", "coarse"))
+    plan = proto.oracle_plan(data, instance_size=3, rounds=1, seed=0)
+    assert plan.record["label_scheme"] == "fine" and plan.record["train_labels"] == ["a", "b", "c", "d"]
+    assert plan.record["dropped_items"] == {"ambiguous_label": 2}  # (t7, d) and (t7, a)
+    assert len(plan.training.instances) == 2  # 7 items, instances of 3, the remainder dropped
+    label_of = dict(zip(texts, ("a", "b", "c", "d", "a", "b", "c")))
+    for ts, labels in plan.training.instances:
+        assert "t7" not in ts and [label_of[t] for t in ts] == list(labels)
+    assert plan.eval_splits == data.splits and plan.record["eval_splits"] == 2
+    assert plan.training.instances == proto.oracle_plan(data, instance_size=3, rounds=1, seed=0).training.instances
+    assert "no clustering instance" in proto.oracle_plan(data, instance_size=9, rounds=1, seed=0)
+    assert "oracle" in proto.VARIANTS and proto.variants_of("triplet") == ["lodo", "disjoint"]
+    assert proto.variants_of("random_head", ["lodo", "oracle"]) == ["lodo", "oracle"]
+
+
 def test_lodo_drops_items_sharing_a_text_or_label_with_the_evaluated_dataset():
     evaluated = proto.LabelledData("A", "src-a", ("t1", "t2", "t3"), ((0, (0, 1, 2), ("x", "y", "x")),))
     other = proto.LabelledData(

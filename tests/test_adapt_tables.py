@@ -386,3 +386,46 @@ def test_holm_by_family_adjusts_each_family_alone():
     assert adjusted[[0, 3]] == pytest.approx([0.02, 0.04])  # Holm over the two methods' rows alone
     assert adjusted[[2, 4]] == pytest.approx([0.04, 0.04])  # and over the two controls' rows alone
     assert pd.isna(adjusted[1])
+
+
+def test_an_oracle_row_is_a_positive_control_adjusted_with_the_controls(tmp_path):
+    """A row of the ``oracle`` protocol (trained on the evaluated labels: the positive control) says so in `ran`,
+    and its p is Holm-adjusted with the controls' rows (random_head's), apart from the methods': adding the oracle
+    rows changes no method's row, nor a contrast between methods; a contrast with an oracle arm is a control's."""
+    base = [0.1 + 0.01 * i for i in range(8)]
+    dataset = "BlurbsClusteringS2S"
+    methods = [
+        _job(tmp_path, ("m", "cob", "lodo", dataset), base, [b + 0.03 + 0.002 * i for i, b in enumerate(base)]),
+        _job(
+            tmp_path, ("m", "triplet", "lodo", dataset), base, [b + 0.02 + 0.001 * (i % 3) for i, b in enumerate(base)]
+        ),
+    ]
+    head = [b + 0.01 * (i % 2) for i, b in enumerate(base)]
+    oracle = [
+        _job(tmp_path, ("m", "triplet", "oracle", dataset), base, [b + 0.1 + 0.004 * i for i, b in enumerate(base)]),
+        _job(tmp_path, ("m", "random_head", "oracle", dataset), base, head, steps=1),
+    ]
+    statistics = Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=2000, seed=3)
+    declared = [adapt_tables.Contrast(a="*", b="base"), adapt_tables.Contrast(a="cob", b="triplet")]
+
+    def tables(jobs):
+        long, meta = adapt_tables.collect([j[0] for j in jobs], [j[1] for j in jobs])
+        for key in meta:
+            meta[key]["training"]["phases"] = {key[1]: {"projection_head": "Dense(8 -> 256, tanh)"}}
+        table, _ = adapt_tables.table6(long, meta, statistics=statistics)
+        found, _ = adapt_tables.contrasts(long, meta, declared=declared, statistics=statistics)
+        return table, found
+
+    without, contrasts_without = tables(methods)
+    table, found = tables(methods + oracle)
+    row = table.loc["m · Triplet · oracle · Blurbs S2S"]
+    assert row["ran"] == "POSITIVE CONTROL: trained on the evaluated labels, ? triplets, head Dense(8 -> 256, tanh)"
+    assert table.loc["m · random head · oracle · Blurbs S2S", "ran"].startswith("CONTROL: no training")
+    pd.testing.assert_frame_equal(table.loc[without.index], without)  # the methods' rows, p included, unchanged
+    raw = [float(tables([job])[0]["p"].iloc[0]) for job in oracle]  # each alone: Holm over one row is its p
+    adjusted = table.loc[["m · Triplet · oracle · Blurbs S2S", "m · random head · oracle · Blurbs S2S"], "p"]
+    assert adjusted.astype(float).to_numpy() == pytest.approx(adapt_tables.stats.holm(raw), abs=1e-3)
+    assert adapt_tables.is_control(("m", "triplet", "oracle")) and not adapt_tables.is_control(("m", "cob", "lodo"))
+    # contrasts: the methods' rows and their Holm unchanged; `*` includes the oracle arm, in the controls' family
+    pd.testing.assert_frame_equal(found[~found.a.str.endswith("oracle")], contrasts_without)
+    assert set(found[found.contrast == "* − base"].a) == {"COB lodo", "Triplet lodo", "Triplet oracle"}

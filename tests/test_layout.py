@@ -158,7 +158,7 @@ LONG_FUNCTIONS = {
     "tecb.report.adapt_tables.table6": 118,
     "tecb.cluster.batch.run_batch": 121,
     "tecb.report.stats.table_statistics": 96,
-    "tecb.report.adapt_tables.render": 89,
+    "tecb.report.adapt_tables.render": 59,
     "tecb.report.pretrain_tables.render": 83,
     "tecb.report.adapt_tables.contrasts": 72,
     "tecb.report.stats.compare_to_best": 72,

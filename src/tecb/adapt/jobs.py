@@ -39,8 +39,9 @@ def build_plan(
     ``protocol`` (the ``adapt.protocol`` section) and, from the method's ``settings``, ``instance_size`` (the
     supervised method's documents per clustering instance) and argue's ``siamese_objectives`` (pairs built beside
     its objective's for the siamese phase, where ``siamese_epochs`` is not 0). ``split_seed``: the config's seed
-    (``disjoint``'s category halves). A control (``random_head``) gets no training data and the evaluation of its
-    variant (:func:`tecb.adapt.protocol.control_plan`)."""
+    (``disjoint``'s category halves). ``oracle`` (the positive control) trains on the evaluated dataset's own
+    labels (:func:`tecb.adapt.protocol.oracle_plan`). A control (``random_head``) gets no training data and the
+    evaluation of its variant (:func:`tecb.adapt.protocol.control_plan`)."""
     method, variant, seed, protocol = job.method, job.variant, job.seed, job.protocol
     instance_size = job.settings.get("instance_size")
     if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES, proto.SIMCSE_VIEWS):
@@ -49,6 +50,8 @@ def build_plan(
         return proto.control_plan(evaluated, variant, min_categories=protocol["min_categories"], split_seed=split_seed)
     if variant == "lodo":
         return proto.lodo_plan(evaluated, others, instance_size=instance_size, rounds=protocol["rounds"], seed=seed)
+    if variant == "oracle":  # the positive control: the evaluated labels, on purpose
+        return proto.oracle_plan(evaluated, instance_size=instance_size, rounds=protocol["rounds"], seed=seed)
     if variant == "disjoint":
         return proto.disjoint_plan(
             evaluated,

@@ -17,9 +17,14 @@ Four variants; every output records which one it ran under (:class:`Plan.record`
   half, evaluation from its splits restricted to the second half (a split keeping fewer than two labels is
   dropped), and no text of the evaluation reaches training. The halving uses the config's ``seed``, so every
   training seed is evaluated on the same categories. Needs ``min_categories`` categories.
+- ``oracle`` (``cob``, ``triplet``): the positive control, which leaks on purpose. Clustering instances from the
+  evaluated dataset's own labelled texts, every category of the scheme ``disjoint`` halves, evaluated on all its
+  splits as ``lodo``. It is an upper reference: if training can move the score at all, it moves it here
+  (:func:`oracle_plan`). Never a method's result.
 
 A control (``random_head``) trains on nothing; it runs under the supervised variants and is evaluated on exactly
-their splits (:func:`control_plan`), so that a COB or triplet row can be read against it.
+their splits (:func:`control_plan`), so that a COB or triplet row can be read against it (under ``oracle`` it is
+the untrained head the positive control starts from).
 
 Clustering instances follow COB's paper (Kashyapi & Dietz 2021, 20NG): the labelled items, shuffled, cut into
 groups of ``instance_size`` (50) documents, the remainder dropped; one instance never mixes datasets or label
@@ -45,7 +50,9 @@ def _training_data(**parts):
     return TrainingData(**parts)
 
 
-VARIANTS = ("transductive", "lodo", "disjoint")
+VARIANTS = ("transductive", "lodo", "disjoint", "oracle")
+# variants whose rows are controls, not results: ``oracle`` trains on the evaluated labels (a positive control)
+POSITIVE_CONTROLS = ("oracle",)
 SUPERVISED = ("cob", "triplet")
 UNSUPERVISED = ("simcse", "clusterns", "argue")
 ARGUE_OBJECTIVES = ("similarity", "order", "reply")
@@ -284,20 +291,26 @@ def _training_half(texts, splits, train_half: set[str], *, held_out: set[str]) -
     return unique, [(t, label) for t, label in unique if len(labels_of[t]) == 1 and t not in held_out]
 
 
-def _disjoint_halves(evaluated: LabelledData, *, min_categories: int, split_seed: int):
-    """``disjoint``'s halves: ``(scheme, train_half, eval_half, the scheme's splits, (eval_texts, eval_splits))``,
-    or the reason there are none (too few categories, no split keeps two labels of the evaluation half)."""
+def _largest_scheme(evaluated: LabelledData) -> tuple[str, list[str], list]:
+    """The label scheme with the most categories (ties: the first name in sorted order), its categories sorted and
+    its splits: the scheme ``disjoint`` halves and ``oracle`` trains on."""
     schemes = evaluated.label_schemes()
     by_scheme: dict[str, set[str]] = {}
     for scheme, (_, _, labels) in zip(schemes, evaluated.splits):
         by_scheme.setdefault(scheme, set()).update(labels)
     scheme = max(sorted(by_scheme), key=lambda s: len(by_scheme[s]))
-    categories = sorted(by_scheme[scheme])
+    in_scheme = [split for s, split in zip(schemes, evaluated.splits) if s == scheme]
+    return scheme, sorted(by_scheme[scheme]), in_scheme
+
+
+def _disjoint_halves(evaluated: LabelledData, *, min_categories: int, split_seed: int):
+    """``disjoint``'s halves: ``(scheme, train_half, eval_half, the scheme's splits, (eval_texts, eval_splits))``,
+    or the reason there are none (too few categories, no split keeps two labels of the evaluation half)."""
+    scheme, categories, in_scheme = _largest_scheme(evaluated)
     if len(categories) < min_categories:
         return f"{len(categories)} categories, fewer than adapt.protocol.min_categories = {min_categories}"
     shuffled = [categories[i] for i in np.random.default_rng(split_seed).permutation(len(categories))]
     train_half, eval_half = set(shuffled[: len(shuffled) // 2]), set(shuffled[len(shuffled) // 2 :])
-    in_scheme = [split for s, split in zip(schemes, evaluated.splits) if s == scheme]
     evaluation = _evaluation_half(evaluated.texts, in_scheme, eval_half)
     if not evaluation[1]:
         return "no split keeps two labels of the evaluation half"
@@ -337,13 +350,46 @@ def disjoint_plan(
     return Plan(_training_data(instances=instances), eval_texts, eval_splits, record)
 
 
+ORACLE_LEAK = "evaluated labels (positive control)"
+
+
+def oracle_plan(evaluated: LabelledData, *, instance_size: int, rounds: int, seed: int) -> Plan | str:
+    """The positive control: instances from the evaluated dataset's own labelled texts, every category of the
+    scheme ``disjoint`` would halve (:func:`_largest_scheme`), one label per text (a text labelled twice in the
+    scheme is left out), drawn with ``seed``; evaluation on all its splits, as ``lodo``. It leaks the evaluated
+    labels on purpose (``leak`` in its record): an upper reference that training must move if it can move
+    anything. Returns the :class:`Plan`, or the reason there is no instance."""
+    scheme, categories, in_scheme = _largest_scheme(evaluated)
+    unique, kept = _training_half(evaluated.texts, in_scheme, set(categories), held_out=set())
+    instances = clustering_instances([kept], instance_size=instance_size, rounds=rounds, seed=seed)
+    if not instances:
+        return f"no clustering instance of {instance_size} items with two labels ({len(kept)} items)"
+    texts, splits = _eval_all(evaluated)
+    record = {
+        "variant": "oracle",
+        "labels_seen": "the evaluated dataset's own labels, all categories",
+        "leak": ORACLE_LEAK,
+        "train_datasets": [evaluated.name],
+        "label_scheme": scheme,
+        "label_schemes_declared": evaluated.schemes is not None,
+        "categories": len(categories),
+        "train_labels": categories,
+        "dropped_items": {"ambiguous_label": len(unique) - len(kept)},
+        "instances": len(instances),
+        "instance_size": instance_size,
+        "rounds": rounds,
+        "eval_splits": len(splits),
+    }
+    return Plan(_training_data(instances=instances), texts, splits, record)
+
+
 def control_plan(evaluated: LabelledData, variant: str, *, min_categories: int, split_seed: int) -> Plan | str:
     """A control's plan (:data:`tecb.adapt.training.CONTROLS`): no training data, and the evaluation of the
-    supervised ``variant`` whose methods it controls, exactly as their plans cut it (``lodo``: all the dataset's
-    splits; ``disjoint``: the splits restricted to the evaluation half of the categories, or the reason there is
-    none)."""
+    supervised ``variant`` whose methods it controls, exactly as their plans cut it (``lodo``, ``oracle``: all the
+    dataset's splits; ``disjoint``: the splits restricted to the evaluation half of the categories, or the reason
+    there is none)."""
     record = {"variant": variant, "labels_seen": "none", "train_datasets": [], "trained_on": "nothing (a control)"}
-    if variant == "lodo":
+    if variant in ("lodo", "oracle"):
         texts, splits = _eval_all(evaluated)
     else:
         halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)

@@ -7,7 +7,9 @@ step) on the same evaluation splits, so every row of Table 6 is a paired compari
   ``base`` with the project's bootstrap interval over splits (:func:`tecb.report.stats.bootstrap_interval`),
   ``adapted`` and ``Δ`` with one over training seeds and splits (the seeds' variance is in the interval);
 - ``Δ``: adapted - base with ``*`` where the two-sided paired test is significant after Holm's adjustment over
-  all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value. The default test
+  all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value. The controls' rows
+  (the ``random_head`` control, and every row of the ``oracle`` protocol: the positive control, trained on the
+  evaluated labels) are adjusted among themselves, apart from the methods' (:func:`holm_by_family`). The default test
   (``mean``) and the intervals of ``adapted`` and ``Δ`` come from the same resamples of training seeds and splits
   (:func:`tecb.report.stats.seeds_mean_test`), so a ``*`` never sits on an interval that contains 0; the other
   tests are intersection-union tests over the seeds (:func:`tecb.report.stats.seeds_paired_pvalue`);
@@ -28,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tecb.adapt.protocol import POSITIVE_CONTROLS
 from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
@@ -43,6 +46,14 @@ METHOD_NAMES = {
     "argue": "argue",
 }
 KEYS = ["model", "method", "variant", "dataset"]
+POSITIVE_CONTROL_RAN = "POSITIVE CONTROL: trained on the evaluated labels"
+
+
+def is_control(key) -> bool:
+    """Whether a job (``key``: model, method, variant, ...) is a control, not a result: the ``random_head`` control
+    (:data:`tecb.adapt.training.CONTROLS`) or any job of a positive-control protocol (``oracle``:
+    :data:`tecb.adapt.protocol.POSITIVE_CONTROLS`)."""
+    return key[1] in CONTROLS or key[2] in POSITIVE_CONTROLS
 
 
 def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
@@ -235,6 +246,8 @@ def table6(
                 ),
             }
         )
+        if key[2] in POSITIVE_CONTROLS and key[1] not in CONTROLS:
+            rows[-1]["ran"] = ", ".join(x for x in (POSITIVE_CONTROL_RAN, rows[-1]["ran"]) if x)
         marks.append(
             {
                 "base": f" [{lo_b * 100:.2f}, {hi_b * 100:.2f}]",
@@ -253,7 +266,7 @@ def table6(
             rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
             marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
             pvals.append(np.nan)
-    controls = [k[1] in CONTROLS for k in jobs] + [False] * (len(pvals) - len(jobs))  # then the chance rows
+    controls = [is_control(k) for k in jobs] + [False] * (len(pvals) - len(jobs))  # then the chance rows
     adjusted = holm_by_family(pvals, controls)
     columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
@@ -376,7 +389,6 @@ def render(
 
     long, meta = collect(inputs.scores, inputs.keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
-    test, alpha, confidence = statistics.test, statistics.alpha, statistics.confidence
     table, suffix = table6(
         long,
         meta,
@@ -386,38 +398,10 @@ def render(
         chance={d: pd.read_parquet(p) for d, p in (inputs.chance or {}).items()},
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
-    notes = [
-        "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
-        "(k-means on raw embeddings); Δ = adapted - base.",
-        (
-            f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: resampling "
-            "training seeds and splits, each scaled to its unbiased variance, at t-quantile levels with "
-            "Welch-Satterthwaite degrees of freedom, so the seeds' variance is in it; with 1 seed it is not "
-            f"estimated). *: the two-sided paired test of the mean Δ from the same resamples (p < {1 - confidence:g} "
-            f"exactly when Δ's interval excludes 0) is significant after Holm's adjustment over the table's rows "
-            f"(α = {alpha:g}), so a * always has an interval that excludes 0; p: that adjusted p-value."
-            if test == "mean"
-            else f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over "
-            "training seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with 1 seed it is "
-            f"not estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
-            f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment "
-            f"over the table's rows (α = {alpha:g}); p: that adjusted p-value"
-            + (" (a rank test: of a symmetric shift, not of the mean Δ)." if test == "wilcoxon" else ".")
-        )
-        + (
-            f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
-            "stratified by design."
-            if split_kinds
-            else ""
-        ),
-        "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
-        "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
-        "instances from half of the dataset's categories, evaluated on its splits restricted to the other half.",
-        f"{CHANCE_NOTE}steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
-        "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
-        "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
-    ]
-    notes += [n for n in (noise_floor_note(long, meta), control_note(meta)) if n]
+    positive_controls = bool(set(protocols) & set(POSITIVE_CONTROLS))
+    notes = table6_notes(
+        long, meta, statistics=statistics, split_kinds=split_kinds, positive_controls=positive_controls
+    )
     write_formats(
         table,
         outputs["table6"],
@@ -444,14 +428,56 @@ def render(
             outputs["contrasts"],
             "Contrasts declared in tables.contrasts: V-measure x 100 of arm a minus arm b on the same splits "
             "(k-means on raw embeddings), per split design and over all splits.",
-            footnotes=[contrast_note(statistics, bool(split_kinds))] + skipped,
+            footnotes=[contrast_note(statistics, bool(split_kinds), positive_controls)] + skipped,
         )
+
+
+def table6_notes(
+    long: pd.DataFrame, meta: dict, *, statistics: stats.Statistics, split_kinds: dict | None, positive_controls: bool
+) -> list[str]:
+    """Table 6's footnotes: the columns, the intervals and test, the protocols (``positive_controls``: the run has
+    ``oracle`` rows, explained), the chance row and ``ran``, then the noise floor and the control where present."""
+    test, alpha, confidence = statistics.test, statistics.alpha, statistics.confidence
+    notes = [
+        "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
+        "(k-means on raw embeddings); Δ = adapted - base.",
+        (
+            f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: resampling "
+            "training seeds and splits, each scaled to its unbiased variance, at t-quantile levels with "
+            "Welch-Satterthwaite degrees of freedom, so the seeds' variance is in it; with 1 seed it is not "
+            f"estimated). *: the two-sided paired test of the mean Δ from the same resamples (p < {1 - confidence:g} "
+            f"exactly when Δ's interval excludes 0) is significant after Holm's adjustment over the table's rows "
+            f"(α = {alpha:g}), so a * always has an interval that excludes 0; p: that adjusted p-value."
+            if test == "mean"
+            else f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over "
+            "training seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with 1 seed it is "
+            f"not estimated). *: the two-sided paired {test} test over splits is significant for every seed (an "
+            f"intersection-union test: p = 2 min(max over seeds of each direction's p)) after Holm's adjustment "
+            f"over the table's rows (α = {alpha:g}); p: that adjusted p-value"
+            + (" (a rank test: of a symmetric shift, not of the mean Δ)." if test == "wilcoxon" else ".")
+        )
+        + (
+            f" As in Table 2, {', '.join(sorted(split_kinds))}: splits resampled within their design and the test "
+            "stratified by design."
+            if split_kinds
+            else ""
+        ),
+        "Protocols: transductive = the evaluated dataset's own texts, no labels (as Table 5); lodo = labelled "
+        "instances of the other datasets (its own corpus left out), no evaluated text or label; disjoint = "
+        "instances from half of the dataset's categories, evaluated on its splits restricted to the other half."
+        + (ORACLE_NOTE if positive_controls else ""),
+        f"{CHANCE_NOTE}steps: optimizer steps of training (seconds: timings/adapt/costs.csv). ran: what the training really did "
+        "(ClusterNS: the step its in-batch clustering started, k, the share of batches with hard and false "
+        "negatives; NEVER CLUSTERED = it trained plain SimCSE, a failure under adapt.strict).",
+    ]
+    notes += [n for n in (noise_floor_note(long, meta), control_note(meta)) if n]
+    return notes
 
 
 def holm_by_family(pvals, controls) -> np.ndarray:
     """Holm's adjustment (:func:`tecb.report.stats.holm`) of ``pvals`` (NaN: no test, left NaN) within two
-    families: the rows of a control (``controls[i]`` true: a control's Δ, a contrast with a control) and the
-    others, so a control added to a run changes no method's adjusted p."""
+    families: the rows of a control (``controls[i]`` true: a control's Δ, a positive control's (``oracle``), a
+    contrast with either) and the others, so a control added to a run changes no method's adjusted p."""
     pvals = np.asarray(pvals, dtype=float)
     adjusted = np.full(len(pvals), np.nan)
     for family in (False, True):
@@ -459,6 +485,15 @@ def holm_by_family(pvals, controls) -> np.ndarray:
         if done:
             adjusted[done] = stats.holm(pvals[done])
     return adjusted
+
+
+ORACLE_NOTE = (
+    " oracle = POSITIVE CONTROL, not a result: instances from the evaluated dataset's own labelled texts, all the "
+    "categories of the scheme disjoint halves, evaluated on all its splits as lodo. It leaks the evaluated labels "
+    "on purpose: an upper reference that shows the harness (training, scoring, test) can detect a gain at all, "
+    "against which an insignificant method row is read (random head · oracle: the same untrained head, its "
+    "start). Its rows' p are Holm-adjusted among the controls' rows, apart from the methods'."
+)
 
 
 def control_note(meta: dict) -> str:
@@ -504,14 +539,17 @@ def noise_floor_text(rows: list[dict], *, alpha: float, power: float) -> str:
     )
 
 
-def contrast_note(statistics: stats.Statistics, kinds: bool) -> str:
-    """The footnote of the contrasts table."""
+def contrast_note(statistics: stats.Statistics, kinds: bool, positive_controls: bool = False) -> str:
+    """The footnote of the contrasts table; ``positive_controls``: the run has an ``oracle`` arm (its contrasts
+    join the controls' Holm family)."""
     return (
         f"delta = mean_a − mean_b; [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided "
         "test, from the same resamples of splits (within their design where the dataset records designs, widened "
         "for splits subsampled from one pool) and of each arm's training seeds (seeds: a / b; the base model has "
         f"none), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over "
-        "every row of this table (the rows with a control, random_head, among themselves, apart from the others); "
+        "every row of this table (the rows with a control, random_head"
+        + (" or an oracle arm (the positive control)" if positive_controls else "")
+        + ", among themselves, apart from the others); "
         f"*: p_holm < {statistics.alpha:g}." + (" design: all splits, or one split design alone." if kinds else "")
     )
 
@@ -627,7 +665,7 @@ def contrasts(
                 )
                 rows.append(
                     {
-                        "control": ka[1] in CONTROLS or (kb is not None and kb[1] in CONTROLS),
+                        "control": is_control(ka) or (kb is not None and is_control(kb)),
                         "contrast": contrast.name,
                         "model": model_names.get(ka[0], ka[0]),
                         "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
