@@ -459,3 +459,5 @@ def test_simcse_views_are_arms():
     assert proto.arm_settings("simcse", "cropping", settings) == {"augmentation": "cropping", "crop_ratio": 0.5}
     assert proto.arm_settings("simcse", "transductive", {"augmentation": "dropout"}) == {"augmentation": "dropout"}
     assert settings["augmentation"] == ["dropout", "cropping"]  # not changed in place
+    assert proto.known_variants("simcse") == ["dropout", "cropping", "transductive"]
+    assert "transductive" not in proto.known_variants("cob")

@@ -44,7 +44,7 @@ def build_plan(
     evaluation of its variant (:func:`tecb.adapt.protocol.control_plan`)."""
     method, variant, seed, protocol = job.method, job.variant, job.seed, job.protocol
     instance_size = job.settings.get("instance_size")
-    if variant not in proto.variants_of(method, proto.VARIANTS[1:], proto.ARGUE_OBJECTIVES, proto.SIMCSE_VIEWS):
+    if variant not in proto.known_variants(method):
         raise ValueError(f"adapt: method {method} does not run under protocol {variant!r}")
     if method in CONTROLS:  # no training data; the evaluation of the methods it controls
         return proto.control_plan(evaluated, variant, min_categories=protocol["min_categories"], split_seed=split_seed)

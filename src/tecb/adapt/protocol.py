@@ -92,6 +92,14 @@ def variants_of(
     raise ValueError(f"unknown training method {method!r}; known: {', '.join(UNSUPERVISED + SUPERVISED + CONTROLS)}")
 
 
+def known_variants(method: str) -> list[str]:
+    """Every variant ``method`` can run under in some configuration (what a job's variant is checked against):
+    :func:`variants_of` with every protocol variant, argue objective and SimCSE view, and SimCSE's single-view
+    ``transductive`` arm."""
+    variants = variants_of(method, VARIANTS[1:], ARGUE_OBJECTIVES, SIMCSE_VIEWS)
+    return variants + ["transductive"] if method == "simcse" else variants
+
+
 def arm_settings(method: str, variant: str, settings: dict) -> dict:
     """The settings one job trains with: the method's, and for a SimCSE arm named by its view (see
     :func:`variants_of`) that view as its ``augmentation``."""
