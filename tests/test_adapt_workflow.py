@@ -124,3 +124,13 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     assert a.keys() == b.keys() and len(a) > 10
     different = [k for k in a if a[k] != b[k]]
     assert not different, f"outputs differ between two runs with the same seed: {different}"
+
+    # a protocol variant added to the config plans its own jobs only: no finished job reruns for changed params
+    overlay = work / "oracle.yaml"
+    adapt = yaml.safe_load((work / "config" / "adapt.yaml").read_text())["adapt"]
+    overlay.write_text(
+        yaml.safe_dump({"adapt": {"protocol": {"supervised": [*adapt["protocol"]["supervised"], "oracle"]}}})
+    )
+    plan = run_snakemake(work, *targets, "--configfile", "config/adapt.yaml", str(overlay), "-n").stdout
+    planned = re.findall(r"wildcards: model=tiny-bert, method=(\w+), variant=(\w+)", plan)
+    assert sorted(set(planned)) == [("cob", "oracle"), ("random_head", "oracle"), ("triplet", "oracle")], plan[-3000:]

@@ -70,7 +70,7 @@ rule adapt:
         settings=adapt_settings,
         # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
         encoder=embed_settings,
-        protocol=AD_PROTOCOL,
+        protocol=adapt_job_protocol,
         algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
         device=ADAPT["device"],
         eval_every=ADAPT["eval_every"],

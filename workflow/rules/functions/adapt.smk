@@ -15,6 +15,16 @@ def adapt_variants(method):
     )
 
 
+def adapt_job_protocol(wildcards):
+    """The protocol settings a job reads: not the lists of variants and objectives that run (a job's own is its
+    wildcard), so a variant added to the config reruns no finished job (params are a rerun trigger)."""
+    return {
+        key: value
+        for key, value in AD_PROTOCOL.items()
+        if key not in ("supervised", "argue_objectives")
+    }
+
+
 def adapt_settings(wildcards):
     """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it)."""
     from tecb.adapt.protocol import arm_settings
