@@ -9,6 +9,8 @@ import os
 import re
 from types import SimpleNamespace
 
+import pytest
+
 from tecb.cluster.batch import batch_members
 from tecb.cluster.job import ClusterRun
 from tecb.embed.job import EmbedRun, embed_job, job_model_files
@@ -200,3 +202,213 @@ def test_an_embed_compute_job_fills_its_store_entry_embedded_or_merged(monkeypat
     assert len(embedded) == 1 and [(s, t, sorted(p)) for s, t, p in merged] == [
         (["a", "b"], ["ta", "tb"], ["embeddings", "log", "timings"])
     ]
+
+
+def test_an_embed_batch_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.embed import batch, job
+    from tecb.embed.cache import ModelFiles
+
+    calls = []
+    monkeypatch.setattr(batch, "run_embed_batch", lambda members, **kw: calls.append((members, kw)) or ["A"])
+    embed_batch = SimpleNamespace(
+        config=CONFIG,
+        threads=1,
+        wildcards=Names(model="tfidf"),
+        input=Names(texts=["a.parquet", "b.parquet"], model=[], digest=[]),
+        output=Names(embeddings=["ea", "eb"], timings=["ta", "tb"], batch_keys="keys.json"),
+        params=Names(datasets=["A", "B"], settings={"A": {"dim": 8}, "B": {"dim": 4}}, seed=42, kind="tfidf"),
+    )
+    assert job.run_embed_batch_job(embed_batch, log=lambda m: None) == ["A"]
+    [(members, options)] = calls
+    assert [(m["dataset"], m["settings"], m["texts"], m["embeddings"], m["timings"]) for m in members] == [
+        ("A", {"dim": 8}, "a.parquet", "ea", "ta"),
+        ("B", {"dim": 4}, "b.parquet", "eb", "tb"),
+    ]
+    assert (options["seed"], options["keys_path"], options["cache_dir"]) == (42, "keys.json", "store")
+    assert options["embed_options"]["batch_size"] == 32  # the tfidf model sets none: the embed section's
+    assert options["model"] == ModelFiles(kind="tfidf", path=None, digest=None)
+    embed_batch.output.timings = ["ta"]  # a dataset without its outputs: refused, not silently dropped
+    with pytest.raises(ValueError):
+        job.run_embed_batch_job(embed_batch, log=lambda m: None)
+
+
+def test_a_pretrain_job_is_built_from_the_snakemake_job(monkeypatch):
+    import torch
+
+    from tecb.adapt import pretrain
+
+    fake = SimpleNamespace(
+        threads=3,
+        wildcards=Names(method="wwm", seed="-7"),
+        input=Names(model="m", texts="t.parquet", splits="s.parquet", train_texts=[]),
+        output=Names(checkpoint="ckpt/seed-7", scores="scores.parquet", timings="t.json"),
+        params=Names(
+            method_params={"lr": 0.1},
+            epochs=[1, 2],
+            algorithm={"method": "minibatch_kmeans"},
+            eval_seed=42,
+            device="cpu",
+            eval_batch_size=16,
+            resume_every=5,
+        ),  # fmt: skip
+    )
+    built = pretrain.PretrainJob.from_job(fake)
+    assert (built.model_dir, built.texts_path, built.splits_path, built.checkpoint_dir) == (
+        "m",
+        "t.parquet",
+        "s.parquet",
+        "ckpt/seed-7",
+    )
+    assert (built.method, built.params, built.eval_epochs, built.algorithm) == (
+        "wwm",
+        {"lr": 0.1},
+        [1, 2],
+        {"method": "minibatch_kmeans"},
+    )
+    assert (built.seed, built.eval_seed, built.device, built.eval_batch_size) == (-7, 42, "cpu", 16)
+    assert (built.resume_path, built.resume_every, built.train_texts_path) == ("ckpt/seed-7.resume.pt", 5, None)
+    fake.input.train_texts = "other.parquet"
+    assert pretrain.PretrainJob.from_job(fake).train_texts_path == "other.parquet"
+    threads, runs = [], []
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(pretrain, "run", lambda job, out, *, log, timings_path: runs.append((job, out, timings_path)))
+    pretrain.run_pretrain_job(fake, log=print)
+    assert threads == [3] and runs == [(pretrain.PretrainJob.from_job(fake), "scores.parquet", "t.json")]
+
+
+STATISTICS = {"enabled": True, "test": "mean", "alpha": 0.05, "confidence": 0.95, "n_resamples": 100}
+
+
+def test_a_tables_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.report import job, table_files
+
+    calls = []
+    monkeypatch.setattr(table_files, "render_tables", lambda s, i, *, outputs, log: calls.append((s, i, outputs)))
+    tables = SimpleNamespace(
+        input=Names(scores="scores.parquet", texts=["ta"], splits=["sa"], reference=["r.csv", "r1.csv"], chance=["c"]),
+        output=Names(table1=["1.md", "1.csv"], table1_html="1.html", intervals="i.csv"),
+        params=Names(
+            tables=["table1"],
+            formats=["md", "csv"],
+            csv_tables=["intervals"],
+            datasets=["A"],
+            model_names={"m": "M"},
+            model_notes={},
+            configurations=[["kmeans", "none"]],
+            table2={"algorithm": "kmeans", "reduction": "none"},
+            metrics=["v_measure"],
+            statistics=STATISTICS,
+            chance=True,
+            per_kind=False,
+            seed=42,
+            trained_on={},
+        ),  # fmt: skip
+    )
+    job.run_tables_job(tables)
+    [(settings, inputs, outputs)] = calls
+    assert outputs == {"table1": {"md": "1.md", "csv": "1.csv", "html": "1.html"}, "intervals": {"csv": "i.csv"}}
+    assert settings.configurations == [("kmeans", "none")] and settings.statistics == STATISTICS
+    assert (inputs.reference, inputs.reference_table1, inputs.chance) == ("r.csv", "r1.csv", ["c"])
+    tables.input.reference, tables.params.chance = [], False
+    tables.params.statistics = {**STATISTICS, "enabled": False}
+    job.run_tables_job(tables)
+    settings, inputs, _ = calls[1]
+    assert (inputs.reference, inputs.reference_table1, inputs.chance, settings.statistics) == (None, None, None, None)
+
+
+def test_a_pretrain_report_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.report import job, paper, pretrain_tables, tables
+
+    calls = []
+    monkeypatch.setattr(pretrain_tables, "render", lambda i, o, **kw: calls.append((i, o, kw)))
+    monkeypatch.setattr(paper, "comparability", lambda names, paths: {n: f"not {p}" for n, p in zip(names, paths)})
+    monkeypatch.setattr(tables, "split_overlaps", lambda names, paths: {n: p for n, p in zip(names, paths)})
+    stems = ("table5", "best_epochs", "table5_vs_paper")
+    report = SimpleNamespace(
+        input=Names(scores=["s1"], baselines=["b1"], reference="ref.csv", splits=["sp"]),
+        output=Names(
+            scores="scores.parquet",
+            figure2="f2.png",
+            contrasts=["c.md"],
+            **{s: [f"{s}.md"] for s in stems},
+            **{f"{s}_html": f"{s}.html" for s in stems},
+        ),  # fmt: skip
+        params=Names(
+            seed_keys=[("m", "wwm", "A", 1)],
+            formats=["md"],
+            baseline_keys=[["m", "A"]],
+            table_epochs={"wwm": [1]},
+            budgets={"wwm": 1},
+            model_names={"m": "M"},
+            datasets=["A"],
+            statistics=STATISTICS,
+            contrasts=[],
+            seed=3,
+        ),  # fmt: skip
+    )
+    job.run_pretrain_report_job(report)
+    [(inputs, outputs, options)] = calls
+    assert outputs == {
+        "scores": "scores.parquet",
+        "figure2": "f2.png",
+        **{s: {"md": f"{s}.md", "html": f"{s}.html"} for s in stems},
+        "contrasts": {"md": "c.md"},
+    }
+    assert (inputs.keys, inputs.scores, inputs.baselines, inputs.reference) == (
+        [("m", "wwm", "A", 1)],
+        ["s1"],
+        {("m", "A"): "b1"},
+        "ref.csv",
+    )
+    assert options["not_comparable"] == {"A": "not sp"} and options["budgets"] == {"wwm": 1}
+    assert (options["statistics"].seed, options["statistics"].design_effects) == (3, {"A": "sp"})
+    report.params.statistics = {**STATISTICS, "enabled": False}
+    job.run_pretrain_report_job(report)
+    assert calls[1][2]["statistics"] is None
+
+
+def test_an_adapt_report_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.report import adapt_tables, job, tables
+
+    calls = []
+    monkeypatch.setattr(adapt_tables, "render", lambda i, o, **kw: calls.append((i, o, kw)))
+    monkeypatch.setattr(tables, "split_kinds", lambda names, paths: {"A": {0: "coarse"}})
+    monkeypatch.setattr(tables, "split_overlaps", lambda names, paths, kinds: {"A": (paths, kinds)})
+    report = SimpleNamespace(
+        input=Names(scores=["s1"], timings=["t1"], splits=["sp"], chance=["ch"]),
+        output=Names(
+            scores="scores.parquet",
+            figure="f.png",
+            table6=["6.md", "6.csv"],
+            table6_html="6.html",
+            costs=["costs.md", "costs.csv"],
+            contrasts=["c.md", "c.csv"],
+        ),  # fmt: skip
+        params=Names(
+            jobs=[("m", "simcse", "v", "A", 1)],
+            formats=["md", "csv"],
+            statistics=STATISTICS,
+            contrasts=[{"a": "x"}],
+            seed=5,
+            model_names={"m": "M"},
+            datasets=["A"],
+        ),  # fmt: skip
+    )
+    job.run_adapt_report_job(report)
+    [(inputs, outputs, options)] = calls
+    assert outputs == {
+        "scores": "scores.parquet",
+        "figure": "f.png",
+        "table6": {"md": "6.md", "csv": "6.csv", "html": "6.html"},
+        "costs": {"md": "costs.md", "csv": "costs.csv"},
+        "contrasts": {"md": "c.md", "csv": "c.csv"},
+    }
+    assert (inputs.keys, inputs.scores, inputs.timings, inputs.chance) == (
+        [("m", "simcse", "v", "A", 1)],
+        ["s1"],
+        ["t1"],
+        {"A": "ch"},
+    )
+    assert options["split_kinds"] == {"A": {0: "coarse"}} and options["contrasts_declared"] == [{"a": "x"}]
+    assert options["statistics"].seed == 5
+    assert options["statistics"].design_effects == {"A": (["sp"], {"A": {0: "coarse"}})}

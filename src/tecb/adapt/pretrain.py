@@ -333,6 +333,32 @@ class PretrainJob:
     resume_every: int = 50
     train_texts_path: str | Path | None = None
 
+    @classmethod
+    def from_job(cls, job) -> PretrainJob:
+        """The job of a pretrain rule's ``job`` (the ``snakemake`` object of its script): its inputs ``model``,
+        ``texts``, ``splits`` and ``train_texts`` (empty: the dataset's own texts), its output ``checkpoint``
+        with the training state beside it (``.resume.pt``), its wildcards ``method`` and ``seed`` and its params
+        ``method_params``, ``epochs``, ``algorithm``, ``eval_seed``, ``device``, ``eval_batch_size`` and
+        ``resume_every``."""
+        return cls(
+            model_dir=job.input.model,
+            texts_path=job.input.texts,
+            splits_path=job.input.splits,
+            checkpoint_dir=job.output.checkpoint,
+            method=job.wildcards.method,
+            params=job.params.method_params,
+            eval_epochs=job.params.epochs,
+            algorithm=job.params.algorithm,
+            seed=int(job.wildcards.seed),
+            eval_seed=job.params.eval_seed,
+            device=job.params.device,
+            eval_batch_size=job.params.eval_batch_size,
+            # beside the checkpoint folder, not an output: a killed job started again continues from it
+            resume_path=job.output.checkpoint + ".resume.pt",
+            resume_every=job.params.resume_every,
+            train_texts_path=job.input.train_texts or None,  # none: the dataset's own texts
+        )
+
 
 def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
     """Run ``job``: train, score after each of its ``eval_epochs``; return one row per (epoch, split).
@@ -660,3 +686,12 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
             },
             timings_path,
         )
+
+
+def run_pretrain_job(job, *, log=print) -> None:
+    """A pretrain job (``job``: the ``snakemake`` object of its script): torch on the job's threads, then
+    :func:`run` of its :meth:`PretrainJob.from_job`, writing its outputs ``scores`` and ``timings``."""
+    import torch
+
+    torch.set_num_threads(job.threads)
+    run(PretrainJob.from_job(job), job.output.scores, log=log, timings_path=job.output.timings)

@@ -8,7 +8,8 @@ the vectors, so neither is a param (changing them re-embeds nothing), and no scr
 
 :func:`embed_job` is the :class:`tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job,
 :func:`job_model_files` what its model files are and :func:`job_embedding_key` the key of what decides its vectors;
-:func:`job_threads` puts a job's torch and BLAS on its threads; :func:`fill_cache_entry` is the embed_compute job.
+:func:`job_threads` puts a job's torch and BLAS on its threads; :func:`fill_cache_entry` is the embed_compute job
+and :func:`run_embed_batch_job` the embed_batch job.
 """
 
 from __future__ import annotations
@@ -118,3 +119,28 @@ def fill_cache_entry(job, *, log=print) -> bool:
 
     sharded = "shards" in job.input.keys()
     return fill_entry(os.path.dirname(job.output.embeddings), key, merge if sharded else compute, log=log)
+
+
+def run_embed_batch_job(job, *, log=print) -> list[str]:
+    """An embed_batch job: every dataset of its params ``datasets`` (each with its ``settings``, its input
+    ``texts`` and its outputs ``embeddings`` and ``timings``, in that order) embedded as an embed job would
+    (:func:`tecb.embed.batch.run_embed_batch`), on the job's threads (:func:`job_threads`), with its params
+    ``seed`` and ``kind``, its model files, its :class:`EmbedRun` and its output ``batch_keys``; returns the
+    datasets embedded (the others were up to date)."""
+    from tecb.embed.batch import run_embed_batch
+
+    inp, out, p, run = job.input, job.output, job.params, EmbedRun.from_job(job)
+    members = [
+        {"dataset": d, "settings": p.settings[d], "texts": texts, "embeddings": emb, "timings": timings}
+        for d, texts, emb, timings in zip(p.datasets, inp.texts, out.embeddings, out.timings, strict=True)
+    ]
+    with job_threads(job, p.kind):  # torch and BLAS on the job's threads, as an embed job's (issue 21.6)
+        return run_embed_batch(
+            members,
+            embed_options=run.options,
+            seed=p.seed,  # the run's seed for TF-IDF, None for models that use none
+            model=job_model_files(job),
+            keys_path=out.batch_keys,
+            cache_dir=run.cache_dir,  # the store's entries, filled and linked
+            log=log,
+        )

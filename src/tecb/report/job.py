@@ -1,0 +1,122 @@
+"""A report-stage job from its Snakemake job, resolved in one place (issue 45: one job adapter per stage).
+
+Each function is one rule's whole job, given the ``snakemake`` object of its script (``job``): the files from its
+inputs and outputs, the settings from its params (resolved in the rule; no script reads the config itself).
+:func:`run_tables_job` is the tables job (:func:`tecb.report.table_files.render_tables`),
+:func:`run_pretrain_report_job` the pretrain_report job (:func:`tecb.report.pretrain_tables.render`) and
+:func:`run_adapt_report_job` the adapt_report job (:func:`tecb.report.adapt_tables.render`). The cluster_batch
+job is :func:`tecb.report.cluster_batch.run_cluster_batch`.
+
+Light at import: each function imports its tables' module itself, so that a job imports only its own (the tables
+job none of the training reports').
+"""
+
+from __future__ import annotations
+
+
+def table_outputs(out, *, stems, formats) -> dict[str, dict]:
+    """Per table of ``stems``: format -> path, from ``out`` (a job's outputs: per stem its files in the order of
+    ``formats``, and its html as ``{stem}_html``)."""
+    return {stem: {**dict(zip(formats, getattr(out, stem))), "html": getattr(out, f"{stem}_html")} for stem in stems}
+
+
+def run_tables_job(job, *, log=print) -> None:
+    """The tables job: Tables 1-3 (and, with the paper's reference, the tables beside it) to the files the rule
+    declares: per table of its params ``tables`` its ``formats`` and its html, each of ``csv_tables`` as CSV."""
+    from tecb.report.table_files import TableInputs, TableSettings, render_tables
+
+    p, inp, out = job.params, job.input, job.output
+    outputs = table_outputs(out, stems=p.tables, formats=p.formats)
+    outputs.update({stem: {"csv": getattr(out, stem)} for stem in p.csv_tables})
+    reference, reference_table1 = inp.reference or [None, None]
+    settings = TableSettings(
+        datasets=p.datasets,
+        model_names=p.model_names,
+        model_notes=p.model_notes,
+        configurations=[tuple(c) for c in p.configurations],
+        table2=p.table2,
+        metrics=p.metrics,
+        statistics=p.statistics if p.statistics["enabled"] else None,
+        seed=p.seed,
+        per_kind=p.per_kind,
+        trained_on=p.trained_on,
+    )
+    inputs = TableInputs(
+        scores=inp.scores,
+        texts=inp.texts,
+        splits=inp.splits,
+        chance=list(inp.chance) if p.chance else None,
+        reference=reference,
+        reference_table1=reference_table1,
+    )
+    render_tables(settings, inputs, outputs=outputs, log=log)
+
+
+def run_pretrain_report_job(job, *, log=print) -> None:
+    """The pretrain_report job: Table 5, the best epochs, the comparison with the paper, the contrasts and Figure 2
+    from the pre-training jobs' scores (params ``seed_keys``) and the un-adapted models' (``baseline_keys``)."""
+    from tecb.report.paper import comparability
+    from tecb.report.pretrain_tables import ReportInputs, render
+    from tecb.report.stats import Statistics
+    from tecb.report.tables import split_overlaps
+
+    inp, out, p = job.input, job.output, job.params
+    outputs = {"scores": out.scores, "figure2": out.figure2}
+    outputs.update(table_outputs(out, stems=("table5", "best_epochs", "table5_vs_paper"), formats=p.formats))
+    outputs["contrasts"] = dict(zip(p.formats, out.contrasts))
+    not_comparable = comparability(p.datasets, inp.splits)
+    inputs = ReportInputs(
+        keys=p.seed_keys,
+        scores=inp.scores,
+        baselines={tuple(key): path for key, path in zip(p.baseline_keys, inp.baselines)},
+        reference=inp.reference,
+        contrasts=p.contrasts,
+    )
+    statistics = None
+    if p.statistics["enabled"]:
+        overlaps = split_overlaps(p.datasets, inp.splits)  # splits subsampled from one pool
+        statistics = Statistics.from_config(p.statistics, seed=p.seed, design_effects=overlaps)
+    render(
+        inputs,
+        outputs,
+        table_epochs=p.table_epochs,
+        budgets=p.budgets,
+        model_names=p.model_names,
+        not_comparable=not_comparable,
+        statistics=statistics,
+        log=log,
+    )
+
+
+def run_adapt_report_job(job, *, log=print) -> None:
+    """The adapt_report job: Table 6, the training curves, the training costs and the contrasts from the training
+    jobs' scores and timings (params ``jobs``), with the chance rows where the rule gives ``chance`` files."""
+    from tecb.report.adapt_tables import ReportInputs, render
+    from tecb.report.stats import Statistics
+    from tecb.report.tables import split_kinds, split_overlaps
+
+    inp, out, p = job.input, job.output, job.params
+    outputs = {
+        "scores": out.scores,
+        "figure": out.figure,
+        **table_outputs(out, stems=("table6",), formats=p.formats),
+        "costs": dict(zip(("md", "csv"), out.costs)),
+        "contrasts": dict(zip(p.formats, out.contrasts)),
+    }
+    inputs = ReportInputs(
+        keys=p.jobs,
+        scores=inp.scores,
+        timings=inp.timings,
+        chance=dict(zip(p.datasets, inp.chance)),  # empty when tables.chance is off
+    )
+    kinds = split_kinds(p.datasets, inp.splits)  # Blurbs' designs, as Table 2 stratifies them
+    overlaps = split_overlaps(p.datasets, inp.splits, kinds)  # splits subsampled from one pool
+    render(
+        inputs,
+        outputs,
+        statistics=Statistics.from_config(p.statistics, seed=p.seed, design_effects=overlaps),
+        model_names=p.model_names,
+        split_kinds=kinds,
+        contrasts_declared=p.contrasts,
+        log=log,
+    )
