@@ -66,6 +66,9 @@ def test_the_random_head_control_is_checked_against_cob_and_triplets_head():
     [
         ("clusterns", "hard_negative_weight", 0),  # log(0) in Eq. (2)
         ("clusterns", "n_clusters", 1),  # no second-nearest centroid
+        ("clusterns", "n_clusters", "automatic"),  # a number or auto
+        ("clusterns", "similarity_threshold", -0.1),
+        ("clusterns", "similarity_threshold", "step0"),
         ("cob", "instance_size", 1),  # clustering_instances needs >= 2
         ("triplet", "instance_size", 1),
     ],
@@ -73,3 +76,16 @@ def test_the_random_head_control_is_checked_against_cob_and_triplets_head():
 def test_values_the_code_rejects_are_rejected_by_the_schema(method, key, value):
     _, messages = filled({"enabled": True, "methods": {method: {key: value}}})
     assert any(f"adapt.methods.{method}.{key}" in m for m in messages), messages
+
+
+def test_clusterns_k_and_sigma_take_auto_and_keep_their_defaults():
+    adapt, messages = filled({"enabled": True, "methods": {"clusterns": {"n_clusters": "auto"}}})
+    assert not messages
+    assert adapt["methods"]["clusterns"]["n_clusters"] == "auto"
+    assert adapt["methods"]["clusterns"]["similarity_threshold"] == 0.4  # the default, untouched
+    adapt, messages = filled({"enabled": True, "methods": {"clusterns": {"similarity_threshold": "auto"}}})
+    assert not messages
+    assert (adapt["methods"]["clusterns"]["n_clusters"], adapt["methods"]["clusterns"]["similarity_threshold"]) == (
+        128,
+        "auto",
+    )

@@ -188,6 +188,81 @@ def test_clustering_starts_after_warmup_and_threshold():
     assert labels.shape == (4,) and hard.shape == (4, 2)
 
 
+def test_auto_threshold_is_the_mean_off_diagonal_cosine():
+    """sigma auto on hand-computed batches: the mean cosine over pairs of different texts."""
+    orthogonal = t(np.eye(3))
+    assert clusterns.auto_threshold(orthogonal) == pytest.approx(0.0)
+    # 0, 60, 120 degrees: cos 60 = 0.5 (twice), cos 120 = -0.5 -> (0.5 + 0.5 - 0.5) / 3, lengths play no part
+    assert clusterns.auto_threshold(t([[2 * x for x in unit(0)], unit(60), unit(120)])) == pytest.approx(1 / 6)
+    # two views: cos(z1_0, z2_1) = 1/sqrt 2, cos(z1_1, z2_0) = 0; the positive pairs (diagonal) are left out
+    z1, z2 = t([[1, 0], [0, 1]]), t([[1, 0], [1, 1]])
+    assert clusterns.auto_threshold(z1, z2) == pytest.approx(1 / (2 * math.sqrt(2)))
+    with pytest.raises(ValueError, match="at least 2"):
+        clusterns.auto_threshold(t([[1.0, 0.0]]))
+
+
+def test_silhouettes_of_the_batch_kmeans_equal_the_hand_computed_ones():
+    """k 2 on points at 0, 10, 90 and 100 degrees: the groups {0, 10} and {90, 100}; each point's silhouette
+    ``1 - a / b`` with a the cosine distance to its partner, b the mean distance to the other group."""
+    z = t([unit(a) for a in (0, 10, 90, 100)])
+    d = lambda deg: 1 - math.cos(math.radians(deg))  # noqa: E731
+    outer = 1 - d(10) / ((d(90) + d(100)) / 2)  # 0 and 100 degrees
+    inner = 1 - d(10) / ((d(80) + d(90)) / 2)  # 10 and 90 degrees
+    assert clusterns.silhouettes(z, k_max=2, seed=0)[2] == pytest.approx((outer + inner) / 2)
+
+
+def test_auto_n_clusters_picks_the_k_of_the_best_silhouette_smaller_on_ties():
+    rng = np.random.default_rng(0)
+    tight = lambda centre, n: [np.asarray(centre) + 0.01 * rng.standard_normal(3) for _ in range(n)]  # noqa: E731
+    two = t(tight([1, 0, 0], 4) + tight([0, 1, 0], 4))
+    assert clusterns.auto_n_clusters(two, k_max=4, seed=0) == 2
+    three = t(tight([1, 0, 0], 3) + tight([0, 1, 0], 3) + tight([0, 0, 1], 3))
+    assert clusterns.auto_n_clusters(three, k_max=4, seed=0) == 3
+    assert clusterns.auto_n_clusters(three, k_max=4, seed=0) == clusterns.auto_n_clusters(three, k_max=4, seed=0)
+    # ties -> the smaller k; no silhouette at all (too few distinct points) -> 2
+    assert clusterns.best_k({2: 0.5, 3: 0.5 + 1e-13, 4: 0.2}) == 2
+    assert clusterns.best_k({2: 0.1, 3: 0.5, 4: 0.5}) == 3
+    assert clusterns.best_k({2: None}) == 2
+    # two groups of identical points: k 2 has silhouette 1; k 3 finds the same 2 clusters (1 again): a tie -> 2
+    copies = t([[1, 0], [1, 0], [0, 1], [0, 1]])
+    assert clusterns.silhouettes(copies, k_max=2, seed=0)[2] == pytest.approx(1.0)
+    assert clusterns.auto_n_clusters(copies, k_max=3, seed=0) == 2
+
+
+def test_auto_k_and_sigma_resolve_once_at_step_0_and_clustering_starts_there():
+    rng = np.random.default_rng(0)
+    z = t([[1, 0.01 * i, 0] for i in range(4)] + [[0.01 * i, 1, 0] for i in range(4)])
+    with pytest.raises(ValueError, match="seed"):
+        clusterns.BatchKMeans(n_clusters="auto", momentum=0.5, similarity_threshold=0.4, warmup_steps=0)
+    km = clusterns.BatchKMeans(n_clusters="auto", momentum=0.5, similarity_threshold="auto", warmup_steps=0, seed=3)
+    assert km.report() == {"n_clusters": None}
+    assert km.step(z, z, 0, rng) is None  # initialise at t = S = 0
+    assert km.started_at == 0 and km.k == 2 and km.centroids.shape == (2, 3)
+    assert km.threshold == pytest.approx(clusterns.off_diagonal_cosine(z))
+    report = km.report()
+    assert report["n_clusters"] == 2 and report["n_clusters_auto"]["k_range"] == [2, 4]
+    assert report["n_clusters_auto"]["rule"] == "best silhouette of the step-0 batch"
+    assert report["n_clusters_auto"]["random_state"] == 3
+    assert report["similarity_threshold"] == round(km.threshold, 6)
+    assert report["similarity_threshold_auto"] == {"rule": "step-0 mean in-batch cosine"}
+    same = t([[1, 0.01 * i, 0] for i in range(8)])  # another batch resolves nothing again
+    labels, hard = km.step(same, same, 1, rng)
+    assert km.k == 2 and labels.shape == (8,) and hard.shape == (8, 3)
+    again = clusterns.BatchKMeans(n_clusters="auto", momentum=0.5, similarity_threshold="auto", warmup_steps=0, seed=3)
+    again.load_state_dict(km.state_dict())  # a resumed run: nothing resolved anew
+    assert (again.k, again.threshold, again.report()) == (km.k, km.threshold, km.report())
+    # auto sigma after a warm-up: the rule compares the same off-diagonal statistic with the step-0 value
+    late = clusterns.BatchKMeans(n_clusters=2, momentum=0.5, similarity_threshold="auto", warmup_steps=1)
+    assert late.step(z, z, 0, rng) is None and late.centroids is None
+    assert late.step(same, same, 1, rng) is None and late.centroids is None  # more similar than at step 0
+    assert late.step(z, z, 2, rng) is None and late.started_at == 2
+    assert late.report() == {
+        "n_clusters": 2,
+        "similarity_threshold": round(late.threshold, 6),
+        "similarity_threshold_auto": {"rule": "step-0 mean in-batch cosine"},
+    }
+
+
 # --- COB -----------------------------------------------------------------------------------------
 
 
@@ -695,6 +770,41 @@ def test_training_raises_v_measure(method, base_model, tmp_path):
         # every batch after the start step has hard negatives (the start step itself only initialises)
         assert info["batches_with_hard_negatives"] == info["batches"] - info["clustering_started_at"] - 1
         assert 0 < info["batches_with_false_negatives"] <= info["batches_with_hard_negatives"]
+
+
+@pytest.mark.slow
+def test_clusterns_auto_resolves_k_and_sigma_from_the_step0_batch(base_model, tmp_path):
+    """``auto`` K and sigma on the tiny model: clustering starts at step 0, K within [2, half the batch], the job's
+    record says how both were chosen, Table 6's ``ran`` column prints them; the same seed gives the same bytes."""
+    from tecb.report.adapt_tables import what_ran
+
+    texts, labels = topic_corpus(16, 0)
+    settings = {**settings_for("clusterns"), "n_clusters": "auto", "similarity_threshold": "auto", "epochs": 2}
+    outs, digests = [], []
+    for name in ("a", "b"):
+        run = TrainingRun(method="clusterns", base_model_dir=base_model, data=training_data(texts, labels),
+                          settings=settings, seed=4)  # fmt: skip
+        outs.append(train(run, device="cpu", output_dir=tmp_path / name, eval_every=None, evaluate=None))
+        digests.append(tree_digest(tmp_path / name))
+    assert digests[0] == digests[1] and outs[0]["phases"] == outs[1]["phases"]
+    info = outs[0]["phases"]["clusterns"]
+    assert info["clustering_started_at"] == 0
+    assert 2 <= info["n_clusters"] <= settings["batch_size"] // 2
+    assert info["n_clusters_auto"]["k_range"] == [2, settings["batch_size"] // 2]
+    assert -1 <= info["n_clusters_auto"]["silhouette"] <= 1 and -1 <= info["similarity_threshold"] <= 1
+    ran = what_ran("clusterns", outs[0])
+    assert ran.startswith(
+        f"clustering from step 0, k {info['n_clusters']} (auto: best silhouette of the step-0 batch), "
+        f"σ {info['similarity_threshold']:.2f} (auto: step-0 mean in-batch cosine), hard negatives in "
+    ), ran
+
+
+def test_clusterns_rejects_an_unknown_word_for_k_or_sigma(tiny_model):
+    for key in ("n_clusters", "similarity_threshold"):
+        settings = {**settings_for("clusterns"), key: "automatic"}
+        with pytest.raises(ValueError, match=f"{key} must be a number or 'auto'"):
+            clusterns.phases(model=tiny_model, data=TrainingData(texts=("a b", "c d")), settings=settings,
+                             rng=np.random.default_rng(0), device="cpu")  # fmt: skip
 
 
 def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):

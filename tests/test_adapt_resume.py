@@ -61,6 +61,8 @@ CASES = {
     "simcse-cropping": ({"batch_size": 8, "epochs": 3, "augmentation": "cropping", "crop_ratio": 0.5}, 3, 8),
     # the centroids and step counter of the in-batch k-means (clustering starts in the first epoch)
     "clusterns": ({"batch_size": 16, "epochs": 4}, 3, 5),
+    # K and sigma resolved from the step-0 batch: a resumed run keeps them (resolving anew would see other weights)
+    "clusterns-auto": ({"batch_size": 16, "epochs": 4, "n_clusters": "auto", "similarity_threshold": "auto"}, 3, 5),
     # epochs with model selection: 4 usable instances an epoch, 3 epochs; resumed from step 6, mid-epoch 2
     "cob": ({"epochs": 3, "validation_fraction": 0.25}, 3, 8),
     # resumed from the end of epoch 1 (step 4), its selection step not yet taken
@@ -126,6 +128,9 @@ def test_a_killed_training_resumes_to_the_same_bytes(case, base_model, tmp_path)
         assert again["result"][key] == straight["result"][key], key
     assert again["calls"] == straight["calls"]
     assert len(straight["calls"]) >= 3  # step 0, scores along the way and the end
+    if case == "clusterns-auto":
+        info = again["result"]["phases"]["clusterns"]
+        assert info["clustering_started_at"] == 0 and info["n_clusters_auto"] and info["similarity_threshold_auto"]
     if case.startswith("cob"):
         info = again["result"]["phases"]["cob"]
         assert len(info["validation"]) == 4 and info["selected_epoch"] is not None

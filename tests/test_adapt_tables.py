@@ -114,6 +114,19 @@ def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clus
     warnings = job_warnings("clusterns", never)
     assert len(warnings) == 1 and "never clustered in 20 batches" in warnings[0]
     assert adapt_tables.what_ran("clusterns", never, warnings) == "NEVER CLUSTERED (plain SimCSE)"
+    auto = {"phases": {"clusterns": {**clustered["phases"]["clusterns"], "clustering_started_at": 0, "n_clusters": 12,
+                                     "n_clusters_auto": {"rule": "best silhouette of the step-0 batch"},
+                                     "similarity_threshold": 0.8123,
+                                     "similarity_threshold_auto": {"rule": "step-0 mean in-batch cosine"}}}}  # fmt: skip
+    assert adapt_tables.what_ran("clusterns", auto) == (
+        "clustering from step 0, k 12 (auto: best silhouette of the step-0 batch), σ 0.81 (auto: step-0 mean "
+        "in-batch cosine), hard negatives in 80 % and false negatives in 25 % of 20 batches"
+    )
+    only_k = {"phases": {"clusterns": {**never["phases"]["clusterns"], "n_clusters": 6,
+                                       "n_clusters_auto": {"rule": "best silhouette of the step-0 batch"}}}}  # fmt: skip
+    assert adapt_tables.what_ran("clusterns", only_k) == (
+        "NEVER CLUSTERED (plain SimCSE), k 6 (auto: best silhouette of the step-0 batch)"
+    )
     cob = {"phases": {"cob": {"instances": 12, "projection_head": "Dense(8 -> 256, tanh)"}}}
     assert adapt_tables.what_ran("cob", cob) == "12 instances, head Dense(8 -> 256, tanh)"
     assert adapt_tables.what_ran("argue", {"phases": {"pairs": {}, "siamese": {}}}) == "phases pairs + siamese"

@@ -6,9 +6,14 @@ sample joins its most similar centroid and the centroids move by momentum toward
 Each sample's second-nearest centroid is its hard negative (Eq. 2); the other in-batch samples of its own cluster
 are false negatives, kept in the InfoNCE denominator as Eq. (2) writes it and constrained by the bidirectional
 margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient (the authors' code detaches them).
+
+K (``n_clusters``) and the threshold sigma (``similarity_threshold``) may be ``auto``: resolved once, from the first
+training batch's embeddings before any update (:func:`auto_n_clusters`, :func:`auto_threshold`).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from tecb.adapt import simcse
 from tecb.adapt.simcse import (
@@ -44,6 +49,75 @@ DEFAULTS = {
     "warmup_steps": 0,
     "bml_reduction": "all_pairs",
 }
+
+#: the value of ``n_clusters`` / ``similarity_threshold`` resolved from the first training batch
+AUTO = "auto"
+#: k-means restarts per candidate k of :func:`auto_n_clusters`
+AUTO_N_INIT = 4
+#: how an ``auto`` value was chosen, as the job's record and Table 6's ``ran`` column say it
+AUTO_RULES = {
+    "n_clusters": "best silhouette of the step-0 batch",
+    "similarity_threshold": "step-0 mean in-batch cosine",
+}
+
+
+def off_diagonal_cosine(z1, z2=None) -> float:
+    """The mean cosine of ``z1_i`` with ``z2_j`` over the pairs ``i != j`` (``z2`` None: ``z1`` itself): the
+    in-batch cosine of different texts, the positive pairs on the diagonal left out."""
+    sim = cosine_matrix(z1, z1 if z2 is None else z2)
+    n = sim.shape[0]
+    if n < 2:
+        raise ValueError(f"an in-batch cosine needs at least 2 samples, got {n}")
+    return float((sim.sum() - sim.diagonal().sum()) / (n * (n - 1)))
+
+
+def auto_threshold(z1, z2=None) -> float:
+    """sigma ``auto``: the step-0 batch's mean off-diagonal cosine (:func:`off_diagonal_cosine`), so that the
+    start rule (the same statistic at most sigma) holds at step 0 and clustering starts there, as for a model
+    already past SimCSE's uniformity phase."""
+    return off_diagonal_cosine(z1, z2)
+
+
+def silhouettes(z, *, k_max: int, seed: int) -> dict[int, float | None]:
+    """The cosine silhouette of k-means on the L2-normalised rows of ``z`` for each k in ``[2, k_max]`` (sklearn
+    ``KMeans``, :data:`AUTO_N_INIT` restarts, ``random_state`` ``seed``, one thread: on a batch this small more
+    threads only wait for each other); None where k-means found fewer than 2 or more than n - 1 distinct clusters
+    (no silhouette)."""
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+    from threadpoolctl import threadpool_limits
+
+    x = np.asarray(z.detach().float().cpu().numpy() if hasattr(z, "detach") else z, dtype=np.float64)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True).clip(min=1e-12)
+    distances = np.clip(1.0 - x @ x.T, 0.0, 2.0)  # cosine distances, computed once for every k
+    np.fill_diagonal(distances, 0.0)
+    out = {}
+    for k in range(2, int(k_max) + 1):
+        with warnings.catch_warnings(), threadpool_limits(1):
+            warnings.simplefilter("ignore")  # fewer distinct points than k: sklearn warns, the labels say it
+            labels = KMeans(n_clusters=k, n_init=AUTO_N_INIT, random_state=int(seed)).fit_predict(x)
+        found = len(np.unique(labels))
+        valid = 2 <= found <= len(x) - 1
+        out[k] = float(silhouette_score(distances, labels, metric="precomputed")) if valid else None
+    return out
+
+
+def best_k(scores: dict[int, float | None]) -> int:
+    """The k of the best silhouette in ``scores`` (:func:`silhouettes`; scores equal to 10 decimals: the smaller
+    k); 2 where no k has a silhouette."""
+    rounded = {k: round(v, 10) for k, v in scores.items() if v is not None}
+    if not rounded:
+        return 2
+    best = max(rounded.values())
+    return min(k for k, v in rounded.items() if v == best)
+
+
+def auto_n_clusters(z, *, k_max: int, seed: int) -> int:
+    """K ``auto``: the k in ``[2, k_max]`` whose k-means on ``z`` has the best cosine silhouette (:func:`silhouettes`,
+    ties: the smaller k, :func:`best_k`)."""
+    return best_k(silhouettes(z, k_max=k_max, seed=seed))
 
 
 def farthest_first(z, k: int, first: int) -> list[int]:
@@ -118,26 +192,81 @@ def bml_loss(z1, z2, mask, alpha: float, beta: float, reduction: str = "all_pair
 
 
 class BatchKMeans:
-    """The centroid state of Algorithm 1 (lines 3-7)."""
+    """The centroid state of Algorithm 1 (lines 3-7). ``n_clusters`` and ``similarity_threshold`` may be
+    :data:`AUTO`: resolved at the first step from its batch (``seed``: the random state of :func:`auto_n_clusters`);
+    an ``auto`` threshold is compared with the mean *off-diagonal* in-batch cosine (:func:`off_diagonal_cosine`, the
+    statistic it was resolved from), a fixed one as before with the mean over all N x N view pairs."""
 
-    def __init__(self, n_clusters: int, momentum: float, similarity_threshold: float, warmup_steps: int):
-        self.k, self.momentum = int(n_clusters), float(momentum)
-        self.threshold, self.warmup_steps = float(similarity_threshold), int(warmup_steps)
+    def __init__(
+        self, n_clusters, momentum: float, similarity_threshold, warmup_steps: int, *, seed: int | None = None
+    ):
+        self.k = AUTO if n_clusters == AUTO else int(n_clusters)
+        self.threshold = AUTO if similarity_threshold == AUTO else float(similarity_threshold)
+        self.momentum, self.warmup_steps = float(momentum), int(warmup_steps)
+        self.off_diagonal = self.threshold == AUTO
+        self.seed = seed
+        self.auto: dict = {}  # how each auto setting was resolved (what the job's record says)
         self.centroids = None
         self.started_at = None
+        if self.k == AUTO and seed is None:
+            raise ValueError("n_clusters auto needs a seed (the random state of its k-means)")
 
     def state_dict(self) -> dict:
-        """The centroids and the step clustering started at (what a resumed run puts back)."""
-        return {"centroids": self.centroids, "started_at": self.started_at}
+        """The centroids, the step clustering started at and K and sigma as resolved (what a resumed run puts
+        back)."""
+        return {
+            "centroids": self.centroids,
+            "started_at": self.started_at,
+            "k": self.k,
+            "threshold": self.threshold,
+            "auto": self.auto,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.centroids, self.started_at = state["centroids"], state["started_at"]
+        self.k, self.threshold, self.auto = state["k"], state["threshold"], dict(state["auto"])
+
+    def report(self) -> dict:
+        """What the job's record says about K and sigma: ``n_clusters`` (None while an auto K is unresolved),
+        and for an auto setting how it was chosen (``n_clusters_auto``; ``similarity_threshold`` and
+        ``similarity_threshold_auto``); a fixed sigma is not repeated (the settings hold it)."""
+        out = {"n_clusters": None if self.k == AUTO else self.k}
+        if "n_clusters" in self.auto:
+            out["n_clusters_auto"] = self.auto["n_clusters"]
+        if "similarity_threshold" in self.auto:
+            out["similarity_threshold"] = round(self.threshold, 6)
+            out["similarity_threshold_auto"] = self.auto["similarity_threshold"]
+        return out
+
+    def resolve(self, z1, z2) -> None:
+        """K and sigma where ``auto``, from the first step's batch (its two views, no gradient, before any update):
+        sigma by :func:`auto_threshold`, K as :func:`auto_n_clusters` picks it (:func:`silhouettes`, :func:`best_k`)
+        on the first view, k up to half the batch."""
+        if self.threshold == AUTO:
+            self.threshold = auto_threshold(z1, z2)
+            self.auto["similarity_threshold"] = {"rule": AUTO_RULES["similarity_threshold"]}
+        if self.k == AUTO:
+            k_max = max(2, z1.shape[0] // 2)
+            scores = silhouettes(z1, k_max=k_max, seed=self.seed)
+            self.k = best_k(scores)
+            self.auto["n_clusters"] = {
+                "rule": AUTO_RULES["n_clusters"],
+                "k_range": [2, k_max],
+                "silhouette": None if scores.get(self.k) is None else round(scores[self.k], 6),
+                "n_init": AUTO_N_INIT,
+                "random_state": int(self.seed),
+            }
 
     def step(self, z1, z2, t: int, rng):
         """Advance by one training step; return ``(labels, hard negatives)`` or ``None`` before clustering starts."""
         z1 = full_precision(z1.detach())
+        if AUTO in (self.k, self.threshold):
+            self.resolve(z1, full_precision(z2.detach()))
         if self.centroids is None:
-            mean_cos = float(cosine_matrix(z1, z2.detach()).mean())
+            if self.off_diagonal:
+                mean_cos = off_diagonal_cosine(z1, full_precision(z2.detach()))
+            else:
+                mean_cos = float(cosine_matrix(z1, z2.detach()).mean())
             if t >= self.warmup_steps and mean_cos <= self.threshold and z1.shape[0] >= self.k:
                 self.centroids = z1[farthest_first(z1, self.k, int(rng.integers(z1.shape[0])))].clone()
                 self.started_at = t
@@ -159,35 +288,50 @@ def clusterns_loss(z1, z2, clusters, settings: dict):
     return contrastive + settings["bml_weight"] * bml
 
 
+def batch_kmeans(settings: dict, rng) -> BatchKMeans:
+    """The in-batch k-means of ``settings`` (K and sigma numbers or :data:`AUTO`, checked here); an auto K's
+    k-means random state is drawn from the job's generator ``rng`` (drawn only then: fixed K runs as before)."""
+    for key in ("n_clusters", "similarity_threshold"):
+        if isinstance(settings[key], str) and settings[key] != AUTO:
+            raise ValueError(f"clusterns: {key} must be a number or {AUTO!r}, got {settings[key]!r}")
+    if settings["n_clusters"] != AUTO and int(settings["n_clusters"]) < 2:
+        raise ValueError(
+            f"clusterns: n_clusters must be at least 2 (a second-nearest centroid), got {settings['n_clusters']}"
+        )
+    seed = int(rng.integers(2**31)) if settings["n_clusters"] == AUTO else None
+    return BatchKMeans(
+        settings["n_clusters"],
+        settings["momentum"],
+        settings["similarity_threshold"],
+        settings["warmup_steps"],
+        seed=seed,
+    )
+
+
 def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
     texts = list(data.texts)
     if len(texts) < 2:
         raise ValueError(f"clusterns needs at least 2 training texts, got {len(texts)}")
-    if int(settings["n_clusters"]) < 2:
-        raise ValueError(
-            f"clusterns: n_clusters must be at least 2 (a second-nearest centroid), got {settings['n_clusters']}"
-        )
-    kmeans = BatchKMeans(
-        settings["n_clusters"], settings["momentum"], settings["similarity_threshold"], settings["warmup_steps"]
-    )
+    ratio, crop_rng = view_maker(settings, rng)
+    kmeans = batch_kmeans(settings, rng)
     counter = {"t": 0}
-    # what ran: the first clustering step, k, and how many batches had hard negatives (every clustered one) and
-    # false negatives (two samples of one cluster); without clustering ClusterNS is plain SimCSE
+    # what ran: the first clustering step, k (and sigma, where auto: how they were resolved), and how many batches
+    # had hard negatives (every clustered one) and false negatives (two samples of one cluster); without clustering
+    # ClusterNS is plain SimCSE
     info = {
         "clustering_started_at": None,
-        "n_clusters": int(settings["n_clusters"]),
+        **kmeans.report(),
         "batches": 0,
         "batches_with_hard_negatives": 0,
         "batches_with_false_negatives": 0,
     }
-
-    ratio, crop_rng = view_maker(settings, rng)
     info["augmentation"] = settings["augmentation"]
 
     def loss(idx):
         z1, z2 = two_views(model, [texts[i] for i in idx], device, ratio, crop_rng)
         clusters = kmeans.step(z1, z2, counter["t"], rng)
         info["clustering_started_at"] = kmeans.started_at
+        info.update(kmeans.report())
         info["batches"] += 1
         if clusters is not None:
             info["batches_with_hard_negatives"] += 1

@@ -127,22 +127,37 @@ def _views(info: dict) -> str:
     )
 
 
+def _auto_settings(info: dict, *, show_fixed_k: bool) -> list[str]:
+    """ClusterNS's K (``k 12``; a fixed K only with ``show_fixed_k``) and, where ``auto``, sigma, each with how it
+    was resolved from the step-0 batch (``k 12 (auto: best silhouette of the step-0 batch)``)."""
+    out = []
+    k_auto = info.get("n_clusters_auto")
+    if k_auto or show_fixed_k:
+        out.append(f"k {info.get('n_clusters')}" + (f" (auto: {k_auto['rule']})" if k_auto else ""))
+    sigma_auto = info.get("similarity_threshold_auto")
+    if sigma_auto:
+        out.append(f"σ {info['similarity_threshold']:.2f} (auto: {sigma_auto['rule']})")
+    return out
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
-    """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k and share of
-    batches with hard and false negatives (``NEVER CLUSTERED`` when it trained plain SimCSE), COB's instances,
-    the triplets mined, the projection head, argue's phases."""
+    """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k (and sigma,
+    where resolved ``auto``) and share of batches with hard and false negatives (``NEVER CLUSTERED`` when it
+    trained plain SimCSE), COB's instances, the triplets mined, the projection head, argue's phases."""
     phases = training.get("phases", {}) or {}
     parts = []
     if method == "clusterns":
         info = phases.get("clusterns", {})
         if info.get("clustering_started_at") is None:
             parts.append("NEVER CLUSTERED (plain SimCSE)")
+            parts += _auto_settings(info, show_fixed_k=False)
         else:
             n = info.get("batches", 0)
             parts.append(
-                f"clustering from step {info['clustering_started_at']}, k {info.get('n_clusters')}, hard negatives in "
-                f"{_share(info.get('batches_with_hard_negatives', 0), n)} and false negatives in "
-                f"{_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
+                f"clustering from step {info['clustering_started_at']}, "
+                + ", ".join(_auto_settings(info, show_fixed_k=True))
+                + f", hard negatives in {_share(info.get('batches_with_hard_negatives', 0), n)} and false negatives "
+                f"in {_share(info.get('batches_with_false_negatives', 0), n)} of {n} batches"
             )
     elif method == "simcse":
         parts.append(_views(phases.get("simcse", {})))
