@@ -17,7 +17,8 @@ def adapt_variants(method):
 
 def adapt_job_protocol(wildcards):
     """The protocol settings a job reads: not the lists of variants and objectives that run (a job's own is its
-    wildcard), so a variant added to the config reruns no finished job (params are a rerun trigger)."""
+    wildcard), so a variant added to the config reruns no finished job (params are a rerun trigger).
+    """
     return {
         key: value
         for key, value in AD_PROTOCOL.items()
