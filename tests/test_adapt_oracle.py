@@ -19,12 +19,12 @@ from test_adapt_methods import (  # noqa: E402
     settings_for,
     topic_corpus,
 )
+from test_adapt_tables import table6_outputs  # noqa: E402
 
 from tecb import io  # noqa: E402
 from tecb.adapt import jobs  # noqa: E402
 from tecb.adapt.random_head import DEFAULTS as HEAD_DEFAULTS  # noqa: E402
 from tecb.report import adapt_tables  # noqa: E402
-from tecb.report.render import stem_paths  # noqa: E402
 from tecb.report.stats import Statistics  # noqa: E402
 
 DATASET = "TenKGnadClusteringS2S"  # a name Table 6 orders and labels; the texts are the topic corpus
@@ -88,12 +88,7 @@ def test_an_oracle_triplet_job_trains_on_the_evaluated_labels_and_moves_the_scor
 def test_table6_marks_the_oracle_row_as_a_positive_control(oracle_jobs, tmp_path):
     _, done, _ = oracle_jobs
     keys, scores, timings = zip(*done.values())
-    outputs = {
-        "scores": tmp_path / "scores.parquet",
-        "figure": tmp_path / "fig.png",
-        "table6": stem_paths(tmp_path / "table6"),
-        "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
-    }
+    outputs = table6_outputs(tmp_path)
     adapt_tables.render(
         adapt_tables.ReportInputs(keys=keys, scores=scores, timings=timings),
         outputs,

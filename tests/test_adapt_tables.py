@@ -40,6 +40,29 @@ def _job(tmp_path, name, base, adapted, steps=6, skipped=None, seed=42):
     return path, (*name, seed), timing
 
 
+def table6_outputs(folder, *, contrasts: bool = False) -> dict:
+    """The output paths ``adapt_tables.render`` writes Table 6 and its companions to, under ``folder``."""
+    outputs = {
+        "scores": folder / "scores.parquet",
+        "figure": folder / "fig.png",
+        "table6": stem_paths(folder / "table6"),
+        "costs": {"md": folder / "costs.md", "csv": folder / "costs.csv"},
+    }
+    if contrasts:
+        outputs["contrasts"] = {ext: folder / f"contrasts.{ext}" for ext in ("md", "csv", "tex")}
+    return outputs
+
+
+def _cob_and_triplet_lodo(tmp_path, base: list, dataset: str) -> list:
+    """Two method jobs under lodo above ``base`` (COB by 0.03+, triplet by 0.02+), read against the controls."""
+    return [
+        _job(tmp_path, ("m", "cob", "lodo", dataset), base, [b + 0.03 + 0.002 * i for i, b in enumerate(base)]),
+        _job(
+            tmp_path, ("m", "triplet", "lodo", dataset), base, [b + 0.02 + 0.001 * (i % 3) for i, b in enumerate(base)]
+        ),
+    ]
+
+
 def test_table6_pairs_adapted_with_base_split_by_split(tmp_path):
     jobs = [
         _job(
@@ -50,12 +73,7 @@ def test_table6_pairs_adapted_with_base_split_by_split(tmp_path):
         ),
         _job(tmp_path, ("m", "cob", "disjoint", "TenKGnadClusteringS2S"), [], [], skipped="3 categories, fewer than 4"),
     ]
-    outputs = {
-        "scores": tmp_path / "scores.parquet",
-        "figure": tmp_path / "fig.png",
-        "table6": stem_paths(tmp_path / "table6"),
-        "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
-    }
+    outputs = table6_outputs(tmp_path)
     adapt_tables.render(
         adapt_tables.ReportInputs(keys=[j[1] for j in jobs], scores=[j[0] for j in jobs], timings=[j[2] for j in jobs]),
         outputs,
@@ -309,13 +327,7 @@ def test_contrasts_are_computed_per_design_with_seeds_and_holm(tmp_path):
 
 def test_render_writes_the_contrasts_beside_table6(tmp_path):
     jobs = _contrast_jobs(tmp_path)
-    outputs = {
-        "scores": tmp_path / "scores.parquet",
-        "figure": tmp_path / "fig.png",
-        "table6": stem_paths(tmp_path / "table6"),
-        "costs": {"md": tmp_path / "costs.md", "csv": tmp_path / "costs.csv"},
-        "contrasts": {ext: tmp_path / f"contrasts.{ext}" for ext in ("md", "csv", "tex")},
-    }
+    outputs = table6_outputs(tmp_path, contrasts=True)
     adapt_tables.render(
         adapt_tables.ReportInputs(keys=[j[1] for j in jobs], scores=[j[0] for j in jobs], timings=[j[2] for j in jobs]),
         outputs,
@@ -345,12 +357,7 @@ def test_the_random_head_control_is_a_row_apart_and_the_contrast_methods_are_rea
     `cob − random_head` compares COB with it on the same variant (a contrast with a control: its own Holm family)."""
     base = [0.1 + 0.01 * i for i in range(8)]
     dataset = "BlurbsClusteringS2S"
-    methods = [
-        _job(tmp_path, ("m", "cob", "lodo", dataset), base, [b + 0.03 + 0.002 * i for i, b in enumerate(base)]),
-        _job(
-            tmp_path, ("m", "triplet", "lodo", dataset), base, [b + 0.02 + 0.001 * (i % 3) for i, b in enumerate(base)]
-        ),
-    ]
+    methods = _cob_and_triplet_lodo(tmp_path, base, dataset)
     control = _job(
         tmp_path, ("m", "random_head", "lodo", dataset), base, [b + 0.01 * (i % 2) for i, b in enumerate(base)], steps=1
     )
@@ -407,12 +414,7 @@ def test_an_oracle_row_is_a_positive_control_adjusted_with_the_controls(tmp_path
     rows changes no method's row, nor a contrast between methods; a contrast with an oracle arm is a control's."""
     base = [0.1 + 0.01 * i for i in range(8)]
     dataset = "BlurbsClusteringS2S"
-    methods = [
-        _job(tmp_path, ("m", "cob", "lodo", dataset), base, [b + 0.03 + 0.002 * i for i, b in enumerate(base)]),
-        _job(
-            tmp_path, ("m", "triplet", "lodo", dataset), base, [b + 0.02 + 0.001 * (i % 3) for i, b in enumerate(base)]
-        ),
-    ]
+    methods = _cob_and_triplet_lodo(tmp_path, base, dataset)
     head = [b + 0.01 * (i % 2) for i, b in enumerate(base)]
     oracle = [
         _job(tmp_path, ("m", "triplet", "oracle", dataset), base, [b + 0.1 + 0.004 * i for i, b in enumerate(base)]),
