@@ -32,7 +32,7 @@ def test_the_main_workflow_is_workflow_snakefile():
     assert not (ROOT / "Snakefile").exists(), "a root Snakefile shadows workflow/Snakefile"
     included = set()
     for smk in [main, *sorted(RULES.rglob("*.smk"))]:
-        for name in re.findall(r'^include: "([^"]+)"', smk.read_text(encoding="utf-8"), flags=re.M):
+        for name in re.findall(r'^\s*include: "([^"]+)"', smk.read_text(encoding="utf-8"), flags=re.M):
             assert (smk.parent / name).is_file(), f"{smk.relative_to(ROOT)} includes {name}, which does not exist"
             included.add((smk.parent / name).resolve())
     orphans = sorted(p.relative_to(ROOT).as_posix() for p in RULES.rglob("*.smk") if p.resolve() not in included)
