@@ -35,13 +35,14 @@ def test_part_one_plans_two_models_two_methods_three_seeds(work):
 
 def test_part_one_plans_table6_on_e5_with_its_controls(work):
     """Table 6 on the trainable e5: SimCSE's two views as two arms, COB and its untrained-head control
-    label-disjoint and (the positive control) on the evaluated labels, argue's similarity objective; three seeds,
+    label-disjoint and (the positive control) on the evaluated labels, argue's similarity objective, ClusterNS at
+    SimCSE's budget; three seeds,
     one evaluated dataset, side-by-side CPU jobs."""
     out = run_snakemake(work, "adapt_report", "--configfile", *STUDY, "config/real-study-adapt.yaml", "-n").stdout
     counts = job_counts(out)
     arms = ["simcse/dropout", "simcse/cropping", "cob/disjoint", "random_head/disjoint", "cob/oracle"]
     arms += ["random_head/oracle"]
-    arms += ["argue/similarity"]
+    arms += ["argue/similarity", "clusterns/transductive"]
     assert counts["adapt"] == len(arms) * 3 and counts["adapt_report"] == 1 and "pretrain" not in counts
     for arm in arms:
         for seed in (42, 1, 2):
