@@ -412,3 +412,81 @@ def test_an_adapt_report_job_is_built_from_the_snakemake_job(monkeypatch):
     assert options["split_kinds"] == {"A": {0: "coarse"}} and options["contrasts_declared"] == [{"a": "x"}]
     assert options["statistics"].seed == 5
     assert options["statistics"].design_effects == {"A": (["sp"], {"A": {0: "coarse"}})}
+
+
+def test_an_adapt_job_is_built_from_the_snakemake_job(monkeypatch):
+    import torch
+
+    from tecb.adapt import jobs
+
+    fake = SimpleNamespace(
+        threads=2,
+        config={"adapt": {"resume_every": 25}},
+        wildcards=Names(method="cob", variant="disjoint", dataset="D", seed="7"),
+        input=Names(model="m", texts=["d.parquet", "o.parquet"], splits=["ds.parquet", "os.parquet"], benchmark="b"),
+        output=Names(scores="s.parquet", model="out/seed7", timings="t.json"),
+        params=Names(
+            settings={"epochs": 4},
+            protocol={"supervised": ["disjoint"]},
+            text_kind="s2s",
+            algorithm={"method": "minibatch_kmeans"},
+            eval_seed=42,
+            eval_batch_size=16,
+            eval_max_length=128,
+            eval_every=None,
+            names=["D", "O"],
+            sources=["germeval", "gnad"],
+            encoder={"prompt": "q: "},
+            device="cpu",
+            strict=True,
+        ),  # fmt: skip
+    )
+    threads, runs = [], []
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(jobs, "run", lambda job, **kwargs: runs.append((job, kwargs)))
+    jobs.run_adapt_job(fake, log=print)
+    assert threads == [2] and len(runs) == 1
+    job, kwargs = runs[0]
+    assert job == jobs.Job("cob", "disjoint", "D", 7, {"epochs": 4}, {"supervised": ["disjoint"]}, "s2s")
+    assert kwargs["scoring"] == jobs.Scoring({"method": "minibatch_kmeans"}, 42, 16, 128, None)
+    assert kwargs["files"] == jobs.Files(
+        model_dir="m",
+        datasets={"D": ("germeval", "d.parquet", "ds.parquet"), "O": ("gnad", "o.parquet", "os.parquet")},
+        scores="s.parquet",
+        model_out="out/seed7",
+        timings="t.json",
+        posts=None,
+        benchmark_embeddings="b",
+        resume="out/seed7.resume.pt",
+    )
+    assert (kwargs["encoder"], kwargs["device"], kwargs["strict"], kwargs["resume_every"]) == (
+        {"prompt": "q: "},
+        "cpu",
+        True,
+        25,
+    )
+
+
+def test_a_cluster_job_is_built_from_the_snakemake_job(monkeypatch):
+    from tecb.cluster import algorithms
+    from tecb.cluster.job import run_cluster_job
+
+    fake = SimpleNamespace(
+        config=CONFIG,
+        threads=2,
+        wildcards=Names(model="big", dataset="D", algorithm="kmeans", reduction="umap"),
+        input=Names(splits="s.parquet", reduced="r.parquet"),
+        output=Names(scores="sc.parquet", timings="t.json", labels="l.parquet"),
+        params=Names(spec={"method": "minibatch_kmeans"}, seed=42),
+    )
+    runs = []
+    monkeypatch.setattr(algorithms, "run_configuration", lambda spec, **kwargs: runs.append((spec, kwargs)))
+    run_cluster_job(fake, log=print)
+    assert len(runs) == 1
+    spec, kwargs = runs[0]
+    assert spec == {"method": "minibatch_kmeans"} and kwargs["files"] == algorithms.ClusterFiles(
+        splits="s.parquet", scores="sc.parquet", timings="t.json", labels="l.parquet", embeddings=None,
+        reduced="r.parquet",
+    )  # fmt: skip
+    assert (kwargs["seed"], kwargs["threads"], kwargs["max_memory_gb"]) == (42, 2, 3.5)
+    assert kwargs["where"] == "big/D (kmeans, umap): "

@@ -299,6 +299,37 @@ def run(
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)
 
 
+def run_adapt_job(job, *, log) -> None:
+    """What the ``adapt`` rule's script calls (``job``: the ``snakemake`` object of the script): :class:`Job`,
+    :class:`Scoring` and :class:`Files` from its wildcards, params, inputs and outputs, the resume file from
+    :func:`resume_of`, then :func:`run` on the job's threads."""
+    import torch
+
+    torch.set_num_threads(job.threads)
+    p, i, out, w = job.params, job.input, job.output, job.wildcards
+    resume_path, resume_every = resume_of(job)  # how the job runs, not a param: changing it reruns nothing
+    files = Files(
+        model_dir=i.model,
+        datasets={n: (s, t, sp) for n, s, t, sp in zip(p.names, p.sources, i.texts, i.splits)},
+        scores=out.scores,
+        model_out=out.model,
+        timings=out.timings,
+        posts=i.get("posts"),
+        benchmark_embeddings=i.benchmark,
+        resume=resume_path,
+    )
+    run(
+        Job(w.method, w.variant, w.dataset, int(w.seed), dict(p.settings), dict(p.protocol), p.text_kind),
+        scoring=Scoring(dict(p.algorithm), p.eval_seed, p.eval_batch_size, p.eval_max_length, p.eval_every),
+        files=files,
+        encoder=dict(p.encoder),
+        device=p.device,
+        strict=p.strict,
+        resume_every=resume_every,
+        log=log,
+    )
+
+
 def resume_of(job) -> tuple[str, int]:
     """Where a workflow job (``job``: the ``snakemake`` object of its script) keeps its training state and how often:
     beside the adapted model's folder (``{model}.resume.pt``, its output ``model``; not an output itself, which a

@@ -53,3 +53,31 @@ class ClusterRun:
         when it is first imported: a job calls this before anything imports numba."""
         if self.numba_cache:
             os.environ["NUMBA_CACHE_DIR"] = os.path.abspath(self.numba_cache)
+
+
+def run_cluster_job(job, *, log) -> None:
+    """What the ``cluster`` rule's script calls (``job``: the ``snakemake`` object of the script): one
+    (model, dataset, reduction, algorithm) clustered split by split (:func:`tecb.cluster.algorithms.run_configuration`)
+    with BLAS/OpenMP held to the job's threads (:meth:`ClusterRun.from_job`)."""
+    from threadpoolctl import threadpool_limits
+
+    from tecb.cluster.algorithms import ClusterFiles, run_configuration
+
+    w, out, run = job.wildcards, job.output, ClusterRun.from_job(job)
+    with threadpool_limits(run.threads):  # BLAS/OpenMP use exactly the job's threads
+        run_configuration(
+            job.params.spec,
+            files=ClusterFiles(
+                splits=job.input.splits,
+                scores=out.scores,
+                timings=out.timings,
+                labels=out.labels,
+                embeddings=job.input.get("embeddings"),
+                reduced=job.input.get("reduced"),
+            ),
+            seed=job.params.seed,
+            threads=run.threads,
+            max_memory_gb=run.max_memory_gb,
+            log=log,
+            where=f"{w.model}/{w.dataset} ({w.algorithm}, {w.reduction}): ",
+        )
