@@ -490,3 +490,28 @@ def test_a_cluster_job_is_built_from_the_snakemake_job(monkeypatch):
     )  # fmt: skip
     assert (kwargs["seed"], kwargs["threads"], kwargs["max_memory_gb"]) == (42, 2, 3.5)
     assert kwargs["where"] == "big/D (kmeans, umap): "
+
+
+def test_a_reduce_job_sets_numbas_cache_then_reduces(monkeypatch, tmp_path):
+    from tecb.cluster import reduce
+    from tecb.cluster.job import run_reduce_job
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    fake = SimpleNamespace(
+        config=CONFIG,
+        threads=3,
+        wildcards=Names(reduction="umap"),
+        input=Names(embeddings="e.parquet", splits="s.parquet"),
+        output=["r.parquet"],
+        params=Names(spec={"method": "umap", "n_components": 2}, seed=42),
+    )
+    runs, logged = [], []
+    monkeypatch.setattr(reduce, "run_reduction", lambda spec, **kwargs: runs.append((spec, kwargs)))
+    run_reduce_job(fake, log=logged.append)
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / ".snakemake" / "numba-cache")
+    assert logged == ["numba cache: .snakemake/numba-cache"] and len(runs) == 1
+    spec, kwargs = runs[0]
+    assert spec == {"method": "umap", "n_components": 2}
+    assert kwargs["files"] == reduce.ReduceFiles(embeddings="e.parquet", splits="s.parquet", reduced="r.parquet")
+    assert (kwargs["reduction"], kwargs["seed"], kwargs["threads"], kwargs["cache_umap"]) == ("umap", 42, 3, True)

@@ -81,3 +81,24 @@ def run_cluster_job(job, *, log) -> None:
             log=log,
             where=f"{w.model}/{w.dataset} ({w.algorithm}, {w.reduction}): ",
         )
+
+
+def run_reduce_job(job, *, log) -> None:
+    """What the ``reduce`` rule's script calls (``job``: the ``snakemake`` object of the script): numba pointed at
+    its cache folder before anything imports it (:meth:`ClusterRun.use_numba_cache`), then one (model, dataset)'s
+    embeddings reduced split by split (:func:`tecb.cluster.reduce.run_reduction`)."""
+    run = ClusterRun.from_job(job)
+    run.use_numba_cache()
+    from tecb.cluster import reduce
+
+    if run.numba_cache:
+        log(f"numba cache: {run.numba_cache}")
+    reduce.run_reduction(
+        dict(job.params.spec),
+        files=reduce.ReduceFiles(embeddings=job.input.embeddings, splits=job.input.splits, reduced=job.output[0]),
+        reduction=job.wildcards.reduction,
+        seed=job.params.seed,
+        threads=run.threads,
+        cache_umap=bool(run.numba_cache),
+        log=log,
+    )

@@ -4,7 +4,8 @@ Each function is one rule's whole job, given the ``snakemake`` object of its scr
 inputs and outputs, the settings from its params (resolved in the rule; no script reads the config itself).
 :func:`run_tables_job` is the tables job (:func:`tecb.report.table_files.render_tables`),
 :func:`run_pretrain_report_job` the pretrain_report job (:func:`tecb.report.pretrain_tables.render`) and
-:func:`run_adapt_report_job` the adapt_report job (:func:`tecb.report.adapt_tables.render`). The cluster_batch
+:func:`run_adapt_report_job` the adapt_report job (:func:`tecb.report.adapt_tables.render`),
+:func:`run_figures_job` the figures job (:mod:`tecb.report.figures`). The cluster_batch
 job is :func:`tecb.report.cluster_batch.run_cluster_batch`.
 
 Light at import: each function imports its tables' module itself, so that a job imports only its own (the tables
@@ -120,3 +121,34 @@ def run_adapt_report_job(job, *, log=print) -> None:
         contrasts_declared=p.contrasts,
         log=log,
     )
+
+
+def run_figures_job(job, *, log=print) -> None:
+    """The figures job: a UMAP scatter plot per (model, dataset) of params ``pairs``, the Table 3 heatmap and the
+    Table 2 averages bar chart, the paper's averages beside them only where the datasets are comparable."""
+    import pandas as pd
+
+    from tecb.report import figures, tables
+    from tecb.report import paper as published
+
+    p, inp, out = job.params, job.input, job.output
+    for (model, dataset), reduced, splits, png, svg in zip(p.pairs, inp.reduced, p.splits, out.umap_png, out.umap_svg):
+        figures.umap_figure(reduced, splits, [png, svg], title=f"{p.model_names[model]} / {dataset}")
+    summary = tables.summarize(pd.read_parquet(inp.scores))
+    t3, n_models = tables.table3(summary, [tuple(c) for c in p.configurations], datasets=p.datasets)
+    title = f"Table 3: V-measure x 100, mean over {n_models} model(s)"
+    figures.heatmap_figure(t3, [out.heatmap, out.heatmap_svg], title)
+    t2 = tables.table2(summary, p.model_names, datasets=p.datasets, **p.table2)
+    # the paper's averages only beside averages over the same six datasets, built comparably (their provenance)
+    why_not = published.paper_average_not_comparable(
+        p.datasets, published.comparability(p.datasets, inp.dataset_splits)
+    )
+    paper = published.paper_table2(inp.reference[0])["Average"] if inp.reference and not why_not else None
+    figures.bar_figure(
+        t2["Average"],
+        [out.bars, out.bars_svg],
+        figures.averages_title(p.datasets),
+        reference=paper,
+        no_reference_because=why_not if inp.reference else "",
+    )
+    log(f"{len(p.pairs)} UMAP figures, heatmap, bar chart")
