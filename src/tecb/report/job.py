@@ -152,3 +152,68 @@ def run_figures_job(job, *, log=print) -> None:
         no_reference_because=why_not if inp.reference else "",
     )
     log(f"{len(p.pairs)} UMAP figures, heatmap, bar chart")
+
+
+def run_mteb_results_job(job, *, log=print) -> None:
+    """The mteb_results job: MTEB-format results per (model, dataset) of params ``pairs`` and a model meta per
+    ``meta_models`` (:func:`tecb.report.mteb_results.write_mteb_results`), with each dataset's provenance and the
+    hub revisions resolved by the models' download jobs (``revision_files`` that exist)."""
+    from pathlib import Path
+
+    from tecb.io import dataset_provenance
+    from tecb.report.mteb_results import ResultFiles, write_mteb_results
+
+    p, inp, out = job.params, job.input, job.output
+    targets = [(model, dataset, path) for (model, dataset), path in zip(p.pairs, out.results)]
+    provenance = {d: dataset_provenance(s) for d, s in zip(p.datasets, inp.splits)}
+    resolved = {m: Path(f).read_text().strip() for m, f in p.revision_files.items() if Path(f).exists()}
+    write_mteb_results(
+        ResultFiles(scores=inp.scores, results=targets, metas=list(zip(p.meta_models, out.meta))),
+        p.models,
+        mteb_tasks=dict(p.mteb_tasks),
+        provenance=provenance,
+        resolved_revisions=resolved,
+        log=log,
+    )
+
+
+def run_truncation_job(job, *, log=print) -> None:
+    """The truncation job: the share of texts cut at each model's max_seq_length per (model, dataset) of params
+    ``pairs`` (:func:`tecb.report.extras.truncation_table`), as CSV and HTML."""
+    from tecb.io import write_text
+    from tecb.report.extras import truncation_table
+    from tecb.report.render import to_html
+
+    p = job.params
+    table = truncation_table(dict(zip(map(tuple, p.pairs), job.input)), p.model_names, p.datasets)
+    write_text(table.to_csv(), job.output.csv)
+    caption = (
+        "Texts truncated at the model's max_seq_length, in percent of the dataset's texts "
+        "(in brackets: the share of all tokens the encoder saw)."
+    )
+    footnotes = ["n/a: not recorded (TF-IDF has no length limit)."]
+    write_text(to_html(table, caption=caption, footnotes=footnotes), job.output.html)
+    log(table.to_string())
+
+
+def run_leaderboard_job(job, *, log=print) -> None:
+    """The leaderboard job: MTEB's published German clustering scores beside the run's
+    (:mod:`tecb.report.leaderboard`), as CSV, Markdown and HTML."""
+    import pandas as pd
+
+    from tecb.io import write_text
+    from tecb.report import leaderboard as board
+    from tecb.report.render import markdown_table_html
+    from tecb.report.tables import summarize
+
+    p, inp, out = job.params, job.input, job.output
+    ours = board.ours_paper(summarize(pd.read_parquet(inp.scores)), p.tasks)
+    if inp.v2:
+        ours = pd.concat([ours, board.ours_v2(pd.read_csv(inp.v2))], ignore_index=True)
+    identities = {m: tuple(v) for m, v in p.identities.items()}
+    published, missing = board.read_published(inp.published), board.read_missing(inp.published)
+    table = board.leaderboard(published, ours, identities, p.names, missing=missing)
+    write_text(table.round(6).to_csv(index=False), out.csv)
+    write_text(board.to_markdown(table), out.md)
+    write_text(markdown_table_html(board.to_markdown(table), board.CAPTION), out.html)
+    log(board.to_markdown(table))
