@@ -87,3 +87,15 @@ def test_a_tag_may_name_a_row_that_repeats(tmp_path):
     assert check_quotes("GBERT: +3.11 <!-- quote: p.csv GBERT -->", tmp_path) == [
         "line 1: +3.11 is not in p.csv row 'GBERT'"
     ]
+
+
+def test_a_tag_may_name_a_line_of_a_generated_markdown_file(tmp_path):
+    (tmp_path / "t.md").write_text(
+        "Table 6: V-measure x 100.\n\n| a | b |\n|---|---:|\n| x | 1.00 |\n\n"
+        "- base: the un-adapted model.\n- Noise floor (3 seeds): Blurbs S2S: seed SD 0.80, Δ ≥ 1.38 against the base.\n"
+    )
+    assert check_quotes("detect Δ ≥ 1.38 (3 seeds) <!-- quote: t.md Noise floor -->", tmp_path) == []
+    assert check_quotes("detect Δ ≥ 1.39 <!-- quote: t.md Noise floor -->", tmp_path) == [
+        "line 1: 1.39 is not in t.md row 'Noise floor'"
+    ]
+    assert check_quotes("x 1.38 <!-- quote: t.md Seed floor -->", tmp_path) == ["line 1: t.md has no row 'Seed floor'"]

@@ -7,7 +7,8 @@ repository) and the row (the file's first column)::
     <!-- contrast: runs/real/adapt/contrasts.csv clusterns − simcse · MiniLM · ClusterNS transductive · BlurbsClusteringS2S · all -->
 
 (the tag on the same line as the numbers; ``quote:`` instead of ``contrast:`` for any other generated CSV, as
-``benchmarks/coverage.csv``). :func:`check_quotes` finds every number of each tagged line (a number
+``benchmarks/coverage.csv``, or a generated Markdown file, whose row is its first line that starts with the tag's
+text after any list marker, as a table's note: ``<!-- quote: runs/x/table6.md Noise floor -->``). :func:`check_quotes` finds every number of each tagged line (a number
 glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, at the decimals quoted (or that
 the row's name contain it);
 :func:`untagged_contrasts` finds lines that compare two methods with a signed number but carry no tag (numbers
@@ -34,11 +35,30 @@ def _value(text: str) -> float:
     return float(text.replace("−", "-"))
 
 
+def _read_table(file: Path):
+    """A quoted file: a CSV as a frame indexed by its first column, a Markdown file as its lines."""
+    if file.suffix == ".md":
+        return [re.sub(r"^\s*(?:[-*]|\d+\.)\s+", "", line) for line in file.read_text(encoding="utf-8").splitlines()]
+    return pd.read_csv(file, index_col=0)
+
+
+def _held(table, row: str) -> list[float] | None:
+    """The numbers of ``row`` of a quoted file (its cells, or its Markdown line's numbers), and those of the row's
+    own name; None: no such row."""
+    if isinstance(table, list):
+        line = next((line for line in table if line.startswith(row)), None)
+        return None if line is None else [_value(v) for v in NUMBER.findall(line)]
+    if row not in table.index:
+        return None
+    cells = table.loc[[row]].stack()  # every row of that name (a name may repeat, e.g. one per method)
+    return [float(v) for v in pd.to_numeric(cells, errors="coerce").dropna()] + [_value(v) for v in NUMBER.findall(row)]
+
+
 def check_quotes(text: str, root) -> list[str]:
     """The problems of ``text``'s tagged lines (none: every quoted number is in its row): a missing file or row,
     or a number the row does not hold at the decimals quoted. ``root``: what the tags' paths are relative to."""
     problems = []
-    tables: dict[str, pd.DataFrame] = {}
+    tables: dict[str, pd.DataFrame | list[str]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         for tag in TAG.finditer(line):
             path, row = tag.group(1), tag.group(2)
@@ -47,14 +67,11 @@ def check_quotes(text: str, root) -> list[str]:
                 if not file.exists():
                     problems.append(f"line {number}: {path} does not exist")
                     continue
-                tables[path] = pd.read_csv(file, index_col=0)
-            table = tables[path]
-            if row not in table.index:
+                tables[path] = _read_table(file)
+            held = _held(tables[path], row)
+            if held is None:
                 problems.append(f"line {number}: {path} has no row {row!r}")
                 continue
-            cells = table.loc[[row]].stack()  # every row of that name (a name may repeat, e.g. one per method)
-            held = [float(v) for v in pd.to_numeric(cells, errors="coerce").dropna()]
-            held += [_value(v) for v in NUMBER.findall(row)]  # the row's own name may be quoted
             prose = TAG.sub("", line)
             for quoted in NUMBER.findall(prose):
                 decimals = len(quoted.split(".")[1]) if "." in quoted else 0
