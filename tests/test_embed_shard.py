@@ -119,7 +119,7 @@ def _ran(proc) -> Counter:
 def test_sharded_run_writes_the_unsharded_bytes(tmp_path):
     """embed.shard_size: the tiny BERT's dataset is embedded in 4 shard jobs and merged into the bytes one embed job
     writes (in the same run folder: the model is built there and its path is in the file); TF-IDF is not sharded.
-    With the embedding cache on, the cache entry is merged from the shards: the same bytes again."""
+    With the embedding store on, embed_merge merges the shards into the store's entry: the same bytes again."""
     work = copy_project(tmp_path / "w")
     targets = [f"results/a/embeddings/{m}/{DATASET}.parquet" for m in WF_CONFIG["models"]]
     tiny = work / targets[1]
@@ -149,8 +149,13 @@ def test_sharded_run_writes_the_unsharded_bytes(tmp_path):
 
     tiny.unlink()
     cached = _ran(run("cached", {"cache_dir": "resources/embedding-cache", "shard_size": 150}))
-    assert cached["embed_shard"] == 2 and cached["embed_compute"] == 1, cached  # 2 shards, merged into the entry
-    assert "embed_merge" not in cached and "embed" not in cached, cached
-    assert _sha(tiny) == expected
+    assert cached["embed_shard"] == 2 and cached["embed_merge"] == 1, cached  # 2 shards, merged into the entry
+    assert "embed" not in cached, cached  # TF-IDF's file is kept: the store is no setting that re-embeds
+    assert "computed into the cache" in (work / "logs/a/embed_merge/tiny-bert" / f"{DATASET}.log").read_text()
+    assert (
+        _sha(tiny)
+        == expected
+        == _sha(work / "resources/embedding-cache" / f"{read_embeddings(tiny)[1]['cache_key']}.parquet")
+    )
     timings = json.loads((work / f"results/a/timings/embed/tiny-bert/{DATASET}.json").read_text())
     assert timings["n_texts"] == 240 and timings["shards"] == 2

@@ -18,6 +18,8 @@ import yaml
 from conftest import ROOT, copy_project, run_snakemake
 from helpers import planned_outputs
 
+from tecb.io import read_embeddings
+
 pytestmark = pytest.mark.workflow
 
 #: (embed.batch, embed.cache_dir set, embed.shard_size set, cluster.batch)
@@ -50,14 +52,14 @@ def test_the_workflow_has_no_ruleorder():
 
 
 def _expected_writer(model: str, switches) -> str:
-    """The rule that writes a demo model's embeddings files (functions/embed.smk: per shard, per model, per dataset,
-    linked from the store)."""
-    embed_batch, cache, shard, _ = switches
+    """The rule that writes a demo model's embeddings files (functions/embed.smk: per shard, per model, per
+    dataset); the store (embed.cache_dir) changes none: each writer's job uses it itself."""
+    embed_batch, _, shard, _ = switches
     if shard and model == "tiny-bert":  # a transformer: embedded per shard
-        return "embed_cached" if cache else "embed_merge"
+        return "embed_merge"
     if embed_batch:
         return "embed_batch"
-    return "embed_cached" if cache else "embed"
+    return "embed"
 
 
 @pytest.mark.parametrize("switches", SWITCHES, ids=_name)
@@ -81,8 +83,7 @@ def test_each_combination_plans_one_writer_per_output(tmp_path, switches):
 
 
 #: the embed stage's rules that the switches choose among (functions/embed.smk's table EMBED_WRITERS)
-SWITCHED_RULES = {"embed", "embed_batch", "embed_plan", "embed_shard", "embed_merge", "embed_key", "embed_cached",
-                  "embed_compute"}  # fmt: skip
+SWITCHED_RULES = {"embed", "embed_batch", "embed_plan", "embed_shard", "embed_merge"}
 
 
 def _listed_rules(work, *configfiles) -> set[str]:
@@ -99,7 +100,6 @@ def test_a_config_is_shown_only_the_embed_rules_that_can_match_it(tmp_path, swit
     demo = yaml.safe_load((work / "config" / "demo.yaml").read_text())
     writers = {_expected_writer(m, switches) for m in demo["models"]}
     expected = writers | ({"embed_plan", "embed_shard"} if switches[2] else set())
-    expected |= {"embed_key", "embed_compute"} if "embed_cached" in writers else set()
     listed = _listed_rules(work, "config/demo.yaml", "config/switches.yaml")
     assert "all" in listed and "tiny_bert" in listed, sorted(listed)
     assert listed & SWITCHED_RULES == expected, sorted(listed)
@@ -130,8 +130,8 @@ TINY = {
 }
 #: what records time (as tests/test_reproducible.py) or the switches themselves (the run's config in the report)
 TIMED = ("benchmarks", "timings", "logs")
-#: bookkeeping a switch adds: the keys of batches and of the store, the shard plans
-BOOKKEEPING = re.compile(r"(^embeddings/[^/]+/(batch_keys|[^/]+\.key)\.json$|^cluster_keys/|^shards/)")
+#: bookkeeping a switch adds: the keys of batches, the shard plans
+BOOKKEEPING = re.compile(r"(^embeddings/[^/]+/batch_keys\.json$|^cluster_keys/|^shards/)")
 
 
 def _hashes(results) -> dict[str, str]:
@@ -181,6 +181,11 @@ def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
     rerun = [r for r in UPSTREAM_RULES if re.search(rf"^(local)?rule {r}:", proc.stdout, flags=re.M)]
     assert not rerun, f"the switches reran {rerun}, which no switch reaches"
     assert "Nothing to be done" in run_snakemake(work, "-n", *ARGS).stdout  # a finished run plans nothing
+    if switches[1]:  # every writer (embed, embed_merge, embed_batch) served its files from the store's entries
+        store = work / "resources" / "embedding-cache"
+        for path in (work / "results" / "sw" / "embeddings").rglob("*.parquet"):
+            entry = store / f"{read_embeddings(path)[1]['cache_key']}.parquet"
+            assert entry.read_bytes() == path.read_bytes() and entry.with_suffix(".json").exists(), path
     return _hashes(work / "results" / "sw")
 
 

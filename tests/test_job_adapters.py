@@ -81,12 +81,9 @@ def test_an_embed_job_is_built_from_the_snakemake_job():
     built = embed_job(job, embeddings="e.parquet", timings="t.json", cache_key="k" * 64)
     assert (built.texts, built.embeddings, built.timings, built.dataset) == ("t.parquet", "e.parquet", "t.json", "D")
     assert built.embed_options["batch_size"] == 4 and built.seed is None and built.cache_key == "k" * 64
-    # an embed_compute job: the (model, dataset) its key belongs to, not its wildcards
-    other = embed_job(job, embeddings="e", timings="t", cache_key="k", owner=("tfidf", "E"))
-    assert other.dataset == "E" and other.embed_options["batch_size"] == 32
     files = job_model_files(job)
     assert (files.kind, files.path, files.digest) == ("local", "m", None)
-    assert job_model_files(fake_job(kind="tfidf")).kind == "tfidf"  # the params' kind first (embed_batch, embed_key)
+    assert job_model_files(fake_job(kind="tfidf")).kind == "tfidf"  # the params' kind first (embed_batch)
 
 
 def test_embed_device_has_one_resolution_read_by_the_encoders_and_the_gpu_resource():
@@ -172,36 +169,49 @@ def test_a_cluster_batch_job_is_built_from_the_snakemake_job(monkeypatch):
     assert calls[1][0].steps == [] and calls[1][1]["cache_umap"] is False
 
 
-def test_an_embed_compute_job_fills_its_store_entry_embedded_or_merged(monkeypatch, tmp_path):
+def test_the_embed_and_merge_jobs_serve_their_files_from_the_store_or_write_them(monkeypatch, tmp_path):
+    """With embed.cache_dir an embed job (its key: tecb.embed.job.job_embedding_key) and an embed_merge job (the
+    key its shards record) serve their outputs from the store's entry, computed into the entry's paths; without
+    it, they write their outputs."""
     from tecb.embed import encode, job, shard
 
-    key = "k" * 64
-    filled, embedded, merged = [], [], []
-    monkeypatch.setattr(job, "fill_entry", lambda folder, k, make, log: filled.append((folder, k)) or make(
-        {"embeddings": f"{folder}/{k}.parquet", "timings": f"{folder}/{k}.timings.json"}) or True)  # fmt: skip
+    served, embedded, merged = [], [], []
+
+    def serve(folder, key, *, compute, outputs, log):
+        served.append((folder, key, outputs))
+        compute({"embeddings": f"{folder}/{key}.parquet", "timings": f"{folder}/{key}.timings.json"})
+        return True
+
+    monkeypatch.setattr(job, "serve_from_entry", serve)
+    monkeypatch.setattr(job, "job_embedding_key", lambda j: "k" * 64)
+    monkeypatch.setattr(job, "recorded_key", lambda path: "m" * 64)
     monkeypatch.setattr(encode, "embed_dataset", lambda built, log: embedded.append(built))
     monkeypatch.setattr(shard, "merge_job", lambda shards, times, **paths: merged.append((shards, times, paths)))
-    compute = SimpleNamespace(
+    embed = SimpleNamespace(
         config=CONFIG,
         threads=1,
-        wildcards=Names(key=key),
-        input=Names(texts="t.parquet", model=[], digest=[]),
-        output=Names(embeddings=f"{tmp_path}/store/{key}.parquet"),
-        params=Names(settings={"kind": "tfidf", "dim": 8}, seed=42, owner={"model": "tfidf", "dataset": "E"}),
+        wildcards=Names(model="tfidf", dataset="E"),
+        input=Names(texts="t.parquet", model=[], digest=[], shards=["a", "b"], timings=["ta", "tb"]),
+        output=Names(embeddings="e.parquet", timings="t.json"),
+        params=Names(settings={"kind": "tfidf", "dim": 8}, seed=42),
     )
-    assert job.fill_cache_entry(compute, log=lambda m: None) is True
+    outputs = {"embeddings": "e.parquet", "timings": "t.json"}
+    assert job.run_embed_job(embed, log=lambda m: None) is True
     [built] = embedded
-    assert filled == [(f"{tmp_path}/store", key)] and merged == []
-    assert (built.embeddings, built.timings) == (
-        f"{tmp_path}/store/{key}.parquet",
-        f"{tmp_path}/store/{key}.timings.json",
-    )
-    assert (built.dataset, built.cache_key, built.seed, built.embed_options["batch_size"]) == ("E", key, 42, 32)
-    compute.input = Names(texts="t.parquet", model=[], digest=[], shards=["a", "b"], timings=["ta", "tb"])
-    job.fill_cache_entry(compute, log=lambda m: None)
-    assert len(embedded) == 1 and [(s, t, sorted(p)) for s, t, p in merged] == [
-        (["a", "b"], ["ta", "tb"], ["embeddings", "log", "timings"])
+    assert served == [("store", "k" * 64, outputs)]
+    assert (built.embeddings, built.timings, built.cache_key) == ("store/" + "k" * 64 + ".parquet",
+                                                                  "store/" + "k" * 64 + ".timings.json", "k" * 64)  # fmt: skip
+    assert (built.dataset, built.seed, built.embed_options["batch_size"]) == ("E", 42, 32)
+    job.run_merge_job(embed, log=lambda m: None)
+    assert served[1][1:] == ("m" * 64, outputs)
+    assert [(s, t, p["embeddings"]) for s, t, p in merged] == [
+        (["a", "b"], ["ta", "tb"], "store/" + "m" * 64 + ".parquet")
     ]
+    # without the store: the run's files themselves
+    embed.config = {**CONFIG, "embed": {**CONFIG["embed"], "cache_dir": None}}
+    job.run_embed_job(embed, log=lambda m: None)
+    job.run_merge_job(embed, log=lambda m: None)
+    assert len(served) == 2 and embedded[-1].embeddings == "e.parquet" and merged[-1][2]["embeddings"] == "e.parquet"
 
 
 def test_an_embed_batch_job_is_built_from_the_snakemake_job(monkeypatch):

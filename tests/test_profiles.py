@@ -38,7 +38,7 @@ def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them():
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values()), partitions
     assert "slurm_partition" not in profile["default-resources"]
     rules = gpu_rules()
-    assert {"embed", "embed_batch", "embed_compute", "pretrain"} <= rules, rules
+    assert {"embed", "embed_batch", "embed_shard", "pretrain"} <= rules, rules
     for rule in rules:
         spec = profile["set-resources"].get(rule)
         assert spec, f"profiles/slurm: no set-resources for the GPU rule {rule!r}"

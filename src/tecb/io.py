@@ -156,11 +156,11 @@ def write_json(obj, path: str | os.PathLike) -> None:
     write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", path)
 
 
-# --- small JSON records a rule writes and the DAG reads (key files, shard plans) -----------------------
+# --- small JSON records a rule writes and the DAG reads (shard plans) ---------------------------------
 
 
 def read_json_record(path, fields: Sequence[str], what: str) -> dict:
-    """A JSON object a rule wrote (a cache key file, a shard plan) that input functions read while the DAG is
+    """A JSON object a rule wrote (a shard plan) that input functions read while the DAG is
     built: it must hold ``fields``; a damaged one (cut short, not JSON, fields missing) is a :class:`ContractError`
     naming the file and ``what`` it is, never a bare ``JSONDecodeError``."""
     try:

@@ -82,25 +82,6 @@ def embed_batch_keys_path(model):
     return result("embeddings", model, "batch_keys.json")
 
 
-def embed_key_path(model, dataset):
-    """The cache key of one (model, dataset) of this run (checkpoint embed_key, config embed.cache_dir)."""
-    return result("embeddings", model, f"{dataset}.key.json")
-
-
-def cache_entry_path(key, part):
-    """A file of the embedding cache's entry ``key`` (config embed.cache_dir; tecb.embed.cache.entry_paths):
-    ``embeddings``, ``timings`` or the ``benchmark`` of the job that computed it. Outside the run's folders: the
-    store is shared by run folders (a placeholder folder under results/{run}/ when there is no store).
-    """
-    store = config["embed"].get("cache_dir") or result("no-embed-cache")
-    suffix = {
-        "embeddings": ".parquet",
-        "timings": ".timings.json",
-        "benchmark": ".benchmark.tsv",
-    }
-    return os.path.join(store, f"{key}{suffix[part]}")
-
-
 def reduced_path(model, dataset, reduction):
     return result("reduced", model, dataset, f"{reduction}.parquet")
 
@@ -332,17 +313,12 @@ def unit_outputs():
 def kept_files():
     """The other files a later run relies on and no aggregate names as a target (so that a deleted one is written
     again by the same command, whatever the rerun triggers): each dataset's texts and splits, the chance draws
-    (tables.chance), the cache mode's key files (embed.cache_dir), the shard plans (embed.shard_size), the
+    (tables.chance), the shard plans (embed.shard_size), the
     per-(model, dataset) MTEB v2 scores and the html tables. tests/test_kept_files.py deletes each kind of file a run keeps.
     """
     units = sorted({(m, d) for m, d, _, _ in SCORE_KEYS})
     files = [texts_path(d) for d in DATASETS] + [splits_path(d) for d in DATASETS]
     files += chance_inputs(None)
-    files += [
-        embed_key_path(m, d)
-        for m, d in units
-        if EMBED_WRITERS[m]["writer"] == "embed_cached"
-    ]
     if embed_models(unit="shard"):
         files += [shard_plan_path(d) for d in DATASETS]
     if MTEB_V2:
@@ -377,7 +353,7 @@ def start_problem():
     """What runs before any job (in the main process; docs/reliability.md), and why this run may not start (None:
     it may). A run alive in this folder refuses a second run, whatever its run name, and `--unlock` (Snakemake would
     remove the live run's locks); a dry run may look (tecb.unlock.start_refusal). The locks a killed run left are
-    removed when no run is alive (tecb.unlock.remove_stale_locks); a damaged key file or shard plan is named and
+    removed when no run is alive (tecb.unlock.remove_stale_locks); a damaged shard plan is named and
     removed, written again by this run (dag_records: never a bare JSONDecodeError); the files, local models and
     import-path algorithms the config points to are checked (tecb.preflight: columns, formats, encodings,
     config.json types, clusterers; cached by file fingerprint)."""

@@ -99,11 +99,12 @@ rule distill_static:
         "../scripts/distill_static.py"
 
 
-# The writers of a run's embeddings/{model}/{dataset}.parquet: embed (per dataset), embed_batch (per model),
-# embed_merge (per shard) and embed_cached (a link from the store). EMBED_WRITERS (functions/embed.smk) names one
-# per model; each writer's rules are in a file of their own, included only where that table names a model for
-# them (a rule that can never match the config is not shown to it), and each owns the models the table gives it
-# (wildcard constraints), so every output has one writer whatever the switches.
+# The writers of a run's embeddings/{model}/{dataset}.parquet: embed (per dataset), embed_batch (per model) and
+# embed_merge (per shard). EMBED_WRITERS (functions/embed.smk) names one per model; each writer's rules are in a
+# file of their own, included only where that table names a model for them (a rule that can never match the
+# config is not shown to it), and each owns the models the table gives it (wildcard constraints), so every output
+# has one writer whatever the switches. With the store (embed.cache_dir) the same rules run: each job serves its
+# files from the store's entries itself (tecb.embed.cache.serve_from_entry; docs/slurm.md "Embedding cache").
 if embed_models(writer="embed"):
 
     include: "embed_dataset.smk"
@@ -114,19 +115,8 @@ if embed_models(writer="embed_batch"):
     include: "embed_batch.smk"
 
 
-# sharded embedding of big corpora (config embed.shard_size): the shards, then embed_merge's run file or, with the
-# store, embed_compute's entry
+# sharded embedding of big corpora (config embed.shard_size): the shards, then embed_merge's run file
 if embed_models(unit="shard"):
 
     include: "embed_shard.smk"
-
-
-if embed_models(writer="embed_merge"):
-
     include: "embed_merge.smk"
-
-
-# the content-addressed store shared by run folders (config embed.cache_dir)
-if embed_models(writer="embed_cached"):
-
-    include: "embed_cache.smk"

@@ -3,8 +3,8 @@
 
 
 # embed.batch: every dataset of one model in one job; update(): a rerun keeps the datasets whose key is
-# unchanged (tecb.embed.batch), so reruns stay exact. With embed.cache_dir it fills the store's entries and
-# links the run's files from them (an entry is an entry whoever computed it).
+# unchanged (tecb.embed.batch), so reruns stay exact. With embed.cache_dir each dataset is the store's entry of
+# its key, reused or computed, as an embed job's (tecb.embed.cache.serve_from_entry).
 rule embed_batch:
     """Every dataset of one model, each as an embed job would (same bytes), embedding only what changed."""
     input:

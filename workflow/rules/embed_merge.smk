@@ -1,6 +1,7 @@
 # The writer of a run's embeddings/{model}/{dataset}.parquet of the sharded models EMBED_WRITERS
-# (functions/embed.smk) gives to `embed_merge` (without the store): the shards of embed_shard.smk merged, byte for
-# byte the file one embed job writes. Included by embed.smk only where the table names one.
+# (functions/embed.smk) gives to `embed_merge`: the shards of embed_shard.smk merged, byte for byte the file one
+# embed job writes; with the store (embed.cache_dir), the store's entry of the shards' key, reused or merged into
+# it (tecb.embed.job.run_merge_job). Included by embed.smk only where the table names one.
 
 
 rule embed_merge:

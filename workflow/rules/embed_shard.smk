@@ -3,7 +3,8 @@
 # (checkpoint embed_plan: a local job that counts the dataset's texts), and embed_merge (cheap, CPU) writes the
 # shards as the run's embeddings file: byte for byte the file one embed job writes (tecb.embed.shard). Other
 # kinds (TF-IDF fits on all texts) are embedded as without sharding. With the embedding cache (embed.cache_dir),
-# embed_compute writes a missing cache entry of a sharded model from its shards instead (embed_cache.smk).
+# embed_merge reuses the store's entry or merges the shards into it: the shards are the run's own, embedded in
+# every run (docs/slurm.md "Embedding cache").
 # Which models are sharded: unit "shard" of EMBED_WRITERS (functions/embed.smk); embed.smk includes this file only
 # where the table names one.
 

@@ -17,17 +17,17 @@ MTEB_META_KEYS = list(dict.fromkeys((m, mteb_task(d) is None) for m, d in MTEB_K
 MTEB_FILES = [mteb_path(m, d) for m, d in MTEB_KEYS] + [
     mteb_meta_path(m, c) for m, c in MTEB_META_KEYS
 ]
-# One benchmark per embed job that computes, by the rule EMBED_WRITERS (functions/embed.smk) says writes a model's
-# files: per model for embed_batch, per dataset for embed and embed_merge (the embed benchmark of a sharded
-# model). A model linked from the store (embed_cached) has none: the time of computing the entry is in its
-# timings, linked to results/{run}/timings/embed/. With cluster.batch one per (model, dataset).
+# One benchmark per embed job, by the rule EMBED_WRITERS (functions/embed.smk) says writes a model's files: per
+# model for embed_batch, per dataset for embed and embed_merge (the embed benchmark of a sharded model), with or
+# without the store (a job that reuses an entry records its own seconds; the computing job's are in the entry's
+# timings, put at results/{run}/timings/embed/). With cluster.batch one per (model, dataset).
 BENCHMARK_KEYS = (
     [("embed", f"{m}/batch") for m in embed_models(writer="embed_batch")]
     + [
         ("embed", f"{m}/{d}")
         for m in MODELS
         for d in DATASETS
-        if EMBED_WRITERS[m]["writer"] in ("embed", "embed_merge")
+        if EMBED_WRITERS[m]["unit"] != "model"
     ]
 ) + (
     [("cluster", f"{m}/{d}/batch") for m in MODELS for d in DATASETS]

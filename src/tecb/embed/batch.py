@@ -34,12 +34,11 @@ def run_embed_batch(
     :func:`tecb.embed.spec.encoder_settings`), ``texts`` (its texts.parquet) and the two outputs ``embeddings``
     and ``timings``. ``model`` says what the model's files are (:func:`tecb.embed.cache.model_content`);
     ``embed_options`` and ``seed`` are an embed job's (:class:`tecb.embed.encode.EmbedJob`). With
-    ``cache_dir`` (config ``embed.cache_dir``) a dataset to embed is the store's entry of its key: computed into the
-    store under the entry's lock unless finished (:func:`tecb.embed.cache.fill_entry`, verified), then linked (or
-    copied) to the member's outputs, as the embed_cached rule links it.
+    ``cache_dir`` (config ``embed.cache_dir``) a dataset to embed is the store's entry of its key, reused or
+    computed, as an embed job's (:func:`tecb.embed.cache.serve_from_entry`).
     """
     from tecb import io
-    from tecb.embed.cache import cache_key, entry_paths, fill_entry, link_or_copy, model_content
+    from tecb.embed.cache import cache_key, model_content, serve_from_entry
     from tecb.embed.spec import file_sha256, recorded_digest
 
     names = [m["dataset"] for m in members]
@@ -67,10 +66,8 @@ def run_embed_batch(
             if cache_dir is None:
                 embed({})
                 return
-            fill_entry(cache_dir, key, embed, log=log)
-            for name, source in entry_paths(cache_dir, key).items():
-                link_or_copy(source, member[name])
-                log(f"{member[name]} <- {source}")
+            outputs = {name: member[name] for name in ("embeddings", "timings")}
+            serve_from_entry(cache_dir, key, compute=embed, outputs=outputs, log=log)
 
         if io.keep_or_compute(
             keys,

@@ -16,10 +16,13 @@ file put in its place is refused even with a record rewritten to match it. A mod
 with or without the cache.
 
 An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
-files and its embeddings file names its key: :func:`fill_entry` computes a missing or unfinished entry under a per-key lock (``{key}.lock``), so runs
-sharing a cache compute each entry once, and never touches a finished one; :func:`verify_entry` checks an entry
-before it is linked (or copied) into a run's ``embeddings/{model}/{dataset}.parquet``, and :func:`quarantine`
-moves a damaged one aside so that the next run computes it again.
+files and its embeddings file names its key. The embed jobs use the store themselves (as mteb's cached-embedding
+wrapper wraps an encoder), whatever their granularity: an embed job (one dataset), an embed_merge job (a sharded
+model's dataset, merged from the run's shards) and an embed_batch job (every dataset of a model) each compute their
+key and call :func:`serve_from_entry`, which, under the entry's lock (``{key}.lock``), verifies the entry
+(:func:`verify_entry`, every byte) and reuses it when finished, else computes it (a damaged one is named and moved
+aside first), then puts it at the run's ``embeddings/{model}/{dataset}.parquet`` (and its timings). No rule
+declares an entry, so Snakemake never removes one, and no job removes or rewrites a finished one.
 """
 
 from __future__ import annotations
@@ -102,54 +105,6 @@ def _file_record(path) -> dict:
     return {"bytes": os.path.getsize(path), "sha256": file_sha256(path)}
 
 
-def is_finished(cache_dir, key: str) -> bool:
-    """Cheap (sizes only, for planning): the entry's record exists and its files have the recorded sizes."""
-    try:
-        with open(record_path(cache_dir, key), encoding="utf-8") as f:
-            record = json.load(f)
-        return all(os.path.getsize(p) == record[name]["bytes"] for name, p in entry_paths(cache_dir, key).items())
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
-def finished_keys(cache_dir) -> list[str]:
-    """The keys of the store's finished entries (:func:`is_finished`, cheap), sorted; none for a missing store."""
-    try:
-        names = os.listdir(cache_dir)
-    except OSError:
-        return []
-    keys = (n[:-5] for n in names if len(n) == 69 and n.endswith(".json") and _is_key(n[:-5]))
-    return sorted(k for k in keys if is_finished(cache_dir, k))
-
-
-def _is_key(text: str) -> bool:
-    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
-
-
-def key_owners(key_files, *, models, datasets) -> dict[str, tuple[str, str]]:
-    """Cache key -> the first (model, dataset) of ``models`` x ``datasets`` whose key file (one of ``key_files``,
-    the run's ``{model}/{dataset}.key.json``) records it; a damaged key file, or one of a model or dataset no longer
-    configured, is skipped (the workflow's embed_compute rule finds a key's owner here)."""
-    from tecb.io import ContractError, read_json_record
-
-    owners = {}
-    for path in key_files:
-        try:
-            record = read_json_record(path, ("model", "dataset", "key"), "key file")
-        except ContractError:
-            continue
-        if record["model"] in models and record["dataset"] in datasets:
-            owners.setdefault(record["key"], (record["model"], record["dataset"]))
-    return owners
-
-
-def owner_of(owners: dict, key: str) -> tuple[str, str]:
-    """The (model, dataset) with cache key ``key`` (of :func:`key_owners`); ``ValueError`` naming it if none."""
-    if key not in owners:
-        raise ValueError(f"embed.cache_dir: no (model, dataset) of this run has cache key {key}")
-    return owners[key]
-
-
 def embedding_key(*, settings: dict, seed: int | None, texts, model: ModelFiles) -> str:
     """The key of the embedding of a dataset's ``texts`` (its texts.parquet) by a model (its resolved ``settings``,
     the TF-IDF ``seed``, what its files are): :func:`cache_key` of their content; what an embeddings file records."""
@@ -165,7 +120,7 @@ def keyed_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
     return {**cut, "cache_key": key}
 
 
-def _recorded_key(path) -> str | None:
+def recorded_key(path) -> str | None:
     """The ``cache_key`` an embeddings file records in its metadata (its footer only), None when it has none."""
     from tecb.io import read_parquet_schema, read_tecb_metadata
 
@@ -196,7 +151,7 @@ def verify_entry(cache_dir, key: str) -> str:
 
     path = entry_paths(cache_dir, key)["embeddings"]
     try:
-        recorded = _recorded_key(path)
+        recorded = recorded_key(path)
     except ContractError as exc:
         return str(exc)
     if recorded != key:
@@ -225,61 +180,73 @@ def entry_lock(cache_dir, key: str, log=print):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def fill_entry(cache_dir, key: str, compute, log=print) -> bool:
-    """Make the entry finished: under its lock, keep it if it is (another run may have computed it meanwhile),
-    else run ``compute(paths)`` (writing both files of :func:`entry_paths`, atomically; the embeddings with the
-    metadata of :func:`keyed_metadata`) and write the record last. Returns whether it computed."""
+def serve_from_entry(cache_dir, key: str, *, compute, outputs: dict, log=print) -> bool:
+    """A job's run files from the store's entry of ``key``; returns whether the entry was computed.
+
+    Under the entry's lock (:func:`entry_lock`): a finished entry (:func:`verify_entry`: every byte against its
+    record, and its embeddings file naming ``key``) is reused and copied to ``outputs`` (``embeddings``,
+    ``timings``: the run's paths). Otherwise ``compute(paths)`` writes both files of :func:`entry_paths`
+    (atomically; the embeddings with the metadata of :func:`keyed_metadata`), the record is written last and the
+    files are hard-linked (or copied) to ``outputs``. A damaged entry (a record its files do not match, or an
+    embeddings file naming another key) is named in the log and moved aside to ``*.damaged`` before it is
+    computed again; an unfinished one (no record: a job killed while computing it) is overwritten. A finished
+    entry is never removed or rewritten, and a job that fails leaves the entry as it found it or finished.
+
+    A reused entry is copied, not linked: Snakemake sets the modification time of a job's outputs when the job
+    ends, and a hard link shares it with the entry and every other run's link, whose later jobs would then look
+    out of date (a copy costs the disk a run without the store uses).
+    """
     paths = entry_paths(cache_dir, key)
     with entry_lock(cache_dir, key, log=log):
         why = verify_entry(cache_dir, key)
         if not why:
-            log(f"cache entry {key}: already in the cache (finished, verified), kept")
-            return False
-        if any(os.path.exists(p) for p in paths.values()):
-            log(f"cache entry {key}: {why}; computed again")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(record_path(cache_dir, key))  # not finished until the record is written again
-        compute(paths)
-        record = {name: _file_record(p) for name, p in paths.items()}
-        from tecb.io import write_json
+            log(f"cache entry {key}: already in the cache (finished, verified), reused")
+        else:
+            if os.path.exists(record_path(cache_dir, key)):
+                log(f"WARNING {_set_aside(cache_dir, key, why)}")
+            elif any(os.path.exists(p) for p in paths.values()):
+                log(f"cache entry {key}: {why}; computed again")
+            compute(paths)
+            from tecb.io import write_json
 
-        write_json({"key": key, **record}, record_path(cache_dir, key))
-        log(f"cache entry {key}: computed into the cache")
-        return True
+            write_json(
+                {"key": key, **{name: _file_record(p) for name, p in paths.items()}}, record_path(cache_dir, key)
+            )
+            log(f"cache entry {key}: computed into the cache")
+        for name, dest in outputs.items():
+            put_file(paths[name], dest, link=bool(why))
+            log(f"{dest} <- {paths[name]}")
+    return bool(why)
 
 
-def quarantine(cache_dir, key: str, why: str) -> str:
-    """Move a damaged entry aside (under its lock; its record removed first, so it is no longer finished) and
-    return the message naming it: the next run computes the entry again."""
+def _set_aside(cache_dir, key: str, why: str) -> str:
+    """Move a damaged entry aside (its record removed first, so it is no longer finished; the caller holds the
+    entry's lock) and return the message naming it."""
     paths = entry_paths(cache_dir, key)
-    with entry_lock(cache_dir, key):
-        why = verify_entry(cache_dir, key) and why  # another run may have computed it again meanwhile
-        if not why:
-            return ""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(record_path(cache_dir, key))
-        moved = []
-        for path in paths.values():
-            if os.path.exists(path):
-                os.replace(path, path + ".damaged")
-                moved.append(path + ".damaged")
+    os.unlink(record_path(cache_dir, key))
+    moved = []
+    for path in paths.values():
+        if os.path.exists(path):
+            os.replace(path, path + ".damaged")
+            moved.append(path + ".damaged")
     return (
-        f"embedding cache entry {paths['embeddings']} is damaged ({why}): not linked; moved aside to "
-        f"{', '.join(moved) or '(nothing left)'} (delete it when you like). Run the same command again: it computes "
-        "the entry again, the same bytes"
+        f"embedding cache entry {paths['embeddings']} is damaged ({why}): moved aside to "
+        f"{', '.join(moved) or '(nothing left)'} (delete it when you like); computing it again, the same bytes"
     )
 
 
-def link_or_copy(source: str | os.PathLike, dest: str | os.PathLike) -> None:
-    """Put ``source``'s bytes at ``dest`` atomically: a hard link where the file system allows, else a copy
-    (with its modification time, so a cache entry never looks newer than the run's copy)."""
+def put_file(source: str | os.PathLike, dest: str | os.PathLike, *, link: bool) -> None:
+    """Put ``source``'s bytes at ``dest`` atomically: with ``link``, a hard link where the file system allows,
+    else (or without ``link``) a copy of its own."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.link.tmp")
     if tmp.exists():
         tmp.unlink()
     try:
+        if not link:
+            raise OSError("a copy asked for")
         os.link(source, tmp)
     except OSError:
-        shutil.copy2(source, tmp)
+        shutil.copyfile(source, tmp)
     os.replace(tmp, dest)

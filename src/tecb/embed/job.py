@@ -6,19 +6,19 @@ What decides the vectors comes from the rule's params: ``settings`` (:func:`tecb
 with the model's own batch size (:func:`tecb.embed.spec.job_embed_options`) and the store's folder. Neither decides
 the vectors, so neither is a param (changing them re-embeds nothing), and no script reads the config itself.
 
-:func:`embed_job` is the :class:`tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job,
+:func:`embed_job` is the :class:`tecb.embed.encode.EmbedJob` of an embed or embed_shard job,
 :func:`job_model_files` what its model files are and :func:`job_embedding_key` the key of what decides its vectors;
-:func:`job_threads` puts a job's torch and BLAS on its threads; :func:`fill_cache_entry` is the embed_compute job
-and :func:`run_embed_batch_job` the embed_batch job.
+:func:`job_threads` puts a job's torch and BLAS on its threads. :func:`run_embed_job`, :func:`run_merge_job` and
+:func:`run_embed_batch_job` are the embed, embed_merge and embed_batch jobs: with the store, each serves its run
+files from the store's entries (:func:`tecb.embed.cache.serve_from_entry`), the one way the store is filled and read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass
 
-from tecb.embed.cache import ModelFiles, embedding_key, fill_entry
+from tecb.embed.cache import ModelFiles, embedding_key, recorded_key, serve_from_entry
 from tecb.embed.encode import EmbedJob
 from tecb.embed.spec import job_embed_options, recorded_digest
 
@@ -60,12 +60,11 @@ def job_embedding_key(job) -> str:
     )
 
 
-def embed_job(job, *, embeddings, timings, cache_key: str, owner: tuple[str, str] | None = None) -> EmbedJob:
-    """The :class:`~tecb.embed.encode.EmbedJob` of an embed, embed_shard or embed_compute job: its texts, params
-    ``settings`` and ``seed``, model digest and :class:`EmbedRun` options, written to ``embeddings`` and
-    ``timings``, recording ``cache_key``. ``owner``: the (model, dataset) embedded (default: the job's wildcards;
-    an embed_compute job's wildcard is a key)."""
-    model, dataset = owner or (job.wildcards.model, job.wildcards.dataset)
+def embed_job(job, *, embeddings, timings, cache_key: str) -> EmbedJob:
+    """The :class:`~tecb.embed.encode.EmbedJob` of an embed or embed_shard job: its texts, params ``settings`` and
+    ``seed``, model digest and :class:`EmbedRun` options, written to ``embeddings`` and ``timings``, recording
+    ``cache_key``."""
+    model, dataset = job.wildcards.model, job.wildcards.dataset
     return EmbedJob(
         texts=job.input.texts,
         embeddings=embeddings,
@@ -94,31 +93,45 @@ def job_threads(job, kind: str):
         yield
 
 
-def fill_cache_entry(job, *, log=print) -> bool:
-    """An embed_compute job: the store's entry ``{cache_dir}/{key}.parquet`` of its wildcard ``key`` (its params
-    ``owner``: the run's model and dataset with that key), under the entry's lock: an entry another run finished
-    meanwhile is kept (:func:`tecb.embed.cache.fill_entry`; returns whether this job computed it). The entry is
-    embedded as an embed job embeds a run's file or, for a sharded model (inputs ``shards``), merged from the run's
-    shards as an embed_merge job merges them: the same bytes."""
-    model, dataset = job.params.owner["model"], job.params.owner["dataset"]
-    key = job.wildcards.key
-    log(f"cache entry of {model} / {dataset}")
+def run_embed_job(job, *, log=print) -> bool:
+    """An embed job: its dataset's texts embedded into its outputs ``embeddings`` and ``timings``, recording the
+    key of what decides them (:func:`job_embedding_key`); with the store (``embed.cache_dir``), the store's entry
+    of that key, reused or computed (:func:`tecb.embed.cache.serve_from_entry`). Returns whether it embedded."""
+    from tecb.embed.encode import embed_dataset
 
-    def merge(paths):
-        from tecb.embed.shard import merge_job
-
-        merge_job(job.input.shards, job.input.timings, **paths, log=log)
+    key, out, run = job_embedding_key(job), job.output, EmbedRun.from_job(job)
 
     def compute(paths):
-        from tecb.embed.encode import embed_dataset
+        with job_threads(job, job.params.settings["kind"]):  # torch and BLAS on the job's threads (issue 21.6)
+            embed_dataset(embed_job(job, **paths, cache_key=key), log=log)
 
-        with job_threads(job, job.params.settings["kind"]):
-            # the file names its key (as every embeddings file) and no run's folder
-            built = embed_job(job, **paths, cache_key=key, owner=(model, dataset))
-            embed_dataset(built, log=log)
+    outputs = {"embeddings": out.embeddings, "timings": out.timings}
+    if run.cache_dir is None:
+        compute(outputs)
+        return True
+    return serve_from_entry(run.cache_dir, key, compute=compute, outputs=outputs, log=log)
 
-    sharded = "shards" in job.input.keys()
-    return fill_entry(os.path.dirname(job.output.embeddings), key, merge if sharded else compute, log=log)
+
+def run_merge_job(job, *, log=print) -> bool:
+    """An embed_merge job: its inputs ``shards`` (in text order) merged into its outputs ``embeddings`` and
+    ``timings`` as one embed job writes them (:func:`tecb.embed.shard.merge_job`); with the store, the store's
+    entry of the key the shards record (the whole dataset's), reused or merged into it. Returns whether it merged.
+    """
+    from tecb.embed.shard import merge_job
+
+    inp, out, run = job.input, job.output, EmbedRun.from_job(job)
+
+    def merge(paths):
+        merge_job(inp.shards, inp.timings, **paths, log=log)
+
+    outputs = {"embeddings": out.embeddings, "timings": out.timings}
+    if run.cache_dir is None:
+        merge(outputs)
+        return True
+    keys = {recorded_key(p) for p in inp.shards}
+    if len(keys) != 1 or None in keys:
+        raise ValueError(f"the shards {list(inp.shards)} record the cache keys {sorted(map(str, keys))}, not one")
+    return serve_from_entry(run.cache_dir, keys.pop(), compute=merge, outputs=outputs, log=log)
 
 
 def run_embed_batch_job(job, *, log=print) -> list[str]:

@@ -123,8 +123,8 @@ def merge_timings(timing_paths: list, out_path) -> dict:
 
 def merge_job(shard_paths: list, timing_paths: list, *, embeddings, timings, log=print) -> dict:
     """A (model, dataset)'s shards merged into ``embeddings`` (:func:`merge_shards`) and their timings added up into
-    ``timings`` (:func:`merge_timings`): the embed_merge job's run file, and embed_compute's store entry of a
-    sharded model (the same bytes); returns the merged file's metadata."""
+    ``timings`` (:func:`merge_timings`): the embed_merge job's run file, or the store's entry it is served from
+    (the same bytes; :func:`tecb.embed.job.run_merge_job`); returns the merged file's metadata."""
     meta = merge_shards(list(shard_paths), embeddings)  # the shards name the key
     record = merge_timings(list(timing_paths), timings)
     log(f"{len(shard_paths)} shard(s), {meta['n_texts']} texts, vectors_sha256 {meta['vectors_sha256']}")

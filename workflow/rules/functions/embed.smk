@@ -12,21 +12,19 @@ def models_of_kind(*kinds):
 
 
 # --- the embed stage's one table: which jobs serve each model ----------------------------------------------
-# The switches embed.batch, embed.cache_dir and embed.shard_size are read here and only here. They choose, per
-# model, the granularity of the jobs that embed it and the one rule that writes a run's
-# embeddings/{model}/{dataset}.parquet; every combination is served. EMBED_WRITERS says it, and every other file
-# reads it (embed_models): the rules' wildcard constraints (each output has one writer, no ruleorder), which rules
-# files embed.smk includes (a rule no model needs is not shown to the config), the targets (common.smk) and the
-# report's benchmarks (report.smk).
+# The switches embed.batch and embed.shard_size are read here and only here. They choose, per model, the
+# granularity of the jobs that embed it and the one rule that writes a run's embeddings/{model}/{dataset}.parquet;
+# every combination is served. EMBED_WRITERS says it, and every other file reads it (embed_models): the rules'
+# wildcard constraints (each output has one writer, no ruleorder), which rules files embed.smk includes (a rule no
+# model needs is not shown to the config), the targets (common.smk) and the report's benchmarks (report.smk).
 #   unit "shard"    embed.shard_size, transformer kinds (tecb.embed.shard.SHARDABLE_KINDS): embed_shard jobs, then
-#                   the writer embed_merge or, with the store, embed_cached (its entry merged by embed_compute)
-#   unit "model"    embed.batch, the other models: the writer embed_batch embeds every dataset in one job (and,
-#                   with the store, fills its entries and links the run's files from them)
-#   unit "dataset"  otherwise: the writer embed or, with the store, embed_cached (the entry: embed_compute, by key)
+#                   the writer embed_merge
+#   unit "model"    embed.batch, the other models: the writer embed_batch embeds every dataset in one job
+#   unit "dataset"  otherwise: the writer embed
+# The store (embed.cache_dir) changes no rule: each writer's job serves its files from the store's entries itself
+# (tecb.embed.cache.serve_from_entry), so the store is not read here.
 #: the threads an embed-stage job declares (embed.threads, read here only; a job's script takes Snakemake's)
 EMBED_THREADS = config["embed"]["threads"]
-#: the content-addressed store shared by run folders (embed.cache_dir; None: none)
-EMBED_CACHE = config["embed"].get("cache_dir")
 SHARD_SIZE = config["embed"].get("shard_size")
 
 
@@ -35,13 +33,10 @@ def embed_jobs(spec):
     (``unit``: shard, model or dataset) and the rule that writes its run files (``writer``).
     """
     if SHARD_SIZE and spec["kind"] in SHARDABLE_KINDS:
-        return {
-            "unit": "shard",
-            "writer": "embed_cached" if EMBED_CACHE else "embed_merge",
-        }
+        return {"unit": "shard", "writer": "embed_merge"}
     if config["embed"]["batch"]:
         return {"unit": "model", "writer": "embed_batch"}
-    return {"unit": "dataset", "writer": "embed_cached" if EMBED_CACHE else "embed"}
+    return {"unit": "dataset", "writer": "embed"}
 
 
 #: model -> {"unit": ..., "writer": ...} (embed_jobs): the embed stage's one table
@@ -60,19 +55,10 @@ def embed_models(*, writer=None, unit=None):
 
 def dag_records():
     """The JSON files of this run that input functions read while the DAG is built, as (paths, fields, what):
-    the cache key files (embed.cache_dir) and the shard plans (embed.shard_size). The Snakefile removes a damaged
-    one at the start, naming it; `all` names them (kept_files), so the same command writes it again.
+    the shard plans (embed.shard_size). The Snakefile removes a damaged one at the start, naming it; `all` names
+    them (kept_files), so the same command writes it again.
     """
     return [
-        (
-            [
-                embed_key_path(m, d)
-                for m in embed_models(writer="embed_cached")
-                for d in DATASETS
-            ],
-            ("model", "dataset", "key"),
-            "embedding cache key file",
-        ),
         (
             (
                 [shard_plan_path(d) for d in DATASETS]
@@ -101,7 +87,7 @@ def model_spec(model):
 
 def model_settings(model, dataset):
     """What decides a model's vectors for a dataset (tecb.embed.spec.encoder_settings): the `settings` param of
-    every job that embeds it (embed, embed_batch, embed_shard, embed_key, embed_compute) and adapt's `encoder`.
+    every job that embeds it (embed, embed_batch, embed_shard) and adapt's `encoder`.
     """
     return encoder_settings(model_spec(model), config["embed"], dataset)
 
@@ -122,7 +108,7 @@ def model_input(wildcards):
 
 
 def model_kind(wildcards):
-    """A model's kind (the embed_batch and embed_key jobs' params)."""
+    """A model's kind (the embed_batch job's params)."""
     return model_spec(wildcards.model)["kind"]
 
 
