@@ -243,10 +243,15 @@ def put_file(source: str | os.PathLike, dest: str | os.PathLike, *, link: bool) 
     tmp = dest.with_name(f".{dest.name}.link.tmp")
     if tmp.exists():
         tmp.unlink()
-    try:
-        if not link:
-            raise OSError("a copy asked for")
-        os.link(source, tmp)
-    except OSError:
+    if not (link and _hard_link(source, tmp)):
         shutil.copyfile(source, tmp)
     os.replace(tmp, dest)
+
+
+def _hard_link(source, dest) -> bool:
+    """Hard-link ``source`` at ``dest``; False where the file system refuses (another device, no links)."""
+    try:
+        os.link(source, dest)
+    except OSError:
+        return False
+    return True
