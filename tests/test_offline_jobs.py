@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "workflow" / "scripts"
 #: imports that can load a model (torch, the training and embedding code, Hugging Face libraries)
 MODEL_LOADING = re.compile(
-    r"^(import torch|from tecb\.adapt|from tecb\.embed\.(encode|tiny_bert|mteb_model)|"
+    r"^(import torch|from tecb\.adapt|from tecb\.embed\.(encode|tiny_bert|mteb_model|job)|"
     r"(from|import) (sentence_transformers|transformers))",
     re.M,
 )
@@ -20,7 +20,9 @@ NETWORK_SCRIPTS = {"prefetch_model.py", "download_published.py"}
 
 def test_every_model_loading_script_sets_offline_mode_before_its_imports():
     loading = [p for p in sorted(SCRIPTS.glob("*.py")) if MODEL_LOADING.search(p.read_text())]
-    assert {"pretrain.py", "adapt.py", "tiny_bert.py", "embed.py"} <= {p.name for p in loading}
+    assert {"pretrain.py", "adapt.py", "tiny_bert.py", "embed.py", "embed_batch.py", "embed_merge.py"} <= {
+        p.name for p in loading
+    }
     for path in loading:
         text = path.read_text()
         assert path.name not in NETWORK_SCRIPTS
