@@ -4,7 +4,9 @@ refused), the workflow has no `ruleorder`, a dry run of each combination names e
 (the embeddings file's writer decided per model by workflow/rules/functions/embed.smk), and each combination run to
 all targets writes the default's bytes. The runs start from copies of one prepared project (:func:`prepared`: the
 dataset, the tiny BERT and the chance floor, which no switch reaches, built once), and must not run those jobs
-again."""
+again. A combination with cluster.batch starts from the finished run of its three embed switches (cluster.batch
+off) with every file after the embed stage removed (:func:`_embedded`): cluster.batch reaches no embed job, so it
+must run none, and every file it writes again is compared."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import hashlib
 import itertools
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -173,12 +176,42 @@ def prepared(tmp_path_factory):
     return work
 
 
-def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
+#: the embed stage's rules and their files under results/sw/ (with the upstream ones): what a combination with
+#: cluster.batch starts from (:func:`_embedded`)
+EMBED_RULES = ("embed", "embed_batch", "embed_plan", "embed_shard", "embed_merge")
+EMBED_STAGE = re.compile(
+    r"^(datasets|models|chance|embeddings|shards)/|^(timings|benchmarks)/(embed|embed_shard|chance)/"
+)
+#: finished runs by their switches: (folder, hashes), each run once (this module's tests share one pytest worker)
+_FINISHED: dict[tuple, tuple[Path, dict[str, str]]] = {}
+
+
+def _embedded(tmp_path_factory, prepared, switches) -> Path:
+    """The finished run of ``switches``' embed switches with cluster.batch off (run first if not yet), copied, with
+    every file after the embed stage (not :data:`EMBED_STAGE`) removed from its results."""
+    sibling = (*switches[:3], False)
+    if sibling not in _FINISHED:
+        _run_all(tmp_path_factory, prepared, sibling)
     work = tmp_path_factory.mktemp(_name(switches)) / "p"
-    shutil.copytree(prepared, work, symlinks=True)  # src/ and the numba cache stay links; mtimes kept
+    shutil.copytree(_FINISHED[sibling][0], work, symlinks=True)  # mtimes kept
+    results = work / "results" / "sw"
+    for path in sorted(results.rglob("*"), reverse=True):  # files before their folders
+        if path.is_file() and not EMBED_STAGE.match(path.relative_to(results).as_posix()):
+            path.unlink()
+    return work
+
+
+def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
+    if switches in _FINISHED:  # run before, as the start of a combination with cluster.batch
+        return _FINISHED[switches][1]
+    if switches[3]:  # cluster.batch: from its embed switches' embeddings, no embed job may run
+        work, unreached = _embedded(tmp_path_factory, prepared, switches), UPSTREAM_RULES + EMBED_RULES
+    else:
+        work, unreached = tmp_path_factory.mktemp(_name(switches)) / "p", UPSTREAM_RULES
+        shutil.copytree(prepared, work, symlinks=True)  # src/ and the numba cache stay links; mtimes kept
     _write_tiny_config(work, switches)
     proc = run_snakemake(work, *ARGS)
-    rerun = [r for r in UPSTREAM_RULES if re.search(rf"^(local)?rule {r}:", proc.stdout, flags=re.M)]
+    rerun = [r for r in unreached if re.search(rf"^(local)?rule {r}:", proc.stdout, flags=re.M)]
     assert not rerun, f"the switches reran {rerun}, which no switch reaches"
     assert "Nothing to be done" in run_snakemake(work, "-n", *ARGS).stdout  # a finished run plans nothing
     if switches[1]:  # every writer (embed, embed_merge, embed_batch) served its files from the store's entries
@@ -186,7 +219,8 @@ def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
         for path in (work / "results" / "sw" / "embeddings").rglob("*.parquet"):
             entry = store / f"{read_embeddings(path)[1]['cache_key']}.parquet"
             assert entry.read_bytes() == path.read_bytes() and entry.with_suffix(".json").exists(), path
-    return _hashes(work / "results" / "sw")
+    _FINISHED[switches] = (work, _hashes(work / "results" / "sw"))
+    return _FINISHED[switches][1]
 
 
 @pytest.fixture(scope="module")
