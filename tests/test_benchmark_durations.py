@@ -1,0 +1,37 @@
+"""benchmarks/test_durations.py: pytest's --durations pieces summed per test file, and the kept table is the one
+it renders from the kept log (benchmarks/test_durations.txt)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT
+
+BENCH = ROOT / "benchmarks"
+TITLE = "Test time per file: .ci/run's suite on a clean clone of e68573d (stop 52)"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("test_durations_script", BENCH / "test_durations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pieces_are_summed_per_file():
+    lines = [
+        "12.50s setup    tests/test_a.py::test_x",
+        " 2.25s call     tests/test_a.py::test_x[p-1]",
+        "1.00s teardown tests/test_b.py::test_y",
+        "0.50s call     tests/test_a.py::test_z",
+        "=== 3 passed in 20.00s ===",
+        "not a piece: 9.99s",
+    ]
+    seconds, pieces, every = _module().per_file(lines)
+    assert seconds == {"tests/test_a.py": 15.25, "tests/test_b.py": 1.0}
+    assert pieces == {"tests/test_a.py": 3, "tests/test_b.py": 1} and len(every) == 4
+
+
+def test_the_kept_table_is_rendered_from_the_kept_log():
+    rendered = _module().render(BENCH / "test_durations.txt", title=TITLE, top=25)
+    assert rendered == (BENCH / "test_durations_by_file.md").read_text()
