@@ -16,6 +16,7 @@ from pathlib import Path
 
 PIECE = re.compile(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)")
 SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed).*) in ([\d.]+)s")
+TIME_V = re.compile(r"^\s*(User time|System time) \(seconds\): ([\d.]+)")
 
 
 def per_file(lines) -> tuple[dict[str, float], dict[str, int], list[tuple[float, str, str]]]:
@@ -37,9 +38,15 @@ def per_file(lines) -> tuple[dict[str, float], dict[str, int], list[tuple[float,
 def render(log: Path, *, title: str, top: int) -> str:
     lines = log.read_text().splitlines()
     seconds, pieces, every = per_file(lines)
-    summary = next((m.group(0).strip("= ") for m in map(SUMMARY.match, lines) if m), "no summary line")
+    summary = next((f"{m.group(1)} in {m.group(3)} s" for m in map(SUMMARY.match, lines) if m), "no summary line")
     total = sum(seconds.values())
     out = [f"# {title}", "", f"From `{log.name}` (`pytest --durations`): {summary}.", ""]
+    cpu = dict(m.groups() for m in map(TIME_V.match, lines) if m)
+    if len(cpu) == 2:
+        total_cpu = float(cpu["User time"]) + float(cpu["System time"])
+        out += [f"CPU of pytest and every process it waited for (`/usr/bin/time -v`): {total_cpu / 60:.1f} min.", ""]
+    if not every:  # a log without --durations: its summary and CPU only
+        return "\n".join(out) + "\n"
     out += [
         f"Sum of all {len(every)} pieces listed: {total / 60:.1f} worker-minutes (wall seconds on a pytest-xdist "
         "worker, two workers sharing two cores).",

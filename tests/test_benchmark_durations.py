@@ -35,3 +35,14 @@ def test_pieces_are_summed_per_file():
 def test_the_kept_table_is_rendered_from_the_kept_log():
     rendered = _module().render(BENCH / "test_durations.txt", title=TITLE, top=25)
     assert rendered == (BENCH / "test_durations_by_file.md").read_text()
+
+
+def test_a_log_without_durations_gives_its_summary_and_cpu(tmp_path):
+    log = tmp_path / "ci.txt"
+    log.write_text(
+        "1 failed, 9 passed, 2 warnings in 120.50s (0:02:00)\n"
+        "\tUser time (seconds): 100.00\n\tSystem time (seconds): 20.00\n"
+    )
+    text = _module().render(log, title="CI", top=5)
+    assert "1 failed, 9 passed, 2 warnings in 120.50 s." in text and "(`/usr/bin/time -v`): 2.0 min." in text
+    assert "|" not in text
