@@ -46,3 +46,9 @@ def test_a_log_without_durations_gives_its_summary_and_cpu(tmp_path):
     text = _module().render(log, title="CI", top=5)
     assert "1 failed, 9 passed, 2 warnings in 120.50 s." in text and "(`/usr/bin/time -v`): 2.0 min." in text
     assert "|" not in text
+
+
+def test_the_kept_table_after_the_switch_change_is_rendered_from_its_log():
+    title = "Test time per file: .ci/run on a clean clone of d19c730 (stop 52, after the switch change)"
+    rendered = _module().render(BENCH / "test_durations_d19c730.txt", title=title, top=25)
+    assert rendered == (BENCH / "test_durations_by_file_d19c730.md").read_text()
