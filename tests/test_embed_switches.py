@@ -176,9 +176,8 @@ def prepared(tmp_path_factory):
     return work
 
 
-#: the embed stage's rules and their files under results/sw/ (with the upstream ones): what a combination with
-#: cluster.batch starts from (:func:`_embedded`)
-EMBED_RULES = ("embed", "embed_batch", "embed_plan", "embed_shard", "embed_merge")
+#: the embed stage's files under results/sw/ (with the upstream ones; its rules: SWITCHED_RULES): what a
+#: combination with cluster.batch starts from (:func:`_embedded`)
 EMBED_STAGE = re.compile(
     r"^(datasets|models|chance|embeddings|shards)/|^(timings|benchmarks)/(embed|embed_shard|chance)/"
 )
@@ -205,7 +204,7 @@ def _run_all(tmp_path_factory, prepared, switches) -> dict[str, str]:
     if switches in _FINISHED:  # run before, as the start of a combination with cluster.batch
         return _FINISHED[switches][1]
     if switches[3]:  # cluster.batch: from its embed switches' embeddings, no embed job may run
-        work, unreached = _embedded(tmp_path_factory, prepared, switches), UPSTREAM_RULES + EMBED_RULES
+        work, unreached = _embedded(tmp_path_factory, prepared, switches), (*UPSTREAM_RULES, *sorted(SWITCHED_RULES))
     else:
         work, unreached = tmp_path_factory.mktemp(_name(switches)) / "p", UPSTREAM_RULES
         shutil.copytree(prepared, work, symlinks=True)  # src/ and the numba cache stay links; mtimes kept
