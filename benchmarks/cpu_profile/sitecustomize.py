@@ -88,6 +88,7 @@ if os.environ.get("TECB_CPU_PROFILE_DIR"):
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         record = {
             "argv0": sys.argv[0] if sys.argv else "",
+            "test": os.environ.get("PYTEST_CURRENT_TEST", ""),  # under pytest: the test that started this process
             "pid": os.getpid(),
             "startup": _STARTUP,
             "imports": _TOTALS["imports"],
