@@ -52,3 +52,37 @@ def test_the_kept_table_after_the_switch_change_is_rendered_from_its_log():
     title = "Test time per file: .ci/run on a clean clone of d19c730 (stop 52, after the switch change)"
     rendered = _module().render(BENCH / "test_durations_d19c730.txt", title=title, top=25)
     assert rendered == (BENCH / "test_durations_by_file_d19c730.md").read_text()
+
+
+# --- benchmarks/suite_cpu.py: the suite's CPU per kind of process and per test file ---------------------------
+
+
+def _suite_cpu():
+    spec = importlib.util.spec_from_file_location("suite_cpu_script", BENCH / "suite_cpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_process_record_is_kept_as_its_rule_and_test_file():
+    suite = _suite_cpu()
+    job = {"argv0": "/tmp/p/.snakemake/scripts/tmpab12cd.cluster.py", "test": "tests/test_a.py::test_x (call)"}
+    seconds = {"total": 2.0, "startup": 0.1, "imports": 1.5, "compile": 0.0}
+    assert suite.reduce_record(job | seconds) == {"kind": "cluster", "file": "tests/test_a.py"} | seconds
+    worker = suite.reduce_record({"argv0": "-c", "test": ""} | seconds)
+    assert worker["kind"] == suite.WORKER and worker["file"] == ""
+    text = suite.render([suite.reduce_record(job | seconds), worker], title="T")
+    assert "in 2 processes." in text and "Workflow jobs: 1 processes, 2 s (0.0 min), 2 s of it overhead (80 %)" in text
+    assert (
+        "| cluster | 1 | 2.0 | 50.0% | 1.6 | 80 |" in text and "| `tests/test_a.py` | 2.0 | 50.0% | cluster 2 |" in text
+    )
+
+
+def test_the_kept_suite_profile_is_rendered_from_its_records():
+    title = (
+        "CPU of the test suite per process and per test file: profiled clean-clone run of 9fd27c6 "
+        "(stop 53, before real runs became forks)"
+    )
+    suite = _suite_cpu()
+    rendered = suite.render(suite.read_records(str(BENCH / "suite_cpu_9fd27c6.jsonl.gz")), title=title)
+    assert rendered == (BENCH / "suite_cpu_9fd27c6.md").read_text()
