@@ -86,3 +86,11 @@ def test_the_kept_suite_profile_is_rendered_from_its_records():
     suite = _suite_cpu()
     rendered = suite.render(suite.read_records(str(BENCH / "suite_cpu_9fd27c6.jsonl.gz")), title=title)
     assert rendered == (BENCH / "suite_cpu_9fd27c6.md").read_text()
+
+
+def test_the_kept_table_after_the_forked_runs_is_rendered_from_its_log():
+    title = (
+        "Test time per file: .ci/run on a clean clone of 4e44832 (stop 53: real runs as forks, units in measured order)"
+    )
+    rendered = _module().render(BENCH / "test_durations_4e44832.txt", title=title, top=25)
+    assert rendered == (BENCH / "test_durations_by_file_4e44832.md").read_text()
