@@ -159,8 +159,9 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, env: dict | Non
 
     A run in this process's environment (``env`` not given) is a fork of this process's snakemake server
     (:func:`_forked_run`), the same function with the same arguments, folder and environment, without Python's
-    start and snakemake's imports again; its jobs are the processes `python -m snakemake` starts. No wall-clock limit: a slow machine must not fail a correct run (a hung run
-    is stopped by the CI job's limit). Only for tests marked ``@pytest.mark.workflow``."""
+    start and snakemake's imports again; its jobs are the processes `python -m snakemake` starts. No wall-clock
+    limit: a slow machine must not fail a correct run (a hung run is stopped by the CI job's limit). Only for
+    tests marked ``@pytest.mark.workflow``."""
     if not _CURRENT_TEST["workflow"]:
         raise AssertionError(
             "a test that runs snakemake must be marked @pytest.mark.workflow (make test-fast skips it)"
@@ -196,8 +197,9 @@ def _stop_server(server: subprocess.Popen) -> None:
 def _forked_run(workdir: Path, args, full_env: dict) -> subprocess.CompletedProcess:
     """``python -m snakemake ARGS`` in ``workdir`` as a fork of a process that imported snakemake's command line and
     plugins once (tests/snakemake_forks.py): a `snakemake -n` that stops at a config check costs ~0.8 CPU-s
-    instead of ~2.8, its output the same; a run that executes jobs saves the same start. The server is started on first use, with this process's environment;
-    started again when that changed (but for the running test's name)."""
+    instead of ~2.8, its output the same; a run that executes jobs saves the same start. The server is started on
+    first use, with this process's environment; started again when that changed (but for the running test's
+    name)."""
     import json
 
     server = _FORK_SERVER.get("process")

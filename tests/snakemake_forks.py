@@ -1,4 +1,5 @@
-"""``python -m snakemake`` runs as forks of one interpreter (tests only: conftest.run_snakemake's runs in its environment).
+"""``python -m snakemake`` runs as forks of one interpreter (tests only: conftest.run_snakemake's runs in the
+test's own environment).
 
 The parent imports snakemake's command line once, with its plugins (the parser that ``snakemake.cli.main`` builds
 loads every installed executor, storage, logger, report and scheduler plugin; the project's logger plugin imports
