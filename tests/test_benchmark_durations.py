@@ -11,11 +11,16 @@ BENCH = ROOT / "benchmarks"
 TITLE = "Test time per file: .ci/run's suite on a clean clone of e68573d (stop 52)"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("test_durations_script", BENCH / "test_durations.py")
+def _script(name: str):
+    """The benchmark script ``benchmarks/{name}.py`` as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_script", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _module():
+    return _script("test_durations")
 
 
 def test_pieces_are_summed_per_file():
@@ -58,10 +63,7 @@ def test_the_kept_table_after_the_switch_change_is_rendered_from_its_log():
 
 
 def _suite_cpu():
-    spec = importlib.util.spec_from_file_location("suite_cpu_script", BENCH / "suite_cpu.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _script("suite_cpu")
 
 
 def test_a_process_record_is_kept_as_its_rule_and_test_file():
