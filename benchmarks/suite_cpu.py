@@ -72,24 +72,24 @@ def render(records: list[dict], *, title: str, top: int = 25) -> str:
         "| process | processes | CPU s | share | overhead s | overhead % |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for name in sorted(kinds, key=lambda n: (-kinds[n]["total"], n))[:top]:
+    order = sorted(kinds, key=lambda n: (-kinds[n]["total"], n))
+    for name in order[:top]:
         row = kinds[name]
         overhead = row["startup"] + row["imports"] + row["compile"]
         lines.append(
             f"| {name} | {row['processes']} | {row['total']:.1f} | {100 * row['total'] / total:.1f}% | "
             f"{overhead:.1f} | {100 * overhead / max(row['total'], 1e-9):.0f} |"
         )
-    rest = sorted(kinds, key=lambda n: (-kinds[n]["total"], n))[top:]
-    if rest:
-        lines.append(f"| {len(rest)} other kinds | | {sum(kinds[n]['total'] for n in rest):.1f} | | | |")
+    if order[top:]:
+        lines.append(f"| {len(order[top:])} other kinds | | {sum(kinds[n]['total'] for n in order[top:]):.1f} | | | |")
     lines += ["", "| test file | CPU s | share | largest parts |", "|---|---:|---:|---|"]
-    for name in sorted(files, key=lambda n: (-sum(files[n].values()), n))[:top]:
+    order = sorted(files, key=lambda n: (-sum(files[n].values()), n))
+    for name in order[:top]:
         cpu = sum(files[name].values())
         parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(files[name].items(), key=lambda kv: (-kv[1], kv[0]))[:3])
         lines.append(f"| `{name}` | {cpu:.1f} | {100 * cpu / total:.1f}% | {parts} |")
-    rest = sorted(files, key=lambda n: (-sum(files[n].values()), n))[top:]
-    if rest:
-        lines.append(f"| {len(rest)} other files | {sum(sum(files[n].values()) for n in rest):.1f} | | |")
+    if order[top:]:
+        lines.append(f"| {len(order[top:])} other files | {sum(sum(files[n].values()) for n in order[top:]):.1f} | | |")
     return "\n".join(lines) + "\n"
 
 
