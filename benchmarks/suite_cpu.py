@@ -19,11 +19,9 @@ import glob
 import gzip
 import json
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from job_overhead import rule_of  # noqa: E402
+from job_overhead import rule_of  # this folder is first on sys.path when the script runs
 
 WORKER = "(python -c: the pytest workers, the tests' own python -c)"
 FIELDS = ("total", "startup", "imports", "compile")

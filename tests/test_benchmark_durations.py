@@ -3,7 +3,10 @@ it renders from the kept log (benchmarks/test_durations.txt)."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
+import subprocess
+import sys
 
 from conftest import ROOT
 
@@ -11,12 +14,50 @@ BENCH = ROOT / "benchmarks"
 TITLE = "Test time per file: .ci/run's suite on a clean clone of e68573d (stop 52)"
 
 
+def _from_benchmarks(module) -> bool:
+    return str(getattr(module, "__file__", None) or "").startswith(str(BENCH))
+
+
 def _script(name: str):
-    """The benchmark script ``benchmarks/{name}.py`` as a module (the folder is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"{name}_script", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """The benchmark script ``benchmarks/{name}.py`` as a module (the folder is not a package), loaded with the
+    folder first on sys.path as ``python benchmarks/{name}.py`` has it, for its imports of sibling scripts. The
+    worker's sys.path and sys.modules are left as they were: with the folder on the path, a later ``import
+    coverage`` in numba found a script of that name, and the worker's UMAP tests failed."""
+    path_before = list(sys.path)
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"{name}_script", BENCH / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path_before
+        for loaded in [k for k, m in sys.modules.items() if _from_benchmarks(m)]:
+            del sys.modules[loaded]
     return module
+
+
+def test_loading_a_script_leaves_the_workers_imports_as_they_were():
+    path_before = list(sys.path)
+    assert _script("suite_cpu").rule_of  # suite_cpu imports its sibling job_overhead
+    assert sys.path == path_before
+    assert not [k for k, m in sys.modules.items() if _from_benchmarks(m)]
+
+
+def test_no_script_is_found_by_the_imports_of_the_libraries_the_scripts_use():
+    """``python benchmarks/X.py`` puts the folder first on sys.path, so a script named like a module that a
+    library imports, even an optional one it tries (numba tries ``coverage``), is found in its place."""
+    stems = {p.stem for p in BENCH.glob("*.py")}
+    assert not stems & set(sys.stdlib_module_names)
+    others = [p for p in sys.path if p and p != str(BENCH)]
+    assert not [s for s in stems if importlib.machinery.PathFinder.find_spec(s, others)]
+    code = (
+        "import os, sys, numba, umap, hdbscan, river, sklearn, pandas, pyarrow.parquet\n"
+        "print(sorted(k for k, m in sys.modules.items() if (getattr(m, '__file__', None) or '').startswith(os.getcwd())))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=BENCH, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert found == "[]"
 
 
 def _module():

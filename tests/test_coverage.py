@@ -1,7 +1,7 @@
 """The coverage and false-positive simulation (issue 43.3): under the null, the mean test's 95 % intervals cover
 the true difference about 95 % of the time and it rejects at most about 5 %, on the paper's split designs
 (subsamples of one pool, Blurbs' three kinds, three training seeds) and on independent splits; taking the
-overlapping splits as independent fails the same bounds. benchmarks/coverage.py runs more simulations."""
+overlapping splits as independent fails the same bounds. benchmarks/null_coverage.py runs more simulations."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ its texts plus independent clustering noise, and a run's splits are drawn by one
 simulation draws one such run and asks :func:`tecb.report.stats.mean_test` (or
 :func:`~tecb.report.stats.seeds_mean_test`) for the interval and the two-sided p of the mean difference; the true
 difference is 0, so a promised 95 % interval should cover it in about 95 % of the simulations and p < 0.05 should
-happen in at most about 5 %. ``benchmarks/coverage.py`` writes the figures quoted in ``docs/statistics.md``;
+happen in at most about 5 %. ``benchmarks/null_coverage.py`` writes the figures quoted in ``docs/statistics.md``;
 ``tests/test_coverage.py`` runs fewer simulations with bounds that can fail.
 """
 
