@@ -7,6 +7,7 @@ import importlib.machinery
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -15,7 +16,7 @@ TITLE = "Test time per file: .ci/run's suite on a clean clone of e68573d (stop 5
 
 
 def _from_benchmarks(module) -> bool:
-    return str(getattr(module, "__file__", None) or "").startswith(str(BENCH))
+    return BENCH in Path(getattr(module, "__file__", None) or "/").parents
 
 
 def _script(name: str):
@@ -23,7 +24,7 @@ def _script(name: str):
     folder first on sys.path as ``python benchmarks/{name}.py`` has it, for its imports of sibling scripts. The
     worker's sys.path and sys.modules are left as they were: with the folder on the path, a later ``import
     coverage`` in numba found a script of that name, and the worker's UMAP tests failed."""
-    path_before = list(sys.path)
+    path_before, modules_before = list(sys.path), set(sys.modules)
     sys.path.insert(0, str(BENCH))
     try:
         spec = importlib.util.spec_from_file_location(f"{name}_script", BENCH / f"{name}.py")
@@ -31,8 +32,9 @@ def _script(name: str):
         spec.loader.exec_module(module)
     finally:
         sys.path[:] = path_before
-        for loaded in [k for k, m in sys.modules.items() if _from_benchmarks(m)]:
-            del sys.modules[loaded]
+        for loaded in set(sys.modules) - modules_before:
+            if _from_benchmarks(sys.modules[loaded]):
+                del sys.modules[loaded]
     return module
 
 
