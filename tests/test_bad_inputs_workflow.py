@@ -9,7 +9,8 @@ made once per module; every test works on a fresh copy of it:
   that dataset and what depends on it; an unchanged config plans nothing;
 - a corrupt embeddings file is named, with "delete it and re-run", where it is first read: the cluster rule's
   memory estimate;
-- a run killed with SIGKILL restarts with the same command: its stale locks are removed; a live run's are not.
+- a run killed with SIGKILL restarts with the same command: its stale locks are removed; a live run's are not;
+  a `tail -f` of the run's log, a pager and an editor left open in the folder block nothing.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ import time
 from pathlib import Path
 
 import pytest
+import test_unlock
 import yaml
 from conftest import copy_project, run_snakemake
 from helpers import copy_of, expensive, planned_jobs
+from test_unlock import VIEWERS, fake_snakemake, started
+
+from tecb import unlock
 
 pytestmark = pytest.mark.workflow
+viewer = test_unlock.viewer  # the fixture: programs open in a terminal of their own
 
 RUN = "bw"
 DATASETS = ("Alpha", "Beta")
@@ -152,9 +158,10 @@ def test_a_killed_run_restarts_with_the_same_command(work):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    records = work / ".snakemake" / "tecb-runs"
-    while proc.poll() is None and not (records.is_dir() and any(records.glob("*.json"))):
+    locks, records = work / ".snakemake" / "locks", work / ".snakemake" / "tecb-runs"
+    while proc.poll() is None and not (locks.is_dir() and any(locks.glob("*.lock"))):
         time.sleep(0.02)
+    assert any(records.glob("*.json"))  # written at startup, before the locks
     assert proc.poll() is None, "the run ended before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -169,7 +176,9 @@ def test_a_live_runs_locks_are_kept(work):
     lock = work / ".snakemake" / "locks" / "0.output.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("\n".join(TARGETS) + "\n")
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "snakemake"], cwd=work)
+    # a run that has not written its record: a process whose program is snakemake, working in the folder
+    live = subprocess.Popen([str(fake_snakemake(work.parent / "bin")), "--cores", "1"], cwd=work)
+    started(live, "snakemake")
     try:
         (work / "data" / "alpha.tsv").write_text(tsv(5))
         proc = snakemake(work, "--configfile", write_config(work, config()), "--cores", "1", *TARGETS, check=False)
@@ -180,3 +189,25 @@ def test_a_live_runs_locks_are_kept(work):
     finally:
         live.kill()
         live.wait()
+
+
+def test_viewers_of_the_log_block_nothing(work, viewer):
+    """`tail -f` of the last run's log, `less` and `vi` on it and a `watch` of the locks left open in the folder (as
+    people do while a long run goes on, and after it): a killed run's stale locks are removed, the run starts and
+    finishes, and `python -m tecb.unlock` reports no live run, while all of them stay open."""
+    logs = sorted((work / ".snakemake" / "log").glob("*.snakemake.log"))
+    assert logs, "the module's run left no log"
+    log = str(logs[-1].relative_to(work))
+    lock = work / ".snakemake" / "locks" / "0.output.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("\n".join(TARGETS) + "\n")  # a killed run's
+    open_ = [
+        viewer([log if a == VIEWERS[n][-1] else a for a in VIEWERS[n]], cwd=work) for n in ("tail -f", "less", "vi")
+    ]
+    open_.append(viewer(["watch", "-n", "60", "ls", ".snakemake/locks"], cwd=work))
+    (work / "data" / "alpha.tsv").write_text(tsv(6))
+    proc = snakemake(work, "--configfile", write_config(work, config()), "--cores", "1", *TARGETS, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "stale lock" in proc.stdout and "a run is alive" not in proc.stdout, proc.stdout[-3000:]
+    assert unlock.live_runs(work) == [] and unlock.main([str(work)]) == 0
+    assert all(p.poll() is None for p in open_)  # still open throughout

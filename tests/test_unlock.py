@@ -1,16 +1,20 @@
 """Stale Snakemake locks (tecb.unlock): removed when the run that left them is dead, kept while a run lives.
 
-Real processes: a live one (a sleeping child), a dead one (killed and reaped), a zombie (killed, not reaped), and
-a live process with ``snakemake`` in its command line working in the directory.
+Real processes: a live one (a sleeping child), a dead one (killed and reaped), a zombie (killed, not reaped), a
+live process whose program is Snakemake working in the directory, and what people leave open beside a run (``tail
+-f``, ``less``, ``vi``, ``watch``, a Python session holding a ``.snakemake/`` file): no run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,8 +38,8 @@ def locked(workdir: Path) -> Path:
 def sleeper():
     procs = []
 
-    def start(args=SLEEP, cwd=None):
-        proc = subprocess.Popen(args, cwd=cwd)
+    def start(args=SLEEP, cwd=None, env=None):
+        proc = subprocess.Popen(args, cwd=cwd, env=env)
         procs.append(proc)
         return proc
 
@@ -104,20 +108,130 @@ def test_a_reused_pid_is_not_the_run(tmp_path, sleeper):
     assert unlock.remove_stale_locks(tmp_path) == [lock]
 
 
-def test_a_snakemake_process_in_the_directory_keeps_the_locks(tmp_path, sleeper):
-    """A run that has not written its record yet: a process with snakemake in its command line, working here."""
-    lock = locked(tmp_path)
-    proc = sleeper([sys.executable, "-c", "import time; time.sleep(600)", "snakemake", "--cores", "1"], cwd=tmp_path)
-    for _ in range(100):
-        if b"snakemake" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
-            break
-    assert proc.pid in unlock.snakemake_processes(tmp_path)
-    assert unlock.remove_stale_locks(tmp_path) == []
+def fake_snakemake(folder: Path) -> Path:
+    """A program named ``snakemake`` that only sleeps (a console script, run by its interpreter as the real one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "snakemake"
+    script.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
+    script.chmod(0o755)
+    return script
+
+
+def started(proc, program: str) -> None:
+    """Wait until ``proc`` runs ``program`` (exec done: its /proc command line is the program's)."""
+    while proc.poll() is None:
+        with contextlib.suppress(OSError):
+            if program in Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode(errors="replace"):
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"{program} ended at once")
+
+
+@pytest.mark.parametrize(
+    "how", ["script", "module", "dry_run"], ids=["snakemake ARGS", "python -m snakemake ARGS", "snakemake -n"]
+)
+def test_a_snakemake_process_in_the_directory_keeps_the_locks(tmp_path, sleeper, how):
+    """A run that has not written its record yet (or of a Snakefile without records, or an orphaned job): a process
+    whose program is Snakemake, working here. A dry run takes no lock: not a run."""
+    work = tmp_path / "work"
+    lock = locked(work)
+    bin_ = tmp_path / "bin"
+    if how == "module":
+        (bin_ / "snakemake").mkdir(parents=True)
+        (bin_ / "snakemake" / "__main__.py").write_text("import time\ntime.sleep(600)\n")
+        env = {**os.environ, "PYTHONPATH": str(bin_)}
+        proc = sleeper([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=work, env=env)
+    else:
+        proc = sleeper([str(fake_snakemake(bin_)), "--cores", "1"] + (["-n"] if how == "dry_run" else []), cwd=work)
+    started(proc, "snakemake")
+    if how == "dry_run":
+        assert unlock.snakemake_processes(work) == []
+        assert unlock.remove_stale_locks(work) == [lock]
+        return
+    assert unlock.snakemake_processes(work) == [proc.pid]
+    assert unlock.remove_stale_locks(work) == []
     assert lock.exists()
     other = tmp_path / "elsewhere"
-    other.mkdir()
     locked(other)
     assert unlock.snakemake_processes(other) == []  # another directory's run does not count
+
+
+def test_snakemake_arguments():
+    """A program is Snakemake by its own name or module, never by a path among its arguments."""
+    got = unlock.snakemake_arguments
+    assert got(["snakemake", "--cores", "1"]) == ["--cores", "1"]
+    assert got(["/x/.venv/bin/snakemake", "-n"]) == ["-n"]
+    assert got(["python3", "-m", "snakemake", "--cores", "1"]) == ["--cores", "1"]
+    assert got(["/usr/bin/python3.12", "-X", "utf8", "-u", "-m", "snakemake"]) == []
+    assert got(["python3", "/x/.venv/bin/snakemake", "all"]) == ["all"]
+    for other in (
+        ["tail", "-f", ".snakemake/log/2026-01-01T000000.000000.snakemake.log"],
+        ["less", ".snakemake/log/a.snakemake.log"],
+        ["vi", ".snakemake/locks/0.output.lock"],
+        ["watch", "ls", ".snakemake/locks"],
+        ["watch", "snakemake", "--summary"],
+        ["python3", "-c", "import snakemake", "snakemake"],
+        ["python3", "-m", "tecb.unlock", ".snakemake"],
+        ["python3", "tests/snakemake_forks.py", "--serve"],
+        ["bash", "-c", "snakemake --cores 1"],
+        [],
+    ):
+        assert got(other) is None, other
+
+
+LOG = ".snakemake/log/2026-11-29T050000.000000.snakemake.log"
+#: what people leave open in the project folder during and after a run: none of them is a run
+VIEWERS = {
+    "tail -f": ["tail", "-f", LOG],
+    "less": ["less", LOG],
+    "vi": ["vi", "-n", LOG],
+    "watch": ["watch", "-n", "60", "cat", LOG],
+    "python holding the log": [sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); time.sleep(600)", LOG],
+}
+
+
+@pytest.fixture()
+def viewer():
+    """Start a program as a person would, in a terminal of its own (a pty: a pager or an editor stays open only in
+    one), in ``cwd``; killed at the end."""
+    procs, fds = [], []
+
+    def start(args, cwd):
+        main, side = os.openpty()
+        fds.extend([main, side])
+        env = {**os.environ, "TERM": "xterm", "LESS": "", "PAGER": "less"}
+        proc = subprocess.Popen(args, cwd=cwd, stdin=side, stdout=side, stderr=side, env=env, start_new_session=True)
+        procs.append(proc)
+        started(proc, args[0] if args[0] != sys.executable else "sleep(600)")
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    for fd in fds:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("name", VIEWERS)
+def test_a_viewer_of_snakemake_files_is_no_run(tmp_path, viewer, name):
+    """`tail -f .snakemake/log/...` left open blocked every start and kept a killed run's locks: its command line
+    contains "snakemake". Neither it nor a pager, an editor, a `watch` or a Python session is a run; the report of
+    `python -m tecb.unlock` is true with each of them open (no run: locks removed; then nothing to do)."""
+    lock = locked(tmp_path)
+    (tmp_path / LOG).parent.mkdir(parents=True)
+    (tmp_path / LOG).write_text("Building DAG of jobs...\n")
+    proc = viewer(VIEWERS[name], cwd=tmp_path)
+    time.sleep(0.2)  # let it open the file
+    assert proc.poll() is None, f"{name} is not open"
+    assert os.path.realpath(f"/proc/{proc.pid}/cwd") == os.path.realpath(tmp_path)
+    assert unlock.snakemake_processes(tmp_path) == []
+    assert unlock.live_runs(tmp_path) == []
+    assert unlock.start_refusal(tmp_path, unlocking=False) == ""
+    assert unlock.main([str(tmp_path)]) == 0 and not lock.exists()  # the killed run's locks removed
+    assert unlock.main([str(tmp_path)]) == 0  # "no lock files and no live run"
+    assert proc.poll() is None
 
 
 def test_a_record_from_another_host_is_assumed_alive(tmp_path):

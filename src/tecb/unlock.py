@@ -4,12 +4,15 @@ Snakemake locks its working directory (``.snakemake/locks/*.lock``) for the leng
 ``kill -9``, a lost allocation or a closed terminal leaves the locks behind, and every later start refuses to run
 until ``snakemake --unlock``. Here a run is *live* when
 
-- a run record ``.snakemake/tecb-runs/<host>-<pid>.json`` (written by the Snakefile's ``onstart``, removed by
-  ``onsuccess``/``onerror``) names a process that still exists on this host with the same start time, or names
-  another host (whose processes cannot be seen from here: assumed alive), or
-- a process on this machine other than the caller and its ancestors has ``snakemake`` in its command line and
-  this directory as its working directory (a run that has not reached ``onstart`` yet, or a run of a Snakefile
-  without the records).
+- a run record ``.snakemake/tecb-runs/<host>-<pid>.json`` names a process that still exists on this host with the
+  same start time, or names another host (whose processes cannot be seen from here: assumed alive). The run writes
+  it itself at startup, before it looks for other runs and long before it takes its locks (the Snakefile's
+  ``start_problem``), and removes it when its process exits; or
+- a process on this machine other than the caller and its ancestors *is* a Snakemake run working in this
+  directory: its program is ``snakemake`` (``snakemake ...``, ``python -m snakemake ...``, ``python
+  .../bin/snakemake ...``) and not one that only looks (``-n``, ``--unlock``, ``--summary``, ...): a run of a
+  Snakefile without the records, or an orphaned job of a killed run still writing. A ``tail -f``, ``less``, an
+  editor, a ``watch`` or a Python session with ``.snakemake/...`` on its command line is no run.
 
 Only when no run is live are the lock files removed (with the dead runs' records). The Snakefile calls
 :func:`remove_stale_locks` at startup, so the README's command simply works again after a kill;
@@ -32,6 +35,8 @@ LOOK_ONLY_FLAGS = frozenset(
     {"--lint", "--summary", "-S", "--detailed-summary", "-D", "--list-rules", "-l", "--list-target-rules", "--lt",
      "--dag", "--rulegraph", "--filegraph", "--d3dag", "--report", "--list-changes", "--lc", "--print-compilation"}
 )  # fmt: skip
+#: Snakemake options of a process that takes no lock: not a run, whatever its folder
+NOT_A_RUN_FLAGS = LOOK_ONLY_FLAGS | {"-n", "--dry-run", "--dryrun", "--unlock", "--version", "-v", "--help", "-h"}
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -92,8 +97,38 @@ def _ancestors() -> set[int]:
     return out
 
 
+def snakemake_arguments(argv: list[str]) -> list[str] | None:
+    """The arguments of a command line whose program is Snakemake (``snakemake ARGS``, ``python [-X ...] -m
+    snakemake ARGS``, ``python .../snakemake ARGS``: a console script run by its interpreter); ``None`` for any
+    other program, whatever its arguments name (``tail -f .snakemake/log/...``, ``less``, ``vi``, ``watch``)."""
+    if not argv:
+        return None
+    program = os.path.basename(argv[0])
+    if program == "snakemake":
+        return argv[1:]
+    if not program.startswith("python"):
+        return None
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-m":
+            return argv[i + 2 :] if argv[i + 1 : i + 2] == ["snakemake"] else None
+        if arg in ("-c", "-"):
+            return None
+        if arg in ("-X", "-W", "-Q"):  # options with a separate value
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return argv[i + 1 :] if os.path.basename(arg) == "snakemake" else None
+    return None
+
+
 def snakemake_processes(workdir=".") -> list[int]:
-    """Pids of processes on this machine (not the caller or its ancestors) running snakemake in ``workdir``."""
+    """Pids of the Snakemake runs on this machine (not the caller or its ancestors) working in ``workdir``: processes
+    whose program is Snakemake (:func:`snakemake_arguments`) with options that take locks, never a process that
+    merely names a ``.snakemake/`` path."""
     here = os.path.realpath(workdir)
     mine = _ancestors()
     found = []
@@ -104,8 +139,9 @@ def snakemake_processes(workdir=".") -> list[int]:
         if not entry.name.isdigit() or int(entry.name) in mine:
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            if b"snakemake" not in cmdline or b"tecb.unlock" in cmdline:
+            argv = os.fsdecode((entry / "cmdline").read_bytes()).split("\0")
+            args = snakemake_arguments(argv[:-1] if argv and argv[-1] == "" else argv)
+            if args is None or NOT_A_RUN_FLAGS & set(args):
                 continue
             if os.path.realpath(entry / "cwd") == here:
                 found.append(int(entry.name))
@@ -119,11 +155,14 @@ def live_runs(workdir=".") -> list[str]:
     workdir = Path(workdir)
     live = []
     host = socket.gethostname()
+    mine = _ancestors()
     for record in sorted((workdir / RUNS).glob("*.json")):
         try:
             data = json.loads(record.read_text())
         except (OSError, ValueError):
             continue
+        if data.get("host") == host and data.get("pid") in mine:
+            continue  # this run's own record (the caller is the run, or started by it)
         if data.get("host") != host:
             live.append(f"pid {data.get('pid')} on host {data.get('host')} (another machine: assumed running)")
         elif _alive(int(data["pid"]), data.get("start_ticks")):
@@ -183,9 +222,11 @@ def remove_stale_locks(workdir=".", log=None) -> list[Path]:
     for lock in locks:
         with contextlib.suppress(FileNotFoundError):
             lock.unlink()
+    mine = {_run_record(workdir, pid).name for pid in _ancestors()}
     for record in (workdir / RUNS).glob("*.json") if (workdir / RUNS).is_dir() else []:
-        with contextlib.suppress(FileNotFoundError):
-            record.unlink()  # dead runs' records (a live one would have kept the locks)
+        if record.name not in mine:  # dead runs' records (a live one would have kept the locks), not this run's
+            with contextlib.suppress(FileNotFoundError):
+                record.unlink()
     if log:
         log(f"tecb: removed {len(locks)} stale lock file(s) of a killed run in {workdir / LOCKS} (no live run)")
     return locks

@@ -2,6 +2,7 @@
 # lookups, helpers used by 3+ stages, the targets of `all`. The input, params and resources
 # functions of a stage's rules are in workflow/rules/functions/STAGE.smk, included by STAGE.smk.
 
+import atexit
 import os
 import re
 
@@ -359,13 +360,24 @@ def start_problem():
     config.json types, clusterers; cached by file fingerprint)."""
     from tecb.io import remove_damaged_records
     from tecb.preflight import CACHE_DIR, PreflightError, run_preflight
-    from tecb.unlock import LOOK_ONLY_FLAGS, remove_stale_locks, start_refusal
+    from tecb.unlock import (
+        LOOK_ONLY_FLAGS,
+        forget_run,
+        record_run,
+        remove_stale_locks,
+        start_refusal,
+    )
 
     def say(message):
         print(message, file=sys.stderr)
 
     unlocking = "--unlock" in sys.argv
     looking = workflow.output_settings.dryrun or LOOK_ONLY_FLAGS & set(sys.argv)
+    if not (unlocking or looking):
+        # this run's record (its pid and start time), written before it looks for others (two starts at once
+        # see each other) and removed when the process exits, after Snakemake has released its locks
+        atexit.register(forget_run, os.path.abspath("."))
+        record_run(".")
     if unlocking or not looking:
         refusal = start_refusal(".", unlocking=unlocking)
         if refusal:
