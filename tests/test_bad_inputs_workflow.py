@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import test_unlock
 import yaml
@@ -211,3 +212,28 @@ def test_viewers_of_the_log_block_nothing(work, viewer):
     assert "stale lock" in proc.stdout and "a run is alive" not in proc.stdout, proc.stdout[-3000:]
     assert unlock.live_runs(work) == [] and unlock.main([str(work)]) == 0
     assert all(p.poll() is None for p in open_)  # still open throughout
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["default", "cluster-batch"])
+def test_a_replaced_or_edited_score_is_named_and_recomputed(work, batch):
+    """A score file replaced by another configuration's (`cp -p`: its old modification time too) or edited in place
+    was put into the tables with rc 0. Each score file records its content's sha256 and which configuration it is
+    (tecb.io.score_table); the same command names it, computes it again and writes the same tables."""
+    cfg = {**config(), "cluster": {"threads": 1, "batch": batch}}
+    args = ["--configfile", write_config(work, cfg), "--cores", "1", *TARGETS, f"results/{RUN}/scores.parquet"]
+    snakemake(work, *args)
+    scores = work / "results" / RUN / "scores.parquet"
+    alpha, beta = (work / t for t in TARGETS)
+    kept = {p: p.read_bytes() for p in (scores, alpha, beta)}
+    shutil.copy2(alpha, beta)  # Alpha's scores, with Alpha's (older) modification time, in Beta's place
+    out = snakemake(work, *args)
+    assert f"{TARGETS[1]}: holds the scores of tfidf/Alpha/none/kmeans, not of tfidf/Beta/none/kmeans" in out.stdout
+    assert {p: p.read_bytes() for p in kept} == kept, out.stdout[-3000:]  # recomputed: the same bytes, same table
+    assert ("rule cluster_batch:" if batch else "rule cluster:") in out.stdout  # the job that writes it
+    # an edited number (a valid file, its record kept)
+    table = pq.read_table(beta)
+    edited = table.set_column(1, table.column_names[1], [[0.999] * len(table)])
+    pq.write_table(edited.replace_schema_metadata(table.schema.metadata), beta)
+    out = snakemake(work, *args)
+    assert f"{TARGETS[1]}: its scores are not the ones written" in out.stdout, out.stdout[-3000:]
+    assert {p: p.read_bytes() for p in kept} == kept

@@ -75,7 +75,9 @@ def test_batch_writes_the_per_configuration_bytes_and_recomputes_only_what_chang
     solo = {}
     for name, spec in SPECS3.items():
         reduction, algorithm = name.split("/")
-        out = [tmp_path / "solo" / f"{reduction}-{algorithm}-{k}.parquet" for k in KINDS]
+        # the batch's places under another folder: a score file records which configuration it is by its place's
+        # last four parts (tecb.io.score_slot), as the workflow's scores/{model}/{dataset}/{reduction}/{algorithm}
+        out = [tmp_path / "solo" / "batch" / k / reduction / f"{algorithm}.parquet" for k in KINDS]
         files = ClusterFiles(data["splits"], *out, reduced=data[reduction])
         run_configuration(spec, files=files, seed=42, threads=1, log=lambda m: None)
         solo[name] = (out[0].read_bytes(), out[2].read_bytes())

@@ -1,3 +1,5 @@
+import shutil
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -64,3 +66,38 @@ def test_reduced_round_trip(tmp_path):
     assert back[0][1].dtype == np.float32
     meta = io.read_tecb_metadata(pq.read_schema(tmp_path / "r.parquet"), tmp_path / "r.parquet")
     assert meta["reduction"] == "pca"
+
+
+def test_a_score_file_records_its_sha256_and_configuration(tmp_path):
+    """Score files are verified where the tables read them, as embeddings are: an edited value, a damaged file and
+    another configuration's file are named; a file without the record (older) is read; the concatenated table has
+    the same bytes with and without the records (the demo's scores.parquet is unchanged)."""
+    from tecb.report.table_files import collect_scores
+
+    rows = [{"split": 0, "v_measure": 0.123456789, "n_clusters": 3}, {"split": 1, "v_measure": 0.5, "n_clusters": 4}]
+    keys = [("m", "D", "none", "kmeans"), ("m", "D", "pca", "ward")]
+    collected = []
+    for recorded in (False, True):
+        paths = [tmp_path / str(recorded) / "scores" / m / d / r / f"{a}.parquet" for m, d, r, a in keys]
+        for path in paths:
+            path.parent.mkdir(parents=True)
+            io.write_table(io.score_table(rows, path) if recorded else pa.Table.from_pylist(rows), path)
+        collect_scores(paths, keys, tmp_path / f"{recorded}.parquet", log=lambda m: None)
+        collected.append((tmp_path / f"{recorded}.parquet").read_bytes())
+    assert collected[0] == collected[1]
+    kmeans, ward = paths
+    io.check_scores(kmeans, "m/D/none/kmeans")
+    shutil.copy2(ward, kmeans)
+    with pytest.raises(io.ContractError, match="holds the scores of m/D/pca/ward, not of m/D/none/kmeans"):
+        collect_scores(paths, keys, tmp_path / "x.parquet", log=lambda m: None)
+    logged = []
+    assert io.remove_wrong_scores({kmeans: "m/D/none/kmeans", ward: "m/D/pca/ward"}, log=logged.append) == [str(kmeans)]
+    assert not kmeans.exists() and ward.exists() and "removed: this run computes it again" in logged[0]
+    table = pq.read_table(ward)
+    edited = table.set_column(1, "v_measure", [[0.9, 0.5]])
+    pq.write_table(edited.replace_schema_metadata(table.schema.metadata), ward)
+    with pytest.raises(io.ContractError, match="its scores are not the ones written"):
+        io.check_scores(ward, "m/D/pca/ward")
+    ward.write_bytes(ward.read_bytes()[:50])
+    with pytest.raises(io.ContractError, match="cannot read the scores file"):
+        io.check_scores(ward, "m/D/pca/ward")

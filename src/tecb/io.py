@@ -622,3 +622,71 @@ def read_reduced(path) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         )
     _check_vectors(path, coords, ids, meta, "reduced coordinates", split=split)
     return {int(s): (ids[split == s], coords[split == s]) for s in np.unique(split)}
+
+
+# --- score files (one configuration's per-split scores) ---------------------------------------------
+
+SCORES_SHA256 = "scores_sha256"  # metadata key: sha256 of the scores' columns and rows (:func:`scores_sha256`)
+
+
+def scores_sha256(table: pa.Table) -> str:
+    """The sha256 of a score table's content: its column names and its rows, as JSON (exact for floats)."""
+    record = {"columns": table.column_names, "rows": table.to_pylist()}
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
+
+
+def score_slot(path) -> str:
+    """Which configuration a score file is, from its place ``.../{model}/{dataset}/{reduction}/{algorithm}.parquet``
+    (the workflow's ``score_path``): ``"model/dataset/reduction/algorithm"``."""
+    parts = Path(path).with_suffix("").parts
+    return "/".join(parts[-4:])
+
+
+def score_table(rows: list[dict], path) -> pa.Table:
+    """One configuration's score table for the file ``path``, recording, as embeddings record their vectors'
+    sha256, its content's sha256 (``scores_sha256``) and which configuration it is (``configuration``:
+    :func:`score_slot`); :func:`check_scores` verifies both where the tables read it."""
+    table = pa.Table.from_pylist(rows)
+    meta = {SCORES_SHA256: scores_sha256(table), "configuration": score_slot(path)}
+    return table.replace_schema_metadata(tecb_metadata(meta))
+
+
+def _scores_problem(path, configuration: str) -> str | None:
+    """Why the score file ``path`` is not what its writer wrote for ``configuration`` (None: it is); an unreadable
+    file is a :class:`ContractError` naming it."""
+    table = _read_parquet(path, "scores")
+    meta = read_tecb_metadata(table.schema, path)
+    recorded = meta.get("configuration")
+    if recorded is not None and recorded != configuration:
+        return f"{path}: holds the scores of {recorded}, not of {configuration} (a file copied over it)"
+    if SCORES_SHA256 in meta and scores_sha256(table) != meta[SCORES_SHA256]:
+        return f"{path}: its scores are not the ones written (sha256 differs from its record: edited or damaged)"
+    return None
+
+
+def check_scores(path, configuration: str) -> None:
+    """Verify a score file: readable, its content the sha256 its writer recorded, and written for ``configuration``
+    (``"model/dataset/reduction/algorithm"``; another configuration's file copied over it is refused). A file
+    without the record (written before it existed) passes. A failure is a :class:`ContractError` naming the file."""
+    problem = _scores_problem(path, configuration)
+    if problem:
+        raise ContractError(f"{problem}; a re-run of the same command removes and recomputes it")
+
+
+def remove_wrong_scores(files: dict, log=print) -> list[str]:
+    """Remove each score file of ``files`` (path -> its configuration, ``"model/dataset/reduction/algorithm"``)
+    that exists and fails :func:`check_scores` (unreadable, edited, another configuration's), naming it in the log;
+    returns them. Run at a run's start: the job that writes one then writes it again in the same command."""
+    removed = []
+    for path, configuration in files.items():
+        if not os.path.exists(path):
+            continue
+        try:
+            problem = _scores_problem(path, configuration)
+        except ContractError as exc:
+            problem = str(exc)
+        if problem:
+            os.remove(path)
+            removed.append(str(path))
+            log(f"WARNING {problem}; removed: this run computes it again")
+    return removed

@@ -355,10 +355,11 @@ def start_problem():
     it may). A run alive in this folder refuses a second run, whatever its run name, and `--unlock` (Snakemake would
     remove the live run's locks); a dry run may look (tecb.unlock.start_refusal). The locks a killed run left are
     removed when no run is alive (tecb.unlock.remove_stale_locks); a damaged shard plan is named and
-    removed, written again by this run (dag_records: never a bare JSONDecodeError); the files, local models and
+    removed, written again by this run (dag_records: never a bare JSONDecodeError), and so is a score file that is not
+    what its writer recorded (tecb.io.remove_wrong_scores); the files, local models and
     import-path algorithms the config points to are checked (tecb.preflight: columns, formats, encodings,
     config.json types, clusterers; cached by file fingerprint)."""
-    from tecb.io import remove_damaged_records
+    from tecb.io import remove_damaged_records, remove_wrong_scores
     from tecb.preflight import CACHE_DIR, PreflightError, run_preflight
     from tecb.unlock import (
         LOOK_ONLY_FLAGS,
@@ -385,6 +386,9 @@ def start_problem():
     remove_stale_locks(".", log=say)
     for paths, fields, what in dag_records():
         remove_damaged_records(paths, fields, what, log=say)
+    # a score file that is not what its writer recorded (edited, damaged, another configuration's): removed, so
+    # this run computes it again before the tables read it (tecb.io.check_scores)
+    remove_wrong_scores({score_path(*k): "/".join(k) for k in SCORE_KEYS}, log=say)
     sources = sorted({d["source"] for d in config["datasets"].values()})
     try:
         run_preflight(

@@ -586,7 +586,6 @@ def run_configuration(
     Writes the three output files of :class:`ClusterFiles`. The memory of the largest split is
     checked first (:func:`check_memory`): above ``max_memory_gb`` nothing runs.
     """
-    import pyarrow as pa
 
     from tecb import io
 
@@ -606,7 +605,7 @@ def run_configuration(
         max_memory_gb=max_memory_gb,
     )
     text_ids = {s: ids for s, ids, _, _ in data}
-    io.write_table(pa.Table.from_pylist(rows), files.scores)
+    io.write_table(io.score_table(rows, files.scores), files.scores)  # its sha256 recorded (io.check_scores)
     io.write_table(timings_table(timings), files.timings)
     io.write_table(labels_table(predictions, text_ids), files.labels)
 

@@ -45,12 +45,15 @@ from tecb.report.tables import split_kinds as read_split_kinds
 
 def collect_scores(score_paths, keys, out_path, log=print) -> pd.DataFrame:
     """Concatenate per-configuration score files into one long table; ``keys`` gives each file's
-    ``(model, dataset, reduction, algorithm)`` in the order of ``score_paths`` (the rule names them)."""
+    ``(model, dataset, reduction, algorithm)`` in the order of ``score_paths`` (the rule names them). Each file is
+    verified first (:func:`tecb.io.check_scores`): a damaged, edited or swapped one is an error naming it."""
     import pyarrow as pa
 
-    from tecb.io import write_table
+    from tecb.io import check_scores, write_table
 
     frames = read_keyed(score_paths, keys, ("model", "dataset", "reduction", "algorithm"))
+    for path, key in zip(score_paths, keys, strict=True):
+        check_scores(path, "/".join(key))  # the content its writer recorded, of this configuration
     scores = pd.concat(frames, ignore_index=True)
     write_table(pa.Table.from_pandas(scores, preserve_index=False), out_path)
     log(f"{len(frames)} score files, {len(scores)} rows -> {out_path}")
