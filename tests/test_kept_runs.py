@@ -62,12 +62,15 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "timings" / "pretrain" / "minilm" / "tsdae").mkdir(parents=True)
     (results / "timings" / "pretrain" / "minilm" / "tsdae" / "seed1.json").write_text("{}")
     shutil.rmtree(results / "tables")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
+    (results / "scores.parquet").unlink()
+    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])  # Table 5 only: Table 2's part stays
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
         "config/c.yaml",
         "pretrain/table5.md",
         "provenance.json",
         "scores.parquet",
+        "tables/table2.csv",
+        "tables/table2.md",
         "timings/pretrain/minilm/tsdae/seed1.json",
     ]
     (results / "adapt" / "minilm").mkdir(parents=True)
@@ -76,16 +79,95 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "adapt" / "minilm" / "seed1.parquet").write_bytes(b"PAR1")  # not kept: the per-job scores
     (results / "timings" / "adapt").mkdir(parents=True)
     (results / "timings" / "adapt" / "costs.md").write_text("| job | s |\n")
-    shutil.rmtree(results / "pretrain")
-    shutil.rmtree(results / "timings" / "pretrain")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
+    (results / "pretrain" / "table5.md").write_text("| m | 2.5 |\n")
+    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])  # Table 5 again, Table 6
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
         "adapt/contrasts.csv",
         "adapt/table6.md",
         "config/c.yaml",
+        "pretrain/table5.md",
         "provenance.json",
         "scores.parquet",
+        "tables/table2.csv",
+        "tables/table2.md",
         "timings/adapt/costs.md",
+        "timings/pretrain/minilm/tsdae/seed1.json",
     ]
+    assert (dest / "pretrain" / "table5.md").read_text() == "| m | 2.5 |\n"  # its part replaced
     with pytest.raises(FileNotFoundError, match="no tables/, pretrain/ or adapt/ tables to keep"):
         kept.keep_run(tmp_path / "empty", tmp_path / "runs" / "e", configs=[])
+
+
+def _fake_results(folder, *, run: str, adapt: str | None):
+    """A small finished run's results: Table 2's part (tables, scores, chance, benchmarks) labelled ``run``, and with
+    ``adapt`` Table 6's part (as `make real-adapt` leaves results/real: both)."""
+    files = {
+        "tables/table2.md": f"| {run} | 1 |\n",
+        "tables/table2.csv": f"{run},1\n",
+        "scores.parquet": f"PAR1{run}",
+        "chance/BlurbsClusteringS2S.parquet": f"PAR1{run}",
+        "benchmarks/cluster/m/BlurbsClusteringS2S/batch.tsv": f"s\n{run}\n",
+        "embeddings/m/BlurbsClusteringS2S.parquet": "not kept",
+    }
+    if adapt:
+        files |= {
+            "adapt/table6.md": f"| {adapt} | 6 |\n",
+            "adapt/scores.parquet": f"PAR1{adapt}",
+            "timings/adapt/costs.md": f"| {adapt} |\n",
+            "timings/adapt/minilm/cob/lodo/BlurbsClusteringS2S/seed1.json": f'{{"s": "{adapt}"}}',
+            "benchmarks/adapt/minilm/cob/lodo/BlurbsClusteringS2S/seed1.tsv": f"s\n{adapt}\n",
+        }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def _kept(dest) -> dict:
+    return {str(p.relative_to(dest)): p.read_bytes() for p in sorted(dest.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("order", ["real, then real-adapt", "real-adapt, then real"])
+def test_kept_runs_that_targets_share(tmp_path, order):
+    """`make real` wrote runs/real/ anew and deleted the Table 6 `make real-adapt` had kept there (53 tracked files).
+    Both keep steps, in either order, on small results folders: each replaces only the part its results hold."""
+    real_yaml, adapt_yaml = tmp_path / "real.yaml", tmp_path / "real-adapt.yaml"
+    real_yaml.write_text("run: real\n")
+    adapt_yaml.write_text("adapt: {enabled: true}\n")
+    real = _fake_results(tmp_path / "clean" / "results" / "real", run="second table 2", adapt=None)
+    both = _fake_results(tmp_path / "adapted" / "results" / "real", run="first table 2", adapt="table 6")
+    dest = tmp_path / "runs" / "real"
+    steps = [(real, [real_yaml]), (both, [real_yaml, adapt_yaml])]
+    if order.startswith("real-adapt"):
+        steps.reverse()
+    kept.keep_run(steps[0][0], dest, configs=steps[0][1])
+    first = _kept(dest)
+    kept.keep_run(steps[1][0], dest, configs=steps[1][1])
+    second = _kept(dest)
+    adapt_files = [f for f in second if kept.part_of(f) == "adapt"]
+    assert len(adapt_files) == 5 and "config/real-adapt.yaml" in second
+    table2 = "first table 2" if order.startswith("real,") else "second table 2"
+    assert second["tables/table2.md"] == f"| {table2} | 1 |\n".encode()  # the last keep's Table 2
+    provenance = json.loads(second["provenance.json"])
+    assert set(provenance["parts"]) == {"run", "adapt"}
+    assert provenance["parts"]["adapt"]["configs"] == ["real.yaml", "real-adapt.yaml"]
+    if order.startswith("real-adapt"):  # `make real` after `make real-adapt`: Table 6 as it was, byte for byte
+        assert {f: second[f] for f in adapt_files} == {f: first[f] for f in adapt_files}
+        assert provenance["configs"] == ["real.yaml"]
+
+
+def test_keeping_real_leaves_the_kept_table6_as_it_was(tmp_path):
+    """runs/real as the repository keeps it (Table 2 and Table 6 of all-MiniLM-L6-v2), then `make real`'s keep step
+    from a clean clone's results (no adapt/): every file of Table 6's part unchanged."""
+    dest = tmp_path / "runs" / "real"
+    shutil.copytree(ROOT / "runs" / "real", dest)
+    before = _kept(dest)
+    adapt_before = {f: b for f, b in before.items() if kept.part_of(f) == "adapt"}
+    assert len(adapt_before) >= 40
+    results = _fake_results(tmp_path / "results" / "real", run="new table 2", adapt=None)
+    kept.keep_run(results, dest, configs=[ROOT / "config" / "real.yaml"])
+    after = _kept(dest)
+    assert {f: b for f, b in after.items() if kept.part_of(f) == "adapt"} == adapt_before
+    assert after["config/real-adapt.yaml"] == before["config/real-adapt.yaml"]
+    assert after["tables/table2.md"] == b"| new table 2 | 1 |\n"
+    assert "tables/table3.md" not in after  # Table 2's part replaced as a whole by the new run's

@@ -2,7 +2,10 @@
 
 A number in the README or a doc comes from a file code generated and the repository keeps: :func:`keep_run`
 copies a finished run's tables (md, csv, tex), its long scores table and chance draws, with the configs it ran
-and the commit of the code, into ``runs/{run}/``. A document quotes a kept file whole between
+and the commit of the code, into ``runs/{run}/``. A kept run has parts (:data:`PARTS`: the benchmark's tables,
+pre-training's Table 5, training's Table 6), made by different targets into one results folder (``make real``,
+``make real-adapt``): a keep replaces only the parts its results hold and keeps the others as they were, with
+their configs and provenance. A document quotes a kept file whole between
 ``<!-- kept: PATH -->`` and ``<!-- /kept -->`` (:func:`tecb.report.quotes.kept_blocks`), which
 ``tests/test_kept_runs.py`` holds equal to the file, so a quote cannot drift from the run it came from.
 
@@ -11,6 +14,7 @@ and the commit of the code, into ``runs/{run}/``. A document quotes a kept file 
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,26 +48,66 @@ KEPT_PATTERNS = (
 )
 
 
+#: the parts of a kept run other than the benchmark's own (``run``): a file is in the part of its first folders
+PARTS = {
+    "pretrain": ("pretrain/", "timings/pretrain/", "benchmarks/pretrain/"),
+    "adapt": ("adapt/", "timings/adapt/", "benchmarks/adapt/"),
+}
+
+
+def part_of(relative: str | Path) -> str:
+    """The part (:data:`PARTS`, else ``"run"``) of a kept file, by its path relative to the run's folder."""
+    relative = Path(relative).as_posix()
+    return next((part for part, prefixes in PARTS.items() if relative.startswith(prefixes)), "run")
+
+
+def _previous(dest: Path) -> tuple[dict, list[Path]]:
+    """The provenance of each part kept in ``dest`` (an older provenance.json without ``parts``: its own for every
+    part) and its files (besides provenance.json)."""
+    if not dest.is_dir():
+        return {}, []
+    try:
+        provenance = json.loads((dest / "provenance.json").read_text())
+    except (OSError, ValueError):
+        provenance = {}
+    own = {k: v for k, v in provenance.items() if k != "parts"}
+    files = sorted(p for p in dest.rglob("*") if p.is_file() and p.name != "provenance.json")
+    parts = {part_of(p.relative_to(dest)) for p in files if p.parent != dest / "config"}
+    return {part: provenance.get("parts", {}).get(part, own) for part in parts}, files
+
+
 def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
     """Copy :data:`KEPT_PATTERNS` of ``results`` and the ``configs`` into ``dest`` (replaced atomically), with
-    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names, the BLAS kernels)."""
+    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names, the BLAS kernels).
+
+    Only the parts (:func:`part_of`) ``results`` holds are replaced: the other parts ``dest`` holds are carried
+    over as they are (``make real`` after ``make real-adapt`` keeps Table 6), with their configs and their
+    provenance (``provenance.json``'s ``parts``: each part's own)."""
     results, dest = Path(results), Path(dest)
     files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
     if not any(p.parent.name in ("tables", "pretrain", "adapt") and p.suffix == ".md" for p in files):
         raise FileNotFoundError(f"{results}: no tables/, pretrain/ or adapt/ tables to keep (is the run finished?)")
+    made = {part_of(p.relative_to(results)) for p in files}
+    previous, previous_files = _previous(dest)
+    provenance = {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "src"))}
+    provenance |= {"configs": [Path(c).name for c in configs], "blas": _blas_kernels()}
+    parts = {part: info for part, info in previous.items() if part not in made} | {part: provenance for part in made}
     with atomic_dir(dest) as tmp:
-        for path in files:
-            target = Path(tmp) / path.relative_to(results)
+        carried = [
+            p for p in previous_files if p.parent != dest / "config" and part_of(p.relative_to(dest)) not in made
+        ]
+        carried_configs = {c for part in parts.keys() - made for c in parts[part].get("configs", [])}
+        carried += [dest / "config" / name for name in sorted(carried_configs) if (dest / "config" / name).is_file()]
+        for path, relative in [(p, p.relative_to(dest)) for p in carried] + [
+            (p, p.relative_to(results)) for p in files
+        ]:
+            target = Path(tmp) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-        (Path(tmp) / "config").mkdir()
+        (Path(tmp) / "config").mkdir(exist_ok=True)
         for config in configs:
             shutil.copy2(config, Path(tmp) / "config" / Path(config).name)
-        write_json(
-            {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "src"))}
-            | {"configs": [Path(c).name for c in configs], "blas": _blas_kernels()},
-            Path(tmp) / "provenance.json",
-        )
+        write_json(provenance | {"parts": dict(sorted(parts.items()))}, Path(tmp) / "provenance.json")
     return dest
 
 
