@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,7 +25,7 @@ from conftest import copy_project, run_snakemake
 from helpers import job_counts, small_embed_config
 
 from tecb.embed.cache import ModelFiles, embedding_key, entry_paths, record_path, serve_from_entry, verify_entry
-from tecb.embed.encode import EmbedJob, embed_dataset
+from tecb.embed.encode import EmbedJob, embed_dataset, read_texts
 from tecb.io import read_embeddings, write_texts
 
 DATASET = "TenKGnadClusteringS2S"
@@ -157,6 +158,52 @@ def test_a_damaged_entry_is_named_moved_aside_and_computed_again(tmp_path):
 
 
 # --- the workflow --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["local", "tfidf"])
+def test_one_entry_has_the_same_bytes_whoever_computes_it(tmp_path, kind):
+    """A `kind: local` model in a folder of another name (`tb`, `tbcopy`) and another embed.batch_size gave an entry
+    whose vectors were the same but whose metadata differed. Two differently set-up runs compute the same key into
+    stores of their own: the entries have the same bytes; the batch size each used is in its timings file."""
+    from tecb.embed.spec import directory_digest
+    from tecb.embed.tiny_bert import create_tiny_bert
+
+    texts = _texts(tmp_path)
+    runs = {}
+    for run, folder, batch_size in (("a", "tb", 2), ("b", "tbcopy", 16)):
+        settings, model, digest = {"kind": "tfidf", "dim": 8}, ModelFiles(kind="tfidf"), None
+        if kind == "local":
+            path = tmp_path / run / "models" / folder
+            if run == "a":
+                create_tiny_bert(path, read_texts(texts), seed=1)
+            else:
+                shutil.copytree(runs["a"]["path"], path)
+            digest = directory_digest(path)["sha256"]
+            (tmp_path / run / "digest.json").write_text(json.dumps({"sha256": digest}))
+            settings, model = (
+                {"kind": "local", "path": str(path)},
+                ModelFiles("local", path, tmp_path / run / "digest.json"),
+            )
+        key = embedding_key(settings=settings, seed=1 if kind == "tfidf" else None, texts=texts, model=model)
+        store = tmp_path / run / "store"
+
+        def compute(paths, settings=settings, batch_size=batch_size, digest=digest, key=key):
+            options = {"device": "cpu", "batch_size": batch_size}
+            job = EmbedJob(texts, paths["embeddings"], settings, options, seed=1 if kind == "tfidf" else None,
+                           model_digest=digest, timings=paths["timings"], cache_key=key)  # fmt: skip
+            embed_dataset(job, log=lambda m: None)
+
+        outputs = {"embeddings": tmp_path / run / "e.parquet", "timings": tmp_path / run / "t.json"}
+        assert serve_from_entry(store, key, compute=compute, outputs=outputs, log=lambda m: None)
+        runs[run] = {"key": key, "entry": entry_paths(store, key), "path": settings.get("path")}
+    a, b = runs["a"], runs["b"]
+    assert a["key"] == b["key"]  # the content key: the same
+    assert _sha(Path(a["entry"]["embeddings"])) == _sha(Path(b["entry"]["embeddings"]))
+    meta = read_embeddings(a["entry"]["embeddings"])[1]
+    assert "batch_size" not in meta and "tb" not in json.dumps(meta), meta
+    if kind == "local":
+        timings = [json.loads(Path(r["entry"]["timings"]).read_text()) for r in (a, b)]
+        assert [t["batch_size"] for t in timings] == [2, 16]  # how each ran: outside the embeddings file
 
 
 @pytest.mark.workflow

@@ -6,14 +6,16 @@ without any path, what the model's files are (a local model's digest, a built mo
 prefetched hub model's resolved commit and remote-code record), the TF-IDF seed, and the sha256 of the dataset's
 ``texts.parquet``. Never a path: a model built inside a run folder (``results/{run}/models/``) or moved to another
 folder hits the entry when its files are the same. Execution settings (batch size, device, threads) are not part of
-it, as they do not re-embed within a run either; the entry's metadata records those of the run that computed it.
+it, as they do not re-embed within a run either.
 
 Every embeddings file the workflow writes names its key in its own metadata (``cache_key``,
 :func:`embedding_key`, :func:`keyed_metadata`), cached or not: the record ``{key}.json`` vouches for an entry's files
 by their sha256, and the file vouches for being the embedding of *that* key, so another entry's (or another run's)
-file put in its place is refused even with a record rewritten to match it. A model path (perhaps a model built under
-``results/{run}/models/``) is recorded by its last part only: a file has the same bytes whichever run computed it,
-with or without the cache.
+file put in its place is refused even with a record rewritten to match it. The metadata of an embeddings file
+depends only on its key (:func:`keyed_metadata`): where the model's files were read from (a model built under
+``results/{run}/models/``, a local model's folder, whatever its name) is not recorded, and neither is how the job
+ran (:data:`RUN_SETTINGS`: the batch size, recorded in the job's timings file instead), so an entry has the same
+bytes whichever run computed it, and a run's file the same bytes with or without the cache.
 
 An entry is *finished* when its record ``{key}.json`` (sizes and sha256 of both files, written last) matches the
 files and its embeddings file names its key. The embed jobs use the store themselves (as mteb's cached-embedding
@@ -38,7 +40,7 @@ from pathlib import Path
 
 from tecb.embed.spec import FILELESS_KINDS, directory_digest, file_sha256
 
-KEY_VERSION = 3  # bump when the embedding file format or the key changes: old entries are then not reused
+KEY_VERSION = 4  # bump when the embedding file format or the key changes: old entries are then not reused
 # settings that name where the model's files are, not what they are (their content is ``model_content``)
 PATH_SETTINGS = ("path", "distill_from")
 
@@ -111,13 +113,18 @@ def embedding_key(*, settings: dict, seed: int | None, texts, model: ModelFiles)
     return cache_key(settings=settings, seed=seed, texts_sha256=file_sha256(texts), model_content=model_content(model))
 
 
+#: how a job ran, not what its vectors are: left out of an embeddings file (its job's timings file records them)
+RUN_SETTINGS = ("batch_size", "final_batch_size")
+
+
 def keyed_metadata(meta: dict, *, key: str, model_paths=()) -> dict:
-    """An embeddings file's metadata: ``meta`` with its ``cache_key`` and every value that is one of
-    ``model_paths`` (where the model's files were read from: perhaps a run's folder) cut to the path's last part,
-    so the file's bytes do not depend on the run that computed it (its key holds what the model's files are)."""
+    """An embeddings file's metadata: ``meta`` with its ``cache_key``, without :data:`RUN_SETTINGS`, and with every
+    value that is one of ``model_paths`` (where the model's files were read from: perhaps a run's folder, a folder of
+    any name) recorded as None, so the file's bytes depend on its key only, not on the run that computed it (the key
+    holds what the model's files are; ``model_sha256`` too, where there is a digest)."""
     paths = {str(p) for p in model_paths if p}
-    cut = {k: os.path.basename(str(v).rstrip("/")) if isinstance(v, str) and v in paths else v for k, v in meta.items()}
-    return {**cut, "cache_key": key}
+    kept = {k: None if isinstance(v, str) and v in paths else v for k, v in meta.items() if k not in RUN_SETTINGS}
+    return {**kept, "cache_key": key}
 
 
 def recorded_key(path) -> str | None:

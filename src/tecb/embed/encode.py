@@ -717,6 +717,7 @@ def embed_dataset(job: EmbedJob, *, log=print) -> dict:
         meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     else:
         meta, batches = _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
+    ran = meta  # the encoder adds final_batch_size to it while the batches are written
     if job.cache_key is not None:
         from tecb.embed.cache import keyed_metadata
 
@@ -724,12 +725,15 @@ def embed_dataset(job: EmbedJob, *, log=print) -> dict:
     meta = write_embeddings(job.embeddings, batches, len(texts), meta)
     log(json.dumps(meta, indent=1))
     if job.timings is not None:
+        from tecb.embed.cache import RUN_SETTINGS
+
         seconds = time.perf_counter() - started
         write_json(
             {
                 "seconds": round(seconds, 3),
                 "n_texts": len(texts),
                 "texts_per_second": round(len(texts) / max(seconds, 1e-9), 1),
+                **{k: ran[k] for k in RUN_SETTINGS if k in ran},  # how it ran: not in the embeddings file
             },
             job.timings,
         )
