@@ -175,3 +175,17 @@ def test_the_catalog_test_config_runs(tmp_path):
     assert not (work / "results").exists()
     again = run_snakemake(work, "--directory", ".test", "-n")
     assert "Nothing to be done" in again.stdout
+
+
+def test_configfile_arguments_and_yaml_problems(tmp_path):
+    """What the logger plugin prints when Snakemake refuses a --configfile: load_yaml's message for each file."""
+    from tecb.config import configfile_arguments, yaml_problems
+
+    argv = ["-n", "--configfile", "a.yaml", "b.yaml", "--cores", "1", "--configfiles=c.yaml", "all"]
+    assert configfile_arguments(argv) == ["a.yaml", "b.yaml", "c.yaml"]
+    (tmp_path / "tab.yaml").write_text("seed: 1\nembed:\n\tdevice: cpu\n")
+    (tmp_path / "list.yaml").write_text("- a\n")
+    (tmp_path / "good.yaml").write_text("seed: 1\n")
+    found = yaml_problems([tmp_path / n for n in ("good.yaml", "tab.yaml", "list.yaml", "missing.yaml")])
+    assert len(found) == 2 and "tab.yaml: YAML syntax error at line 3, column 1" in found[0]
+    assert "list.yaml: a config file holds a mapping of keys, not list" in found[1]

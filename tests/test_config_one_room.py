@@ -135,3 +135,36 @@ def test_the_workflow_and_configcheck_give_the_same_verdict(project, tmp_path, m
                 f"{name}: rc {proc.returncode}, not in the workflow's output: {missing}\n{proc.stdout[-800:]}"
             )
     assert differ == []
+
+
+@pytest.mark.workflow
+def test_the_workflow_locates_yaml_mistakes_as_configcheck_does(project, tmp_path, monkeypatch):
+    """Every YAML case of the bad-input table (a tab, a bad indent, an unclosed bracket, a key given twice, a list
+    at the top) given as `--configfile`: `snakemake -n` stops before any job with configcheck's message (the file,
+    the line). Snakemake reads the files before the workflow's code and refused a tab or a list without saying where;
+    the project's logger plugin (both profiles) now prints where."""
+    import test_bad_inputs
+
+    from tecb.config import load_yaml
+
+    cases = [(name, make) for name, make, _ in test_bad_inputs.CASES if isinstance(make, tuple)]
+    fragments = {name: f for name, make, f in test_bad_inputs.CASES if isinstance(make, tuple)}
+    assert len(cases) >= 6
+    differ = []
+    for i, (name, make) in enumerate(cases):
+        work = tmp_path / f"yaml{i}"
+        work.mkdir()
+        for part in [*WORKFLOW_FILES, "src"]:
+            if (project / part).exists():
+                (work / part).symlink_to(project / part, target_is_directory=(project / part).is_dir())
+        monkeypatch.chdir(work)
+        test_bad_inputs.write(work / "mine.yaml", make[1])
+        with pytest.raises(ConfigError) as expected:  # what `python -m tecb.configcheck mine.yaml` prints
+            load_yaml("mine.yaml")
+        proc = run_snakemake(work, "-n", "--configfile", "mine.yaml", "--cores", "1", check=False)
+        missing = [f for f in [str(expected.value), *fragments[name]] if f not in proc.stdout]
+        if proc.returncode == 0 or missing or "Job stats" in proc.stdout:
+            differ.append(
+                f"{name}: rc {proc.returncode}, not in the workflow's output: {missing}\n{proc.stdout[-800:]}"
+            )
+    assert differ == []

@@ -9,11 +9,17 @@ Snakemake's own terminal output stays as it is: the handler says it does not wri
 does replaces Snakemake's console handler) and hands its lines to Snakemake's console and log-file handlers. It
 prints nothing until the run announced its plan (the job stats), so a dry run, a run with nothing to do and the
 inner Snakemake of a cluster or group job stay silent.
+
+Snakemake reads the ``--configfile`` files before any code of the workflow runs, and refuses a file that is not YAML
+(a tab, say) or not a mapping without saying where. When it does, this handler, set up before, prints the message
+``python -m tecb.configcheck`` gives (the file, the line and column: :func:`tecb.config.yaml_problems`), also in a
+dry run.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from logging import LogRecord
 from logging.handlers import QueueHandler
 
@@ -21,6 +27,7 @@ from snakemake.logging import logger
 from snakemake_interface_logger_plugins.base import LogHandlerBase
 from snakemake_interface_logger_plugins.common import LogEvent
 
+from tecb.config import configfile_arguments, yaml_problems
 from tecb.progress import RunProgress
 
 
@@ -34,6 +41,9 @@ class LogHandler(LogHandlerBase):
 
     def emit(self, record: LogRecord) -> None:
         event = getattr(record, "event", None)
+        if event == LogEvent.ERROR and "Config file" in str(record.msg):  # Snakemake's, on a --configfile
+            for problem in yaml_problems(configfile_arguments(sys.argv[1:])):
+                self._print(f"tecb: {problem}")
         if self.silent or event is None:
             return
         if event == LogEvent.RUN_INFO:

@@ -102,6 +102,35 @@ def load_yaml(path) -> dict:
     return data
 
 
+def configfile_arguments(argv) -> list[str]:
+    """The files a Snakemake command line ``argv`` (without the program) gives ``--configfile``/``--configfiles``."""
+    files, taking = [], False
+    for arg in argv:
+        option, _, value = arg.partition("=")
+        if option in ("--configfile", "--configfiles"):
+            taking = not value
+            files += [value] if value else []
+        elif arg.startswith("-"):
+            taking = False
+        elif taking:
+            files.append(arg)
+    return files
+
+
+def yaml_problems(paths) -> list[str]:
+    """Why each of the YAML config files ``paths`` does not load (:func:`load_yaml`'s message: the file, the line and
+    column, or that it is not a mapping); a file that cannot be opened is left to whoever opens it."""
+    problems = []
+    for path in paths:
+        try:
+            load_yaml(path)
+        except ConfigError as error:
+            problems.append(str(error))
+        except OSError:
+            continue
+    return problems
+
+
 def layered_config(workflow_dir, work_dir, configfiles=(), cli: Mapping | None = None) -> dict:
     """The run's config: every layer of the module docstring, in order, merged over the defaults."""
     defaults = Path(workflow_dir) / "config" / "config.yaml"
