@@ -1,3 +1,4 @@
+import json
 import shutil
 
 import numpy as np
@@ -87,6 +88,10 @@ def test_a_score_file_records_its_sha256_and_configuration(tmp_path):
     assert collected[0] == collected[1]
     kmeans, ward = paths
     io.check_scores(kmeans, "m/D/none/kmeans")
+    cache, files = tmp_path / "cache" / "scores.json", {kmeans: "m/D/none/kmeans", ward: "m/D/pca/ward"}
+    assert io.remove_wrong_scores(files, cache=cache) == [] and len(json.loads(cache.read_text())) == 2
+    shutil.copy2(ward, kmeans)  # `cp -p`: the old modification time too; the cache of passed files does not hide it
+    assert io.remove_wrong_scores(files, log=lambda m: None, cache=cache) == [str(kmeans)]
     shutil.copy2(ward, kmeans)
     with pytest.raises(io.ContractError, match="holds the scores of m/D/pca/ward, not of m/D/none/kmeans"):
         collect_scores(paths, keys, tmp_path / "x.parquet", log=lambda m: None)

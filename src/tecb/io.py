@@ -673,13 +673,31 @@ def check_scores(path, configuration: str) -> None:
         raise ContractError(f"{problem}; a re-run of the same command removes and recomputes it")
 
 
-def remove_wrong_scores(files: dict, log=print) -> list[str]:
+def _fingerprint(path) -> list[int]:
+    """What changes whenever a file's bytes do, whoever writes them: its inode, size, modification and status-change
+    times (``cp -p`` keeps the modification time, never the status-change time)."""
+    st = os.stat(path)
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def remove_wrong_scores(files: dict, log=print, cache=None) -> list[str]:
     """Remove each score file of ``files`` (path -> its configuration, ``"model/dataset/reduction/algorithm"``)
     that exists and fails :func:`check_scores` (unreadable, edited, another configuration's), naming it in the log;
-    returns them. Run at a run's start: the job that writes one then writes it again in the same command."""
-    removed = []
+    returns them. Run at a run's start: the job that writes one then writes it again in the same command. ``cache``
+    (a JSON file): the fingerprints of the files that passed (:func:`_fingerprint`), so a start reads only the
+    files written or touched since."""
+    try:
+        passed = json.loads(Path(cache).read_text()) if cache else {}
+    except (OSError, ValueError):
+        passed = {}
+    removed, now = [], {}
     for path, configuration in files.items():
-        if not os.path.exists(path):
+        try:
+            fingerprint = _fingerprint(path)
+        except FileNotFoundError:
+            continue
+        if passed.get(str(path)) == fingerprint:
+            now[str(path)] = fingerprint
             continue
         try:
             problem = _scores_problem(path, configuration)
@@ -689,4 +707,8 @@ def remove_wrong_scores(files: dict, log=print) -> list[str]:
             os.remove(path)
             removed.append(str(path))
             log(f"WARNING {problem}; removed: this run computes it again")
+        else:
+            now[str(path)] = fingerprint
+    if cache and now != passed:
+        write_json(now, cache)
     return removed

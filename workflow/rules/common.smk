@@ -388,7 +388,11 @@ def start_problem():
         remove_damaged_records(paths, fields, what, log=say)
     # a score file that is not what its writer recorded (edited, damaged, another configuration's): removed, so
     # this run computes it again before the tables read it (tecb.io.check_scores)
-    remove_wrong_scores({score_path(*k): "/".join(k) for k in SCORE_KEYS}, log=say)
+    remove_wrong_scores(
+        {score_path(*k): "/".join(k) for k in SCORE_KEYS},
+        log=say,
+        cache=CACHE_DIR / "scores.json",
+    )
     sources = sorted({d["source"] for d in config["datasets"].values()})
     try:
         run_preflight(
