@@ -220,7 +220,7 @@ def table6(
         base, finals, per_seed = _arm_scores(long, key, seeds)
         joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
         sizes = split_sizes(long, key).reindex(joined.index)
-        joined = joined[~(sizes < stats.MIN_SPLIT_TEXTS).to_numpy()]  # the rule for tiny splits, every row alike
+        joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits, every row alike
         b = joined.b.to_numpy(float)
         by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
         a = by_seed.mean(axis=0)
@@ -711,7 +711,7 @@ def contrasts(
             b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
             joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
             sizes = split_sizes(long, ka).reindex(joined.index)
-            joined = joined[~(sizes < stats.MIN_SPLIT_TEXTS).to_numpy()]  # the rule for tiny splits
+            joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits
             sizes = sizes.reindex(joined.index)
             a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
             b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T

@@ -73,8 +73,9 @@ def run_pretrain_report_job(job, *, log=print) -> None:
         reference=inp.reference,
         contrasts=p.contrasts,
     )
-    statistics, kinds = None, split_kinds(p.datasets, inp.splits)  # Blurbs' designs, as Tables 2 and 6
+    statistics, kinds = None, None
     if p.statistics["enabled"]:
+        kinds = split_kinds(p.datasets, inp.splits)  # Blurbs' designs, as Tables 2 and 6
         overlaps = split_overlaps(p.datasets, inp.splits, kinds)  # splits subsampled from one pool, per kind
         statistics = Statistics.from_config(p.statistics, seed=p.seed, design_effects=overlaps)
     render(

@@ -90,12 +90,9 @@ def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statist
         if epoch not in table_epochs.get(method, []) or (model, dataset) not in base:
             continue
         matrix = part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
-        sizes = part.groupby("split").n_texts.max() if "n_texts" in part else pd.Series(dtype=float)
-        splits = [
-            sp
-            for sp in matrix.columns
-            if sp in base[(model, dataset)].index and not sizes.get(sp, np.inf) < stats.MIN_SPLIT_TEXTS
-        ]
+        sizes = part.groupby("split").n_texts.max().astype(float) if "n_texts" in part else pd.Series(dtype=float)
+        splits = [sp for sp in matrix.columns if sp in base[(model, dataset)].index]
+        splits = [sp for sp, k in zip(splits, stats.usable_splits(sizes.reindex(splits).to_numpy(float))) if k]
         diffs = matrix[splits].to_numpy(float) - base[(model, dataset)].loc[splits].to_numpy(float)
         kinds = (split_kinds or {}).get(dataset)
         result = stats.seeds_mean_test(
@@ -429,12 +426,10 @@ def contrasts(
             continue
         for ka, kb in pairs:
             right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
-            sizes = at_budget[at_budget.dataset == ka[2]].groupby("split").n_texts.max() if has_sizes else {}
-            shared = [
-                s
-                for s in arms[ka].columns
-                if s in right.columns and not sizes.get(s, np.inf) < stats.MIN_SPLIT_TEXTS  # the tiny-split rule
-            ]
+            part = at_budget[at_budget.dataset == ka[2]]
+            sizes = part.groupby("split").n_texts.max().astype(float) if has_sizes else pd.Series(dtype=float)
+            shared = [s for s in arms[ka].columns if s in right.columns]
+            shared = [s for s, k in zip(shared, stats.usable_splits(sizes.reindex(shared).to_numpy(float))) if k]
             kinds = (split_kinds or {}).get(ka[2])
             result = stats.contrast_test(
                 arms[ka][shared].to_numpy(float),

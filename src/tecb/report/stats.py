@@ -657,8 +657,7 @@ def _paired(per_model, noise, kinds, i: str, j: str, min_texts, sizes):
     for n, (si, sj) in enumerate(zip(per_model[i], per_model[j], strict=True)):
         joined = pd.concat([si, sj], axis=1, join="inner").dropna()
         if sizes is not None and min_texts:
-            size = sizes[n].reindex(joined.index)
-            joined = joined[~(size < min_texts).to_numpy()]
+            joined = joined[usable_splits(sizes[n].reindex(joined.index).to_numpy(float))]
         if joined.empty:
             raise ValueError(f"models {i!r} and {j!r} share no split")
         diffs.append(joined.iloc[:, 0].to_numpy(float) - joined.iloc[:, 1].to_numpy(float))
@@ -841,6 +840,15 @@ def intervals(
 MIN_SPLIT_TEXTS = 50
 
 
+def usable_splits(sizes) -> np.ndarray:
+    """Which splits of ``sizes`` (texts per split; NaN: not recorded) the tests use: those with at least
+    :data:`MIN_SPLIT_TEXTS` texts, unless fewer than two would be left (a dataset of small splits throughout,
+    as the demo's smallest, keeps them all: the rule is for splits far below their dataset's others)."""
+    sizes = np.asarray(sizes, dtype=float)
+    keep = ~(sizes < MIN_SPLIT_TEXTS)
+    return keep if keep.sum() >= 2 else np.ones(sizes.size, dtype=bool)
+
+
 def restart_variance(restarts) -> float:
     """The clustering variance of a split's score averaged over its restarts (``restarts``: the per-state
     scores, ``v_measure_restarts``): their unbiased variance / R; NaN for fewer than two."""
@@ -944,7 +952,8 @@ def table_statistics(
                 n
                 if split_sizes is None
                 else sum(
-                    int((sizes[k].reindex(s.index) >= min_texts).sum()) for k, s in zip(keys[row["model"]], series)
+                    int(usable_splits(sizes[k].reindex(s.index).to_numpy(float)).sum())
+                    for k, s in zip(keys[row["model"]], series)
                 )
             )
             out.append(
@@ -979,6 +988,14 @@ def format_p(p: float) -> str:
     if p is None or pd.isna(p):
         return ""
     return "< 0.001" if p < 0.0005 else f"{p:.3f}"
+
+
+def parse_p(text) -> float:
+    """A printed p-value (:func:`format_p`) read back: "< 0.001" as 0.0005 (below 0.001), NaN for empty."""
+    text = str(text).strip()
+    if not text or text == "nan":
+        return float("nan")
+    return 0.0005 if text.startswith("<") else float(text)
 
 
 def format_bound(value: float, decimals: int = 2, signed: bool = False) -> str:
