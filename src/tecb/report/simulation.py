@@ -51,7 +51,7 @@ class Design:
     dims: int = 4
     noise: float = 0.5
     separation: float = 2.6
-    effect: float = 0.12
+    effect: float = 0.3
 
 
 #: the designs of the issue: Blurbs S2S (28 splits), TenKGnad P2P (10) and Table 6 (3 seeds x 28 splits)
