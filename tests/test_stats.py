@@ -389,6 +389,11 @@ def test_only_the_text_part_is_widened_and_the_clustering_part_comes_from_the_re
     assert S.mean_test(x, design_effect=overlap, seed=1).se == pytest.approx(3 * plain.se)
     half = S.mean_test(x, design_effect=overlap, noise=np.full(10, spread / 2), seed=1)
     assert half.se == pytest.approx(np.sqrt((9 * spread / 2 + spread / 2) / 10))
+    # the text part is a difference, 9 x spread - 8 x clustering: Welch-Satterthwaite gives it fewer degrees of
+    # freedom than the spread's 9, so a wider t (at least 1)
+    whole = S.mean_test(x, design_effect=overlap, seed=1)
+    assert whole.df == pytest.approx(9) and 1 <= half.df < whole.df
+    assert half.df == pytest.approx(max(1.0, (9 * spread / 2 + spread / 2) ** 2 / ((9 * spread) ** 2 / 9)))
     assert S.restart_variance([0.1, 0.3]) == pytest.approx(0.02 / 2) and np.isnan(S.restart_variance([0.1]))
 
 

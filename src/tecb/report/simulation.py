@@ -49,7 +49,7 @@ class Design:
     min_fraction: float = 0.1
     seeds: int = 0
     dims: int = 4
-    noise: float = 0.5
+    noise: float = 1.0
     separation: float = 2.6
     effect: float = 0.3
 

@@ -325,12 +325,18 @@ def _variance_parts(values, strata, design_effect, noise) -> list[tuple[float, f
                 raise ValueError(
                     f"a design effect (overlap factor) must be >= 1 and a df scale in (0, 1], got {overlap}"
                 )
-            text.append((kind, w, factor * max(float(x.var(ddof=1)) - clustering, 0.0) / n, df_scale * (n - 1.0)))
-            if clustering > 0:
-                parts.append((w**2 * clustering / n, np.inf))
-        for kind, w, var, df in text:
-            shared = sum(w * wl * overlap.correlation(kind, kl) * np.sqrt(var * vl) for kl, wl, vl, _ in text)
-            parts.append((shared, df))
+            spread, df_spread = float(x.var(ddof=1)), df_scale * (n - 1.0)
+            own = factor * max(spread - clustering, 0.0) / n
+            # Welch-Satterthwaite of factor * spread - (factor - 1) * clustering (the restarts' part, from many
+            # restarts, taken as known): few degrees of freedom where the text part is small beside the
+            # clustering part, so a wide t
+            total = own + clustering / n
+            df = (n * total) ** 2 / ((factor * spread) ** 2 / df_spread) if spread > 0 else df_spread
+            df = min(df_spread, max(df, 1.0))  # at least one degree of freedom, at most the spread's
+            text.append((kind, w, own, clustering / n, df))
+        for kind, w, var, clustered, df in text:
+            shared = sum(w * wl * overlap.correlation(kind, kl) * np.sqrt(var * vl) for kl, wl, vl, _, _ in text)
+            parts.append((shared + w**2 * clustered, df))
     return parts
 
 
