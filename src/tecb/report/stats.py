@@ -891,8 +891,8 @@ def table_statistics(
     ``{"Average": datasets}``), each only over models with a result on all its datasets. Returns a long frame:
     ``column, model, mean, ci_low, ci_high, n_splits, n_texts, best, diff, diff_low, diff_high, se, df,
     detectable, p_value, p_holm, p_mcb, not_worse, test, tested_splits, size_weighted`` (scores in the metric's
-    own scale, 0..1). ``ci_low, ci_high``: the level's t interval over all splits (:func:`mean_test`, with the
-    overlap and the restarts' clustering variance); the comparison (:func:`compare_to_best`) leaves out splits
+    own scale, 0..1). ``ci_low, ci_high``: the level's percentile bootstrap interval over all splits (not for
+    comparing models); the comparison (:func:`compare_to_best`) leaves out splits
     of fewer than ``min_texts`` texts (``tested_splits``: how many it rests on). ``statistics``: the test, its
     level and the overlaps (:class:`Statistics`). ``split_kinds`` (dataset -> split id -> kind): those datasets'
     intervals and tests are stratified by kind."""
@@ -938,14 +938,14 @@ def table_statistics(
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
             strata = [_kinds_of(split_kinds, d, s.index) for d, s in zip(column_datasets, series)]
-            level = mean_test(
+            # the level's interval: the percentile bootstrap over splits, as before issue 53, labelled in the
+            # note as not for comparing models (a split's level differs by its design: its labels and size, so
+            # the overlap correction of differences does not apply to it)
+            low, high = bootstrap_interval(
                 [s.to_numpy() for s in series],
                 strata=strata if any(k is not None for k in strata) else None,
-                design_effect=overlaps,
-                noise=None
-                if model_noise is None
-                else [n.reindex(s.index).to_numpy(float) for n, s in zip(model_noise[row["model"]], series)],
                 confidence=statistics.confidence,
+                n_resamples=statistics.n_resamples,
                 seed=statistics.seed,
             )
             n = sum(len(s) for s in series)
@@ -963,7 +963,7 @@ def table_statistics(
                 )
             )
             out.append(
-                {"column": name, **row, "ci_low": level.ci_low, "ci_high": level.ci_high, "n_splits": n}
+                {"column": name, **row, "ci_low": low, "ci_high": high, "n_splits": n}
                 | {"n_texts": texts, "tested_splits": tested, "test": column_test}
             )
             out[-1]["size_weighted"] = weighted(row["model"], column_datasets)
@@ -1059,9 +1059,9 @@ def describe_test(
     if not intervals:
         return marks
     return (
-        f"[low, high]: {confidence:.0%} t interval of the cell's mean over splits (widened for splits subsampled "
-        "from one pool, per split kind): the uncertainty of the cell's level, not for comparing two models (their "
-        "paired test is †); (size-weighted w): the mean weighted by split size, where it differs from the "
+        f"[low, high]: {confidence:.0%} bootstrap interval of the cell's mean over splits (resampling splits as "
+        "independent, within their kind; for the average, within each dataset): NOT for comparing models (too "
+        "narrow for splits subsampled from one pool; their paired test is †); (size-weighted w): the mean weighted by split size, where it differs from the "
         "(unweighted, the paper's) mean by more than the interval's half-width. " + marks
     )
 
