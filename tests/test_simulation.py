@@ -41,7 +41,13 @@ def test_simulated_runs_use_the_recipes_and_real_clusterings():
     assert simulation._v_measure(labels, restarts[:1])[0] == pytest.approx(v_measure_score(labels, restarts[0]))
 
 
-@pytest.mark.slow  # 2 x 40 simulated runs of 10 splits, each clustered 10 times
+@pytest.mark.slow  # 2 x 40 simulated runs of 10 splits, each clustered 10 times: ~30-60 s
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 53 open: on TenKGnad's design (10 heavily overlapping subsamples) the text part is estimated "
+    "from a spread that barely shows it, so its Welch-Satterthwaite df is small and the test too wide: power "
+    "0.033 against the z test's 0.444 (benchmarks/measurement_simulation.md); strict, so a fix makes it fail",
+)
 def test_the_contrast_test_keeps_its_promises_on_the_tenkgnad_design_at_ten_restarts():
     table = simulation.run_design(simulation.DESIGNS["tenkgnad_p2p"], runs=RUNS, restarts=10, seed=53)
     now = table.set_index("restarts").loc[10].to_dict()
