@@ -438,7 +438,9 @@ def test_an_oracle_row_is_a_positive_control_adjusted_with_the_controls(tmp_path
     assert row["ran"] == "POSITIVE CONTROL: trained on the evaluated labels, ? triplets, head Dense(8 -> 256, tanh)"
     assert table.loc["m · random head · oracle · Blurbs S2S", "ran"].startswith("CONTROL: no training")
     pd.testing.assert_frame_equal(table.loc[without.index], without)  # the methods' rows, p included, unchanged
-    raw = [adapt_tables.stats.parse_p(tables([job])[0]["p"].iloc[0]) for job in oracle]  # each alone: Holm over one row is its p
+    raw = [
+        adapt_tables.stats.parse_p(tables([job])[0]["p"].iloc[0]) for job in oracle
+    ]  # each alone: Holm over one row is its p
     adjusted = table.loc[["m · Triplet · oracle · Blurbs S2S", "m · random head · oracle · Blurbs S2S"], "p"]
     assert adjusted.map(adapt_tables.stats.parse_p).to_numpy() == pytest.approx(adapt_tables.stats.holm(raw), abs=1e-3)
     assert adapt_tables.is_control(("m", "triplet", "oracle")) and not adapt_tables.is_control(("m", "cob", "lodo"))
