@@ -232,6 +232,8 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     assert (out / "table3_ami.csv").exists()
     stats = pd.read_csv(out / "table2_statistics.csv")
     assert set(stats.model) == set(names)
+    assert (stats.p_value.dropna() > 0).all() and (stats.p_mcb.dropna() > 0).all()  # never p = 0 (issue 53)
+    assert stats.loc[~stats.best, "detectable"].notna().all()
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
