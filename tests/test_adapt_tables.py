@@ -86,7 +86,7 @@ def test_table6_pairs_adapted_with_base_split_by_split(tmp_path):
     assert row["base"] == pytest.approx(25.0) and row["adapted"] == pytest.approx(35.0)
     assert row["Δ"] == pytest.approx(10.0)
     # four splits all better: the exact sign-flip p is 1/16 one-sided, 1/8 two-sided (not significant at 0.05)
-    assert float(row["p"]) == pytest.approx(0.125)
+    assert adapt_tables.stats.parse_p(row["p"]) == pytest.approx(0.125)
     assert row["steps"] == 6 and row["device"] == "cpu"
     skipped = table.loc["Model · COB · disjoint · TenKGnad S2S"]
     assert "skipped: 3 categories" in skipped["p"]
@@ -107,7 +107,7 @@ def test_table6_marks_a_significant_gain(tmp_path):
         long, meta, statistics=Statistics(test="wilcoxon", alpha=0.05, confidence=0.95, n_resamples=1000, seed=42)
     )
     assert table["Δ"].iloc[0] == pytest.approx(100 * (sum(adapted) - sum(base)) / 10)
-    assert float(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")
+    assert adapt_tables.stats.parse_p(table["p"].iloc[0]) < 0.05 and suffix["Δ"].iloc[0].startswith("*")
 
 
 def test_what_ran_shows_the_clustering_and_flags_a_clusterns_run_that_never_clustered():
@@ -314,9 +314,10 @@ def test_contrasts_are_computed_per_design_with_seeds_and_holm(tmp_path):
     argue = table[(table.contrast == "argue/similarity − argue/order") & (table.design == "all")].iloc[0]
     assert argue["delta"] == pytest.approx(100 * (0.01 - 0.001 * 2.5)) and argue["seeds"] == "1 / 1"
     # p_holm over every row; a mark only where the interval excludes 0
-    p, p_holm = table.p.astype(float), table.p_holm.astype(float)
+    p, p_holm = table.p.map(adapt_tables.stats.parse_p), table.p_holm.map(adapt_tables.stats.parse_p)
     assert (p_holm >= p).all() and table.significant.isin(["*", ""]).all()
-    outside = (table.ci_low > 0) | (table.ci_high < 0)
+    low, high = table.ci_low.astype(float), table.ci_high.astype(float)  # printed with the decimals their sign needs
+    outside = (low > 0) | (high < 0)
     assert (outside == (p < 0.05)).all() and (~outside[table.significant == "*"]).sum() == 0
     # the skipped arms are a note, and `base` cannot come first
     with pytest.raises(ValueError, match="only be the second arm"):
@@ -343,7 +344,7 @@ def test_render_writes_the_contrasts_beside_table6(tmp_path):
     table6 = pd.read_csv(tmp_path / "table6.csv", index_col=0)
     assert set(table6["SD seeds"].astype(str)) == {"0.28", "1 seed"}  # 2 seeds 0.4 apart; argue ran 1 seed
     # the noise floor from the seeds' spread (pooled SD 0.28: SimCSE's and ClusterNS's seeds 0.4 apart each)
-    assert "Noise floor (training seeds alone, SD pooled over the methods, 2 seeds)" in md6(tmp_path)
+    assert "Noise floor, a LOWER BOUND (training seeds alone, SD pooled over the methods, 2 seeds" in md6(tmp_path)
     assert "Blurbs S2S: seed SD 0.28" in md6(tmp_path)
 
 
@@ -395,8 +396,8 @@ def test_the_random_head_control_is_a_row_apart_and_the_contrast_methods_are_rea
     assert cob["b"] == "random head lodo" and cob["delta"] == pytest.approx(cob["mean_a"] - cob["mean_b"])
     assert cob["delta"] == pytest.approx(table.loc["m · COB · lodo · Blurbs S2S", "Δ"] - row["Δ"])
     # Holm within each family: two control contrasts adjusted together
-    p = found[found.b.str.startswith("random head")].p.astype(float).to_numpy()
-    holm = found[found.b.str.startswith("random head")].p_holm.astype(float).to_numpy()
+    p = found[found.b.str.startswith("random head")].p.map(adapt_tables.stats.parse_p).to_numpy()
+    holm = found[found.b.str.startswith("random head")].p_holm.map(adapt_tables.stats.parse_p).to_numpy()
     assert holm == pytest.approx(adapt_tables.stats.holm(p), abs=1e-3)
 
 
@@ -437,9 +438,11 @@ def test_an_oracle_row_is_a_positive_control_adjusted_with_the_controls(tmp_path
     assert row["ran"] == "POSITIVE CONTROL: trained on the evaluated labels, ? triplets, head Dense(8 -> 256, tanh)"
     assert table.loc["m · random head · oracle · Blurbs S2S", "ran"].startswith("CONTROL: no training")
     pd.testing.assert_frame_equal(table.loc[without.index], without)  # the methods' rows, p included, unchanged
-    raw = [float(tables([job])[0]["p"].iloc[0]) for job in oracle]  # each alone: Holm over one row is its p
+    raw = [
+        adapt_tables.stats.parse_p(tables([job])[0]["p"].iloc[0]) for job in oracle
+    ]  # each alone: Holm over one row is its p
     adjusted = table.loc[["m · Triplet · oracle · Blurbs S2S", "m · random head · oracle · Blurbs S2S"], "p"]
-    assert adjusted.astype(float).to_numpy() == pytest.approx(adapt_tables.stats.holm(raw), abs=1e-3)
+    assert adjusted.map(adapt_tables.stats.parse_p).to_numpy() == pytest.approx(adapt_tables.stats.holm(raw), abs=1e-3)
     assert adapt_tables.is_control(("m", "triplet", "oracle")) and not adapt_tables.is_control(("m", "cob", "lodo"))
     # contrasts: the methods' rows and their Holm unchanged; `*` includes the oracle arm, in the controls' family
     pd.testing.assert_frame_equal(found[~found.a.str.endswith("oracle")], contrasts_without)

@@ -332,7 +332,8 @@ def test_a_pretrain_report_job_is_built_from_the_snakemake_job(monkeypatch):
     calls = []
     monkeypatch.setattr(pretrain_tables, "render", lambda i, o, **kw: calls.append((i, o, kw)))
     monkeypatch.setattr(paper, "comparability", lambda names, paths: {n: f"not {p}" for n, p in zip(names, paths)})
-    monkeypatch.setattr(tables, "split_overlaps", lambda names, paths: {n: p for n, p in zip(names, paths)})
+    monkeypatch.setattr(tables, "split_kinds", lambda names, paths: {"A": {0: "coarse"}})
+    monkeypatch.setattr(tables, "split_overlaps", lambda names, paths, kinds: {n: p for n, p in zip(names, paths)})
     stems = ("table5", "best_epochs", "table5_vs_paper")
     report = SimpleNamespace(
         input=Names(scores=["s1"], baselines=["b1"], reference="ref.csv", splits=["sp"]),
@@ -372,6 +373,7 @@ def test_a_pretrain_report_job_is_built_from_the_snakemake_job(monkeypatch):
     )
     assert options["not_comparable"] == {"A": "not sp"} and options["budgets"] == {"wwm": 1}
     assert (options["statistics"].seed, options["statistics"].design_effects) == (3, {"A": "sp"})
+    assert options["split_kinds"] == {"A": {0: "coarse"}}  # Table 5 stratified by split kind, as Table 6 (issue 53)
     report.params.statistics = {**STATISTICS, "enabled": False}
     job.run_pretrain_report_job(report)
     assert calls[1][2]["statistics"] is None

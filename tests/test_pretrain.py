@@ -379,7 +379,7 @@ def test_table5_and_figure(tmp_path):
         not_comparable={"BlurbsClusteringS2S": ""},
         statistics=Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=500, seed=42),
     )
-    assert "delta [low, high]: 95% interval" in (out / "table5.md").read_text()
+    assert "delta [low, high]: 95% t interval" in (out / "table5.md").read_text()
     # the noise floor: each (model, method)'s seed means at its last epoch, pooled per dataset
     long = pd.read_parquet(out / "scores.parquet")
     last = long[long.epoch == 10].groupby(["method", "dataset", "seed"]).v_measure.mean().mul(100).reset_index()
@@ -572,7 +572,7 @@ def test_table5_deltas_carry_the_seed_level_and_one_seed_says_so(tmp_path):
     t5 = pretrain_tables.table5(summ, {"wwm": [10]}, {"gbert-base": "GBERT-base"})
     assert t5.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_sd"] == "1 seed"
     marks = pretrain_tables.delta_marks(t5, deltas, statistics, {"gbert-base": "GBERT-base"})
-    assert marks.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_delta"].endswith("]")
+    assert marks.loc["GBERT-base WWM 10", "BlurbsClusteringS2S_delta"].endswith(")")  # (detectable d)
 
 
 def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
@@ -596,5 +596,6 @@ def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
     blurbs = long[long.dataset == "BlurbsClusteringS2S"]
     tsdae = blurbs[(blurbs.method == "tsdae") & (blurbs.epoch == 1)].v_measure.mean()
     wwm = blurbs[(blurbs.method == "wwm") & (blurbs.epoch == 10)].v_measure.mean()
-    assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and row["ci_low"] <= row["delta"] <= row["ci_high"]
-    assert (row["significant"] == "*") == (float(row["p_holm"]) < 0.05)
+    low, high = float(row["ci_low"]), float(row["ci_high"])  # printed with the decimals their sign needs
+    assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and low <= row["delta"] <= high
+    assert (row["significant"] == "*") == (stats.parse_p(row["p_holm"]) < 0.05)

@@ -200,7 +200,7 @@ def test_table_statistics_and_marks():
     good = t2.at["Good", DATASETS[0]]
     lo, hi = long.query("model == 'good' and column == @DATASETS[0]")[["ci_low", "ci_high"]].iloc[0] * 100
     assert f"**{good:.2f}** [{lo:.2f}, {hi:.2f}]" in md
-    assert "Holm" in md and "†: not significantly worse" in md
+    assert "multiple comparisons with the best" in md and "†: not significantly worse" in md
     tex = R.to_latex(t2, mark_best=True, suffix=marks)
     assert r"$^\dagger$ [" in tex and "†" not in tex
     html = R.to_html(t2, mark_best=True, suffix=marks)
@@ -226,12 +226,14 @@ def test_render_tables_with_statistics_and_ami(tmp_path):
     inputs = (tmp_path / "scores.parquet", DATASETS, texts, splits, names, [("kmeans", "none")], kmeans)
     render(*inputs, out, **kwargs)
     md = (out / "table2.md").read_text()
-    assert "†" in md and "[" in md and "Holm" in md
+    assert "†" in md and "[" in md and "multiple comparisons with the best" in md
     ami = (out / "table2_ami.md").read_text()
     assert "AMI x 100" in ami and "†" in ami
     assert (out / "table3_ami.csv").exists()
     stats = pd.read_csv(out / "table2_statistics.csv")
     assert set(stats.model) == set(names)
+    assert (stats.p_value.dropna() > 0).all() and (stats.p_mcb.dropna() > 0).all()  # never p = 0 (issue 53)
+    assert stats.loc[~stats.best, "detectable"].notna().all()
     iv = pd.read_csv(out / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and len(iv) == 2 * 3 * len(DATASETS)
     first = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -255,7 +257,10 @@ def test_statistics_follow_the_tables_average_columns():
     for col in t2.columns:  # every column's statistics average what the table averages
         means = long[long.column == col].set_index("model")["mean"] * 100
         assert means.rename(index=names).reindex(t2.index).to_numpy() == pytest.approx(t2[col].to_numpy())
-    assert all(marks.loc[n, c] for n in names.values() for c in t2.columns) and "Holm" in notes[0]
+    assert (
+        all(marks.loc[n, c] for n in names.values() for c in t2.columns)
+        and "multiple comparisons with the best" in notes[0]
+    )
 
 
 # --- the mean test agrees with its interval (issue 43.1) ------------------------------------------
@@ -315,7 +320,8 @@ def test_one_split_gives_no_interval_and_no_mark():
     r = S.mean_test([0.3], seed=1)
     assert r.p_value == 1.0 and r.ci_low == -np.inf and r.ci_high == np.inf and r.df == 0
     constant = S.mean_test([0.3] * 5, seed=1)  # no spread over 5 splits: the difference is certain
-    assert constant.p_value == 0.0 and constant.ci_low == constant.ci_high == pytest.approx(0.3)
+    assert constant.ci_low == constant.ci_high == pytest.approx(0.3)
+    assert constant.p_value == S.P_FLOOR > 0  # never 0: Holm could not adjust it (issue 53)
 
 
 def test_the_mean_test_keeps_its_level_with_ten_splits():
@@ -341,7 +347,8 @@ def test_split_overlap_by_hand():
     """Disjoint splits of equal size: no correction. Two splits that are the same 4 texts plus one own text each
     (sizes 5): C = [[1/5, 4/25], [4/25, 1/5]], 1'C1/4 = 0.18, the bootstrap sees (2/5 - 0.36)/2 = 0.02, so the
     design effect is 9 and the effective degrees of freedom are those of one split pair (df scale 1)."""
-    assert S.split_overlap([[0, 1], [2, 3], [4, 5]]) == S.Overlap(design_effect=1.0, df_scale=1.0)
+    disjoint = S.split_overlap([[0, 1], [2, 3], [4, 5]])
+    assert (disjoint.design_effect, disjoint.df_scale, disjoint.factors) == (1.0, 1.0, (1.0,))
     two = S.split_overlap([[0, 1, 2, 3, 4], [0, 1, 2, 3, 5]])
     assert two.design_effect == pytest.approx(9.0) and two.df_scale == pytest.approx(1.0)
     nested = S.split_overlap([list(range(n)) for n in (20, 40, 60, 80, 100)])
@@ -353,6 +360,45 @@ def test_split_overlap_by_hand():
         S.split_overlap([[0], []])
 
 
+def test_each_split_kind_gets_its_own_overlap_factor():
+    """Issue 53: a disjoint within-genre partition gets its own factor, 1.0, while the overlapping coarse
+    subsamples of the same pool get theirs (9, as by hand above); the two kinds' means correlate as they share
+    texts, and a kind not recorded falls back to the whole design's factor."""
+    coarse = [[0, 1, 2, 3, 4], [0, 1, 2, 3, 5]]
+    within = [[0, 1], [2, 3], [4, 5]]
+    both = S.split_overlap(coarse + within, ["coarse"] * 2 + ["within"] * 3)
+    assert both.of("within") == (1.0, 1.0)
+    assert both.of("coarse")[0] == pytest.approx(9.0)
+    assert 0 < both.correlation("coarse", "within") < 1 and both.correlation("within", "within") == 1.0
+    assert both.of("fine") == (both.design_effect, both.df_scale)
+    # the mean test widens only the kind that overlaps: the within-genre splits alone keep their plain interval
+    x = np.array([0.01, 0.03, 0.02, 0.0, 0.04])
+    kinds = ["coarse"] * 2 + ["within"] * 3
+    per_kind = S.mean_test(x, strata=kinds, design_effect=both, seed=1)
+    pooled = S.mean_test(x, strata=kinds, design_effect=S.Overlap(design_effect=both.factors[0]), seed=1)
+    assert per_kind.se < pooled.se
+
+
+def test_only_the_text_part_is_widened_and_the_clustering_part_comes_from_the_restarts():
+    """Issue 53: the splits' spread less the restarts' clustering variance is the text part, widened by the
+    overlap factor; the clustering part (independent across splits) is not. All of the spread clustering noise:
+    the interval is the plain one however large the factor; no restarts (R = 1): the whole spread is widened."""
+    x = np.random.default_rng(4).normal(0.0, 0.02, size=10)
+    spread = float(x.var(ddof=1))
+    overlap = S.Overlap(design_effect=9.0)
+    plain = S.mean_test(x, seed=1)
+    assert S.mean_test(x, design_effect=overlap, noise=np.full(10, spread), seed=1).se == pytest.approx(plain.se)
+    assert S.mean_test(x, design_effect=overlap, seed=1).se == pytest.approx(3 * plain.se)
+    half = S.mean_test(x, design_effect=overlap, noise=np.full(10, spread / 2), seed=1)
+    assert half.se == pytest.approx(np.sqrt((9 * spread / 2 + spread / 2) / 10))
+    # the text part is a difference, 9 x spread - 8 x clustering: Welch-Satterthwaite gives it fewer degrees of
+    # freedom than the spread's 9, so a wider t (at least 1)
+    whole = S.mean_test(x, design_effect=overlap, seed=1)
+    assert whole.df == pytest.approx(9) and 1 <= half.df < whole.df
+    assert half.df == pytest.approx(max(1.0, (9 * spread / 2 + spread / 2) ** 2 / ((9 * spread) ** 2 / 9)))
+    assert S.restart_variance([0.1, 0.3]) == pytest.approx(0.02 / 2) and np.isnan(S.restart_variance([0.1]))
+
+
 def test_design_effect_widens_the_interval_by_its_square_root():
     d = np.random.default_rng(3).normal(0.01, 0.02, size=12)
     plain = S.mean_test(d, seed=5)
@@ -361,6 +407,13 @@ def test_design_effect_widens_the_interval_by_its_square_root():
     assert wide.p_value > plain.p_value
     with pytest.raises(ValueError, match="design effect"):
         S.mean_test(d, design_effect=S.Overlap(design_effect=0.5), seed=5)
+
+
+def test_p_values_print_and_bounds_keep_their_sign():
+    """Issue 53: "< 0.001", never 0.000; a bound that rounds to 0 gets the decimals its sign needs."""
+    assert S.format_p(0.0004) == "< 0.001" and S.format_p(0.049) == "0.049" and S.format_p(np.nan) == ""
+    assert S.format_bound(-0.004, signed=True) == "-0.004" and S.format_bound(-1.054, signed=True) == "-1.05"
+    assert S.format_bound(0.0) == "0.00" and S.format_bound(-0.0) == "0.00" and S.format_bound(2.5) == "2.50"
 
 
 # --- the noise floor (issue 43.4) -------------------------------------------------------------

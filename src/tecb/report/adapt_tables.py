@@ -219,6 +219,8 @@ def table6(
             continue
         base, finals, per_seed = _arm_scores(long, key, seeds)
         joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
+        sizes = split_sizes(long, key).reindex(joined.index)
+        joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits, every row alike
         b = joined.b.to_numpy(float)
         by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
         a = by_seed.mean(axis=0)
@@ -228,15 +230,20 @@ def table6(
         seed_means = [float(f.v_measure.mean() * 100) for f in finals]
         interval = {"confidence": statistics.confidence, **draws, "strata": strata}
         lo_b, hi_b = stats.bootstrap_interval(b, **interval)
-        if statistics.test == "mean":  # interval and test from the same resamples of seeds and splits
+        detectable = np.nan
+        if statistics.test == "mean":  # interval and test from one t of the splits' and the seeds' variance
             overlap = statistics.design_effect(key[3])
-            adapted = stats.seeds_mean_test(by_seed, **interval)  # a level, as Table 2's cells: no overlap term
-            delta = stats.seeds_mean_test(by_seed - b, design_effect=overlap, **interval)
+            noise_b, noise_a = arm_noise(long, key, seeds, joined.index)
+            adapted = stats.seeds_mean_test(by_seed, design_effect=overlap, noise=noise_a, **interval)
+            delta = stats.contrast_test(
+                by_seed, b[None, :], design_effect=overlap, noise_a=noise_a, noise_b=noise_b, **interval
+            )
             (lo_a, hi_a), (lo_d, hi_d), p = (
                 (adapted.ci_low, adapted.ci_high),
                 (delta.ci_low, delta.ci_high),
                 delta.p_value,
             )
+            detectable = delta.detectable * 100
         else:
             lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
             lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
@@ -249,8 +256,10 @@ def table6(
                 "Δ": (a - b).mean() * 100,
                 "p": p,
                 "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
+                "detectable": detectable,
                 "seeds": len(seeds),
                 "splits": len(joined),
+                "texts": int(sizes.reindex(joined.index).sum()) if sizes.notna().any() else np.nan,
                 "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
                 "device": training[0].get("device", ""),
                 "precision": training[0].get("precision", ""),
@@ -265,9 +274,9 @@ def table6(
             rows[-1]["ran"] = ", ".join(x for x in (POSITIVE_CONTROL_RAN, rows[-1]["ran"]) if x)
         marks.append(
             {
-                "base": f" [{lo_b * 100:.2f}, {hi_b * 100:.2f}]",
-                "adapted": f" [{lo_a * 100:.2f}, {hi_a * 100:.2f}]",
-                "Δ": f" [{lo_d * 100:+.2f}, {hi_d * 100:+.2f}]",
+                "base": f" [{stats.format_bound(lo_b * 100)}, {stats.format_bound(hi_b * 100)}]",
+                "adapted": f" [{stats.format_bound(lo_a * 100)}, {stats.format_bound(hi_a * 100)}]",
+                "Δ": f" [{stats.format_bound(lo_d * 100, signed=True)}, {stats.format_bound(hi_d * 100, signed=True)}]",
             }
         )
     if chance:
@@ -283,7 +292,8 @@ def table6(
             pvals.append(np.nan)
     controls = [is_control(k) for k in jobs] + [False] * (len(pvals) - len(jobs))  # then the chance rows
     adjusted = holm_by_family(pvals, controls)
-    columns = ["base", "adapted", "Δ", "p", "SD seeds", "seeds", "splits", "steps", "device", "precision", "ran"]
+    columns = ["base", "adapted", "Δ", "p", "detectable", "SD seeds", "seeds", "splits", "texts", "steps", "device"]
+    columns += ["precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
     table["p"] = table["p"].astype(object)
     suffix = pd.DataFrame("", index=table.index, columns=table.columns, dtype=object)
@@ -291,10 +301,10 @@ def table6(
         for col, text in mark.items():
             suffix.iat[i, columns.index(col)] = text
         if not np.isnan(p):
-            table.iat[i, columns.index("p")] = f"{p:.3f}"
+            table.iat[i, columns.index("p")] = stats.format_p(p)
             if p < statistics.alpha:
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
-    for col in ("seeds", "splits"):
+    for col in ("seeds", "splits", "texts"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
     table = table.astype({c: object for c in ("SD seeds", "steps", "device", "precision", "ran")}).fillna(
         {"SD seeds": "", "steps": "", "device": "", "precision": "", "ran": ""}
@@ -457,12 +467,16 @@ def table6_notes(
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
         (
-            f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: resampling "
-            "training seeds and splits, each scaled to its unbiased variance, at t-quantile levels with "
-            "Welch-Satterthwaite degrees of freedom, so the seeds' variance is in it; with 1 seed it is not "
-            f"estimated). *: the two-sided paired test of the mean Δ from the same resamples (p < {1 - confidence:g} "
-            f"exactly when Δ's interval excludes 0) is significant after Holm's adjustment over the table's rows "
-            f"(α = {alpha:g}), so a * always has an interval that excludes 0; p: that adjusted p-value."
+            f"[low, high]: base: {confidence:.0%} bootstrap interval of the mean over splits; adapted and Δ: t interval "
+            "of the mean over splits and training seeds, the splits' text variance widened per split kind for "
+            "splits subsampled from one pool, the clustering variance from the restarts where scored with several "
+            "(docs/statistics.md), the seeds' variance over seeds (with 1 seed not estimated), Welch-Satterthwaite "
+            f"degrees of freedom. *: the two-sided t test of the mean Δ (p < {1 - confidence:g} exactly when Δ's "
+            f"interval excludes 0) is significant after Holm's adjustment over the table's rows (α = {alpha:g}), so a "
+            "* always has an interval that excludes 0; p: that adjusted p-value. detectable: the smallest true Δ the "
+            f"row's test finds with 80 % power at α = {1 - confidence:g} (its own standard error and degrees of "
+            f"freedom). splits, texts: what each row rests on; splits of fewer than {stats.MIN_SPLIT_TEXTS} texts are "
+            "left out of every row's adapted, Δ and test."
             if test == "mean"
             else f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (adapted and Δ: over "
             "training seeds and splits, a two-level bootstrap, so the seeds' variance is in it; with 1 seed it is "
@@ -549,8 +563,11 @@ def noise_floor_text(rows: list[dict], *, alpha: float, power: float) -> str:
         for r in floor.itertuples()
     ]
     return (
-        f"Noise floor (training seeds alone, SD pooled over the methods, {int(floor.seeds.median())} seeds): the "
-        f"smallest Δ detected with {power:.0%} power at α = {alpha:g} by a t test over seeds: " + "; ".join(parts) + "."
+        f"Noise floor, a LOWER BOUND (training seeds alone, SD pooled over the methods, {int(floor.seeds.median())} "
+        f"seeds; the splits' text and clustering variance left out, so each row's own figure, detectable, is the "
+        f"one to read): the smallest Δ detected with {power:.0%} power at α = {alpha:g} by a t test over seeds: "
+        + "; ".join(parts)
+        + "."
     )
 
 
@@ -565,7 +582,12 @@ def contrast_note(statistics: stats.Statistics, kinds: bool, positive_controls: 
         "every row of this table (the rows with a control, random_head"
         + (" or an oracle arm (the positive control)" if positive_controls else "")
         + ", among themselves, apart from the others); "
-        f"*: p_holm < {statistics.alpha:g}." + (" design: all splits, or one split design alone." if kinds else "")
+        f"*: p_holm < {statistics.alpha:g}. The interval is a t interval (Welch-Satterthwaite df): the splits' text "
+        "variance widened per split kind, the clustering variance from the restarts where scored with several; "
+        "bounds printed with the decimals their sign needs. detectable: the smallest true delta the row's test "
+        "finds with 80 % power. splits, texts: what each row rests on; splits of fewer than "
+        f"{stats.MIN_SPLIT_TEXTS} texts are left out of every row."
+        + (" design: all splits, or one split design alone." if kinds else "")
     )
 
 
@@ -589,6 +611,34 @@ def _arm_matches(arm: str, key) -> bool:
         return key[1] not in CONTROLS
     method, _, variant = arm.partition("/")
     return key[1] == method and (not variant or key[2] == variant)
+
+
+def split_sizes(long: pd.DataFrame, key: tuple) -> pd.Series:
+    """Split -> its number of texts for one job ``key`` (model, method, variant, dataset); NaN where the scores
+    do not record it."""
+    part = long[(long.model == key[0]) & (long.dataset == key[3])]
+    if "n_texts" not in part:
+        return pd.Series(dtype=float)
+    return part.groupby("split").n_texts.max().astype(float)
+
+
+def arm_noise(long: pd.DataFrame, key: tuple, seeds: list, splits) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The clustering variance (the restarts' variance / R, :func:`tecb.report.stats.restart_variance`) of the
+    base's score per split of ``splits`` and of each seed's final score (seeds x splits); (None, None) where the
+    scores have no restarts (R = 1)."""
+    if "v_measure_restarts" not in long:
+        return None, None
+    part = long[(long.model == key[0]) & (long.method == key[1]) & (long.variant == key[2]) & (long.dataset == key[3])]
+    part = part.assign(noise=part.v_measure_restarts.map(stats.restart_variance))
+    base = part[part.step == 0].groupby("split").noise.mean().reindex(splits).to_numpy(float)
+    rows = []
+    for s in seeds:
+        mine = part[part.seed == s]
+        rows.append(mine[mine.step == mine.step.max()].groupby("split").noise.mean().reindex(splits).to_numpy(float))
+    a = np.asarray(rows)
+    if np.isnan(base).any() or np.isnan(a).any():
+        return None, None
+    return base, a
 
 
 def _arm_scores(long: pd.DataFrame, key: tuple, seeds: list) -> tuple[pd.Series, list, pd.DataFrame]:
@@ -660,8 +710,16 @@ def contrasts(
             base, a_seeds = scores[ka]
             b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
             joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
+            sizes = split_sizes(long, ka).reindex(joined.index)
+            joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits
+            sizes = sizes.reindex(joined.index)
             a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
             b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T
+            noise_base, noise_a = arm_noise(long, ka, list(a_seeds.columns), joined.index)
+            noise_b = noise_base[None, :] if kb is None and noise_base is not None else None
+            if kb is not None:
+                noise_b = arm_noise(long, kb, list(b_seeds.columns), joined.index)[1]
+                noise_a = noise_a if noise_b is not None else None
             kinds_of = (split_kinds or {}).get(ka[3])
             kinds = np.asarray([kinds_of.get(int(s)) for s in joined.index], dtype=object) if kinds_of else None
             designs = [("all", np.ones(len(joined), bool))]
@@ -672,6 +730,8 @@ def contrasts(
                 result = stats.contrast_test(
                     a[:, mask],
                     b[:, mask],
+                    noise_a=None if noise_a is None or noise_b is None else noise_a[:, mask],
+                    noise_b=None if noise_a is None or noise_b is None else noise_b[:, mask],
                     strata=list(kinds) if design == "all" and kinds is not None else None,
                     design_effect=statistics.design_effect(ka[3] if design == "all" else f"{ka[3]}/{design}"),
                     confidence=statistics.confidence,
@@ -688,6 +748,7 @@ def contrasts(
                         "dataset": ka[3],
                         "design": design,
                         "splits": int(mask.sum()),
+                        "texts": int(sizes[mask].sum()) if sizes.notna().all() else np.nan,
                         "seeds": f"{a.shape[0]} / {b.shape[0]}" if kb is not None else str(a.shape[0]),
                         "mean_a": a[:, mask].mean() * 100,
                         "mean_b": b[:, mask].mean() * 100,
@@ -695,14 +756,17 @@ def contrasts(
                         "ci_low": result.ci_low * 100,
                         "ci_high": result.ci_high * 100,
                         "p": result.p_value,
+                        "detectable": result.detectable * 100,
                     }
                 )
-    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "seeds", "mean_a", "mean_b", "delta"]
-    table = pd.DataFrame(rows, columns=columns + ["ci_low", "ci_high", "p"])
+    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "texts", "seeds", "mean_a", "mean_b"]
+    table = pd.DataFrame(rows, columns=columns + ["delta", "ci_low", "ci_high", "p", "detectable"])
     adjusted = holm_by_family(table["p"].to_numpy(float), [r["control"] for r in rows])
     table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
-    table["p"] = [f"{p:.3f}" for p in table["p"]]
-    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table["p"] = [stats.format_p(p) for p in table["p"]]
+    table["p_holm"] = [stats.format_p(p) for p in adjusted]
+    for col in ("ci_low", "ci_high"):  # printed so that a bound's sign survives rounding
+        table[col] = [stats.format_bound(v, signed=True) for v in table[col]]
     table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
     table.index.name = "contrast · model · a · dataset · design"
     return table, notes

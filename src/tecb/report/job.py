@@ -59,7 +59,7 @@ def run_pretrain_report_job(job, *, log=print) -> None:
     from tecb.report.paper import comparability
     from tecb.report.pretrain_tables import ReportInputs, render
     from tecb.report.stats import Statistics
-    from tecb.report.tables import split_overlaps
+    from tecb.report.tables import split_kinds, split_overlaps
 
     inp, out, p = job.input, job.output, job.params
     outputs = {"scores": out.scores, "figure2": out.figure2}
@@ -73,9 +73,10 @@ def run_pretrain_report_job(job, *, log=print) -> None:
         reference=inp.reference,
         contrasts=p.contrasts,
     )
-    statistics = None
+    statistics, kinds = None, None
     if p.statistics["enabled"]:
-        overlaps = split_overlaps(p.datasets, inp.splits)  # splits subsampled from one pool
+        kinds = split_kinds(p.datasets, inp.splits)  # Blurbs' designs, as Tables 2 and 6
+        overlaps = split_overlaps(p.datasets, inp.splits, kinds)  # splits subsampled from one pool, per kind
         statistics = Statistics.from_config(p.statistics, seed=p.seed, design_effects=overlaps)
     render(
         inputs,
@@ -85,6 +86,7 @@ def run_pretrain_report_job(job, *, log=print) -> None:
         model_names=p.model_names,
         not_comparable=not_comparable,
         statistics=statistics,
+        split_kinds=kinds,
         log=log,
     )
 

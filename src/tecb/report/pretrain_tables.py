@@ -18,6 +18,7 @@ import pandas as pd
 
 from tecb.io import write_table
 from tecb.report.render import to_markdown, write_formats
+from tecb.report.stats import MIN_SPLIT_TEXTS
 from tecb.report.tables import dataset_order, read_keyed
 
 
@@ -89,7 +90,9 @@ def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statist
         if epoch not in table_epochs.get(method, []) or (model, dataset) not in base:
             continue
         matrix = part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
+        sizes = part.groupby("split").n_texts.max().astype(float) if "n_texts" in part else pd.Series(dtype=float)
         splits = [sp for sp in matrix.columns if sp in base[(model, dataset)].index]
+        splits = [sp for sp, k in zip(splits, stats.usable_splits(sizes.reindex(splits).to_numpy(float))) if k]
         diffs = matrix[splits].to_numpy(float) - base[(model, dataset)].loc[splits].to_numpy(float)
         kinds = (split_kinds or {}).get(dataset)
         result = stats.seeds_mean_test(
@@ -102,25 +105,29 @@ def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statist
         )
         rows.append(
             {"model": model, "method": method, "epoch": int(epoch), "dataset": dataset, "seeds": len(matrix)}
+            | {"splits": len(splits), "texts": float(sizes.reindex(splits).sum()) if len(sizes) else np.nan}
             | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
-            | {"p": result.p_value}
+            | {"p": result.p_value, "detectable": result.detectable * 100}
         )
-    out = pd.DataFrame(
-        rows, columns=["model", "method", "epoch", "dataset", "seeds", "delta", "ci_low", "ci_high", "p"]
-    )
+    columns = ["model", "method", "epoch", "dataset", "seeds", "splits", "texts", "delta", "ci_low", "ci_high"]
+    out = pd.DataFrame(rows, columns=columns + ["p", "detectable"])
     out["p_holm"] = stats.holm(out.p.to_numpy(float))
     return out
 
 
 def delta_marks(t5: pd.DataFrame, deltas: pd.DataFrame, statistics, model_names: dict | None = None) -> pd.DataFrame:
-    """Suffixes for Table 5's delta cells: ``*`` where the Holm-adjusted p is below ``alpha``, then the interval."""
+    """Suffixes for Table 5's delta cells: ``*`` where the Holm-adjusted p is below ``alpha``, then the interval
+    and the cell's detectable Δ."""
+    from tecb.report import stats
+
     model_names = model_names or {}
     suffix = pd.DataFrame("", index=t5.index, columns=t5.columns, dtype=object)
     for r in deltas.itertuples():
         row, col = f"{model_names.get(r.model, r.model)} {r.method.upper()} {r.epoch}", f"{r.dataset}_delta"
         if row in suffix.index and col in suffix.columns:
             star = "*" if r.p_holm < statistics.alpha else ""
-            suffix.at[row, col] = f"{star} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+            low, high = stats.format_bound(r.ci_low, signed=True), stats.format_bound(r.ci_high, signed=True)
+            suffix.at[row, col] = f"{star} [{low}, {high}] (detectable {r.detectable:.2f})"
     return suffix
 
 
@@ -292,6 +299,7 @@ def render(
     model_names: dict | None = None,
     not_comparable: dict | None = None,
     statistics=None,
+    split_kinds: dict | None = None,
     log=print,
 ) -> None:
     """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
@@ -313,13 +321,19 @@ def render(
     status = comparability_line(not_comparable, list(dict.fromkeys(summ.dataset))) if not_comparable is not None else ""
     suffix, notes = None, ([status] if status else []) + ([training_note(long)] if "optimizer_steps" in long else [])
     if statistics is not None:
-        deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics)
+        deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics, split_kinds)
         suffix = delta_marks(t5, deltas, statistics, model_names)
+        rests = "; ".join(
+            dict.fromkeys(f"{r.dataset} {r.splits} splits, {r.texts:,.0f} texts" for r in deltas.itertuples())
+        )
         notes.append(
-            f"delta [low, high]: {statistics.confidence:.0%} interval of the mean over seeds and splits of the "
-            "pre-trained minus the un-adapted score per split, resampling splits (widened for splits subsampled "
-            "from one pool) and the seeds; *: its two-sided test from the same resamples is significant after "
-            f"Holm over the table's cells (α = {statistics.alpha:g}). SD: over seeds; 1 seed: not estimated."
+            f"delta [low, high]: {statistics.confidence:.0%} t interval of the mean over seeds and splits of the "
+            "pre-trained minus the un-adapted score per split (the splits' text variance widened per split kind for "
+            "splits subsampled from one pool, the seeds' variance over seeds; stratified by split kind where the "
+            "dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
+            f"table's cells (α = {statistics.alpha:g}); (detectable d): the smallest true delta that test finds with "
+            f"80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out; each delta rests on: "
+            f"{rests or 'no split'}. SD: over seeds; 1 seed: not estimated."
         )
         notes += [n for n in [noise_floor_note(long, alpha=statistics.alpha)] if n]
     write_formats(
@@ -351,7 +365,12 @@ def render(
         write_formats(off, outputs["contrasts"], "No contrasts: tables.statistics is off.")
     elif "contrasts" in outputs:
         found, skipped = contrasts(
-            long, baseline_splits(inputs.baselines), declared=inputs.contrasts, budgets=budgets, statistics=statistics
+            long,
+            baseline_splits(inputs.baselines),
+            declared=inputs.contrasts,
+            budgets=budgets,
+            statistics=statistics,
+            split_kinds=split_kinds,
         )
         write_formats(
             found,
@@ -359,17 +378,26 @@ def render(
             "Contrasts declared in tables.contrasts among the pre-training methods, each at its fixed epoch budget: "
             "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
             footnotes=[
-                f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} interval and p its two-sided test from "
-                "the same resamples of splits (widened for splits subsampled from one pool) and of each arm's seeds "
-                f"(seeds: a / b), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: "
-                f"Holm over every row; *: p_holm < {statistics.alpha:g}."
+                f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} t interval and p its two-sided t test "
+                "(the splits' text variance widened per split kind for splits subsampled from one pool, stratified "
+                "by split kind where the dataset records kinds, and each arm's seeds' variance, seeds: a / b), so "
+                f"p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
+                f"row; *: p_holm < {statistics.alpha:g}; detectable: the smallest true delta the row's test finds "
+                f"with 80 % power; splits, texts: what each row rests on (splits of fewer than {MIN_SPLIT_TEXTS} "
+                "texts left out)."
             ]
             + skipped,
         )
 
 
 def contrasts(
-    long: pd.DataFrame, base: dict, *, declared: Sequence[Mapping], budgets: dict, statistics
+    long: pd.DataFrame,
+    base: dict,
+    *,
+    declared: Sequence[Mapping],
+    budgets: dict,
+    statistics,
+    split_kinds: dict | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The declared contrasts (``tables.contrasts``: ``a``, ``b``) among the pre-training methods, each method at
     its fixed epoch budget (``budgets``): per (model, dataset) a − b (``base``: the un-adapted model,
@@ -379,6 +407,7 @@ def contrasts(
     from tecb.report import stats
 
     at_budget = long[long.epoch == long.method.map(budgets)]
+    has_sizes = "n_texts" in at_budget
     arms = {
         (model, method, dataset): part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
         for (model, method, dataset), part in at_budget.groupby(["model", "method", "dataset"], sort=False)
@@ -397,10 +426,15 @@ def contrasts(
             continue
         for ka, kb in pairs:
             right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
+            part = at_budget[at_budget.dataset == ka[2]]
+            sizes = part.groupby("split").n_texts.max().astype(float) if has_sizes else pd.Series(dtype=float)
             shared = [s for s in arms[ka].columns if s in right.columns]
+            shared = [s for s, k in zip(shared, stats.usable_splits(sizes.reindex(shared).to_numpy(float))) if k]
+            kinds = (split_kinds or {}).get(ka[2])
             result = stats.contrast_test(
                 arms[ka][shared].to_numpy(float),
                 right[shared].to_numpy(float),
+                strata=[kinds.get(int(s)) for s in shared] if kinds else None,
                 design_effect=statistics.design_effect(ka[2]),
                 confidence=statistics.confidence,
                 n_resamples=statistics.n_resamples,
@@ -409,16 +443,19 @@ def contrasts(
             rows.append(
                 {"contrast": f"{a} − {b}", "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
                 | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
-                | {"splits": len(shared), "seeds": f"{len(arms[ka])} / {len(right)}" if kb else str(len(arms[ka]))}
+                | {"splits": len(shared), "texts": float(sizes.reindex(shared).sum()) if has_sizes else np.nan}
+                | {"seeds": f"{len(arms[ka])} / {len(right)}" if kb else str(len(arms[ka]))}
                 | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
-                | {"p": result.p_value}
+                | {"p": result.p_value, "detectable": result.detectable * 100}
             )
-    columns = ["contrast", "model", "a", "b", "dataset", "splits", "seeds", "delta", "ci_low", "ci_high", "p"]
-    table = pd.DataFrame(rows, columns=columns)
+    columns = ["contrast", "model", "a", "b", "dataset", "splits", "texts", "seeds", "delta", "ci_low", "ci_high"]
+    table = pd.DataFrame(rows, columns=columns + ["p", "detectable"])
     adjusted = stats.holm(table["p"].to_numpy(float))
     table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
-    table["p"] = [f"{p:.3f}" for p in table["p"]]
-    table["p_holm"] = [f"{p:.3f}" for p in adjusted]
+    table["p"] = [stats.format_p(p) for p in table["p"]]
+    table["p_holm"] = [stats.format_p(p) for p in adjusted]
+    for col in ("ci_low", "ci_high"):  # printed so that a bound's sign survives rounding
+        table[col] = [stats.format_bound(v, signed=True) for v in table[col]]
     table.index = pd.Index(
         [f"{r.contrast} · {r.model} · {r.a} · {r.dataset}" for r in table.itertuples()], dtype=object
     )

@@ -79,12 +79,35 @@ class Statistics:
 @dataclass(frozen=True)
 class Overlap:
     """What resampling a dataset's splits as independent misses when they are subsamples of one pool
-    (:func:`split_overlap`): the ``design_effect`` (true variance of the mean over splits / the variance the
-    split bootstrap sees, >= 1) and ``df_scale`` (effective / nominal degrees of freedom of that variance, <= 1:
-    overlapping splits vary together, so their spread is a poorer estimate)."""
+    (:func:`split_overlap`), for the text part of a split's variance (the clustering part, independent across
+    splits, is not widened). ``design_effect``, ``df_scale``: for all splits as one design (true variance of the
+    mean / the variance the splits' spread suggests; effective / nominal degrees of freedom of that spread).
+    Per split kind (issue 53: each design its own factor, so disjoint within-genre partitions get 1.0):
+    ``kinds`` (in order), ``factors``, ``df_scales`` and ``correlations`` (kinds x kinds: the correlation of two
+    kinds' means under the text model, as coarse and fine splits share texts)."""
 
     design_effect: float = 1.0
     df_scale: float = 1.0
+    kinds: tuple = ()
+    factors: tuple = ()
+    df_scales: tuple = ()
+    correlations: tuple = ()
+
+    def of(self, kind) -> tuple[float, float]:
+        """(factor, df scale) of the splits of ``kind`` (the whole design's where the kind is not recorded)."""
+        if kind in self.kinds:
+            i = self.kinds.index(kind)
+            return self.factors[i], self.df_scales[i]
+        return self.design_effect, self.df_scale
+
+    def correlation(self, kind_a, kind_b) -> float:
+        """The text-model correlation of the means of two kinds' splits (0 where not recorded: as the stratified
+        bootstrap, which resamples kinds independently)."""
+        if kind_a == kind_b:
+            return 1.0
+        if kind_a in self.kinds and kind_b in self.kinds:
+            return float(self.correlations[self.kinds.index(kind_a)][self.kinds.index(kind_b)])
+        return 0.0
 
 
 def _single(values) -> bool:
@@ -226,90 +249,155 @@ def seeds_paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: 
 
 @dataclass(frozen=True)
 class MeanTest:
-    """A mean difference with its interval and the two-sided p-value of "the mean is 0", both from the same
-    resamples (:func:`mean_test`): ``p_value < 1 - confidence`` exactly when ``[ci_low, ci_high]`` excludes 0.
-    ``df``: the degrees of freedom of the variance (Welch-Satterthwaite over the resampled levels; 0: none,
-    then the interval is unbounded and p is 1)."""
+    """A mean difference with its interval and the two-sided p-value of "the mean is 0" (:func:`mean_test`):
+    ``mean ± t(df) · se``, and p from the same t, so ``p_value < 1 - confidence`` exactly when
+    ``[ci_low, ci_high]`` excludes 0. ``df``: the Welch-Satterthwaite degrees of freedom of the variance (0:
+    none, then the interval is unbounded and p is 1); ``se``: the standard error; ``detectable``: the smallest
+    true difference this test detects with 80 % power at α = 1 - confidence (:func:`detectable_difference`)."""
 
     mean: float
     ci_low: float
     ci_high: float
     p_value: float
     df: float
+    se: float = float("nan")
+    detectable: float = float("nan")
 
 
-def _cell_deviations(
-    blocks, strata, n_resamples: int, rng, design_effect=None
-) -> tuple[np.ndarray, list[tuple[float, float]]]:
-    """Bootstrap deviations of the mean over blocks of each block's (stratified) mean, each (block, stratum)
-    cell's deviation scaled by sqrt(n / (n - 1)) so that its variance is the unbiased one, and by the square root
-    of its block's design effect, its degrees of freedom by the block's ``df_scale`` (``design_effect``: an
-    :class:`Overlap`, or one per block, None: none); and per cell its (variance of the mean, degrees of freedom)
-    for Welch-Satterthwaite."""
-    dev, parts = np.zeros(n_resamples), []
-    cells = _strata_of(blocks, strata)
+#: the smallest p-value reported: an analytic tail can underflow to 0, and Holm cannot adjust a 0
+P_FLOOR = 1e-16
+
+
+def _cells(values, strata, noise) -> list[list[tuple[object, np.ndarray, float, np.ndarray | None]]]:
+    """Per block of ``values``: its strata as (kind, values, weight = stratum size / block size, clustering
+    variance of each value or None)."""
+    blocks = _blocks(values)
+    kinds = _per_block(values, strata) or [None] * len(blocks)
+    if noise is None:
+        noises = [None] * len(blocks)
+    else:
+        noises = [np.asarray(n, dtype=float) for n in ([noise] if _single(values) else noise)]
+    if len(kinds) != len(blocks) or len(noises) != len(blocks):
+        raise ValueError(f"{len(blocks)} blocks of values but {len(kinds)} of split kinds, {len(noises)} of noise")
+    out = []
+    for b, k, nz in zip(blocks, kinds, noises):
+        if nz is not None and nz.shape != b.shape:
+            raise ValueError(f"{b.size} values but {nz.size} clustering variances")
+        labels = np.asarray([None] * b.size if k is None else list(k), dtype=object)
+        if labels.size != b.size:
+            raise ValueError(f"{b.size} values but {labels.size} split kinds")
+        out.append(
+            [
+                (
+                    kind,
+                    b[labels == kind],
+                    float(np.sum(labels == kind)) / b.size,
+                    None if nz is None else nz[labels == kind],
+                )
+                for kind in dict.fromkeys(labels.tolist())
+            ]
+        )
+    return out
+
+
+def _variance_parts(values, strata, design_effect, noise) -> list[tuple[float, float]]:
+    """(variance contribution to the mean over blocks of each block's stratified mean, its degrees of freedom)
+    per part. Per (block, kind): the splits' unbiased variance less the mean clustering variance of a split
+    (``noise``, from the restarts; None: unknown, all of it counted as text variance) is the text part, widened
+    by the kind's overlap factor (:class:`Overlap`; its df by the kind's df scale) and correlated with the
+    block's other kinds as the overlap says; the clustering part is independent across splits and taken as
+    known (many restarts per split)."""
+    cells = _cells(values, strata, noise)
     if design_effect is None or isinstance(design_effect, Overlap):
         design_effect = [design_effect or Overlap()] * len(cells)
     if len(design_effect) != len(cells):
         raise ValueError(f"{len(cells)} blocks of values but {len(design_effect)} overlaps")
+    parts = []
     for block, overlap in zip(cells, design_effect):
-        effect, df_scale = overlap.design_effect, overlap.df_scale
-        if not (effect >= 1 and 0 < df_scale <= 1):
-            raise ValueError(f"a design effect must be >= 1 and a df scale in (0, 1], got {overlap}")
-        for values, weight in block:
-            w, n = weight / len(cells), values.size
-            idx = rng.integers(0, n, size=(n_resamples, n))
-            if n > 1:
-                dev += w * (values[idx].mean(axis=1) - values.mean()) * np.sqrt(effect * n / (n - 1))
-                parts.append((effect * w**2 * float(values.var(ddof=1)) / n, df_scale * (n - 1.0)))
-    return dev, parts
+        text = []
+        for kind, x, weight, nz in block:
+            n, w = x.size, weight / len(cells)
+            if n < 2:
+                continue  # one split: its variance is not estimated
+            clustering = float(nz.mean()) if nz is not None else 0.0
+            factor, df_scale = overlap.of(kind)
+            if not (factor >= 1 and 0 < df_scale <= 1):
+                raise ValueError(
+                    f"a design effect (overlap factor) must be >= 1 and a df scale in (0, 1], got {overlap}"
+                )
+            spread, df_spread = float(x.var(ddof=1)), df_scale * (n - 1.0)
+            own = factor * max(spread - clustering, 0.0) / n
+            # Welch-Satterthwaite of factor * spread - (factor - 1) * clustering (the restarts' part, from many
+            # restarts, taken as known): few degrees of freedom where the text part is small beside the
+            # clustering part, so a wide t
+            total = own + clustering / n
+            df = (n * total) ** 2 / ((factor * spread) ** 2 / df_spread) if spread > 0 else df_spread
+            df = min(df_spread, max(df, 1.0))  # at least one degree of freedom, at most the spread's
+            text.append((kind, w, own, clustering / n, df))
+        for kind, w, var, clustered, df in text:
+            shared = sum(w * wl * overlap.correlation(kind, kl) * np.sqrt(var * vl) for kl, wl, vl, _, _ in text)
+            parts.append((shared + w**2 * clustered, df))
+    return parts
 
 
-def _decide(observed: float, dev: np.ndarray, parts, confidence: float) -> MeanTest:
-    """The interval and p-value of ``observed + dev`` (the resampled means): the percentile interval at the
-    levels of a t quantile with the Welch-Satterthwaite degrees of freedom of ``parts`` (Hesterberg's expanded
-    percentile interval, so that few splits do not make it too narrow), and p its inversion: the smallest level at
-    which the interval, so widened, would exclude 0."""
-    from scipy.stats import norm
+def _decide(observed: float, parts, confidence: float) -> MeanTest:
+    """The t interval and two-sided p of ``observed`` with the variance ``parts`` ((contribution, df) each):
+    Welch-Satterthwaite degrees of freedom, ``observed ± t(df) · se``, ``p = 2 · P(T > |observed| / se)``
+    (at least :data:`P_FLOOR`, never 0). No part with degrees of freedom: unbounded, p 1."""
     from scipy.stats import t as student
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    total = sum(v for v, _ in parts)
-    df_info = sum(d for _, d in parts)
-    if df_info == 0:
+    finite = [(v, d) for v, d in parts if np.isfinite(d)]
+    if not finite:
         return MeanTest(mean=observed, ci_low=-np.inf, ci_high=np.inf, p_value=1.0, df=0.0)
-    df = total**2 / sum(v**2 / d for v, d in parts) if total > 0 else df_info
-    reps = np.sort(observed + dev)
-    n = reps.size
+    total = float(sum(v for v, _ in parts))
+    spread = sum(v**2 / d for v, d in finite if d > 0)
+    df = total**2 / spread if spread > 0 else float(sum(d for _, d in finite) or 1e6)
+    df = float(min(df, 1e6))
+    se = float(np.sqrt(max(total, 0.0)))
+    if se == 0:  # no spread at all: the difference is certain
+        p = 1.0 if observed == 0 else P_FLOOR
+        return MeanTest(mean=observed, ci_low=observed, ci_high=observed, p_value=p, df=df, se=0.0, detectable=0.0)
     tq = float(student.ppf(1 - (1 - confidence) / 2, df))
-    k = min(max(int(np.ceil(n * norm.cdf(-tq))) - 1, 0), (n - 1) // 2)
-    low, high = float(reps[k]), float(reps[n - 1 - k])
-    tail = min(int(np.sum(reps <= 0)), int(np.sum(reps >= 0))) / n
-    p = 0.0 if tail == 0 else min(1.0, 2 * float(student.sf(-norm.ppf(tail), df)))
-    return MeanTest(mean=observed, ci_low=low, ci_high=high, p_value=p, df=float(df))
+    p = max(P_FLOOR, min(1.0, 2 * float(student.sf(abs(observed) / se, df))))
+    return MeanTest(
+        mean=observed,
+        ci_low=observed - tq * se,
+        ci_high=observed + tq * se,
+        p_value=p,
+        df=df,
+        se=se,
+        detectable=detectable_difference(se, df, alpha=1 - confidence),
+    )
 
 
 def mean_test(
-    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+    values,
+    *,
+    strata=None,
+    design_effect=None,
+    noise=None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int,
 ) -> MeanTest:
-    """The mean of ``values`` (per-split differences, or scores) with its interval and the two-sided p-value of
-    "the mean is 0", from one set of bootstrap resamples of the splits (within each dataset and each split kind,
-    as :func:`bootstrap_interval`), so the two cannot disagree: ``p < 1 - confidence`` exactly when the interval
-    excludes 0. ``values``, ``strata``: as for :func:`bootstrap_interval`. Small samples: each cell's resampled
-    deviations are scaled to the unbiased variance and the percentile levels are those of a t quantile
-    (Welch-Satterthwaite degrees of freedom), so that the test keeps its level with 8-10 splits.
-    ``design_effect`` (an :class:`Overlap`, or one per dataset; :func:`split_overlap`): where splits are
-    subsamples of one pool, the factor by which the variance of the mean exceeds what resampling splits as
-    independent sees (the resampled deviations are widened by its square root) and the share of degrees of
-    freedom left."""
+    """The mean of ``values`` (per-split differences, or scores) with its t interval and two-sided p-value of
+    "the mean is 0" (issue 53; analytic, so ``n_resamples`` and ``seed`` are not used: every call is
+    deterministic). ``values``, ``strata``: as for :func:`bootstrap_interval` (a list of arrays: the mean over
+    datasets of each dataset's mean; kinds: each kind's mean weighted by its split count). The variance of the
+    mean has two parts (:func:`_variance_parts`): clustering noise, independent across splits, estimated from
+    the restarts (``noise``: each value's clustering variance, the restarts' variance / R; None: R = 1, not
+    separable, counted as text variance: wide where clustering noise dominates), and text sampling, the splits'
+    spread less the clustering part, widened per split kind by its overlap factor (``design_effect``: an
+    :class:`Overlap`, or one per dataset; :func:`split_overlap`). The interval and p come from one t with
+    Welch-Satterthwaite degrees of freedom: ``p < 1 - confidence`` exactly when the interval excludes 0."""
     blocks = _blocks(values)
     tol = 1e-12 * max(1.0, max(float(np.abs(b).max()) for b in blocks))
     blocks = [np.where(np.abs(b) > tol, b, 0.0) for b in blocks]  # float noise counts as a tie
     observed = float(np.mean([b.mean() for b in blocks]))
-    rng = np.random.default_rng(seed)
-    dev, parts = _cell_deviations(blocks, _per_block(values, strata), n_resamples, rng, design_effect)
-    return _decide(observed, dev, parts, confidence)
+    parts = _variance_parts(blocks if not _single(values) else blocks[0], strata, design_effect, noise)
+    return _decide(observed, parts, confidence)
 
 
 def _seeds_matrix(values, name: str) -> np.ndarray:
@@ -322,58 +410,77 @@ def _seeds_matrix(values, name: str) -> np.ndarray:
 
 
 def seeds_mean_test(
-    values, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+    values,
+    *,
+    strata=None,
+    design_effect=None,
+    noise=None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int,
 ) -> MeanTest:
-    """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it: each
-    resample adds to a bootstrap of the splits (of the seeds' mean per split, within kinds) an independent normal
-    deviation with the unbiased variance of the mean of the seeds' means (3 seeds are too few to resample: a
-    bootstrap of 3 keeps 2/3 of their variance and cannot reach beyond them), and the degrees of freedom combine
-    both levels (Welch-Satterthwaite: with 3 seeds whose spread dominates, about 2).
-    The seed-by-split noise is counted in both levels, so the interval errs wide. One seed: :func:`mean_test`
-    of its row (the seeds' variance is not estimated; the tables say "1 seed")."""
+    """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it
+    (:func:`contrast_test` against zero). ``noise``: the clustering variance of each cell (seeds x splits), or
+    None. One seed: :func:`mean_test` of its row (the seeds' variance is not estimated; the tables say
+    "1 seed")."""
     matrix = _seeds_matrix(values, "values")
     draws = {"strata": strata, "design_effect": design_effect, "confidence": confidence, "n_resamples": n_resamples}
     if matrix.shape[0] == 1:
-        return mean_test(matrix[0], seed=seed, **draws)
-    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, **draws)
+        return mean_test(matrix[0], seed=seed, noise=None if noise is None else np.asarray(noise)[0], **draws)
+    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, noise_a=noise, **draws)
 
 
 def contrast_test(
-    a, b, *, strata=None, design_effect=None, confidence: float = 0.95, n_resamples: int = 10_000, seed: int
+    a,
+    b,
+    *,
+    strata=None,
+    design_effect=None,
+    noise_a=None,
+    noise_b=None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int,
 ) -> MeanTest:
     """The mean of ``a`` minus the mean of ``b`` (seeds x splits matrices on the same splits, e.g. two training
-    methods, or a method and its base model as one row), with the interval and two-sided p of
-    :func:`seeds_mean_test`: the splits' bootstrap of the per-split difference of the seeds' means, plus for each
-    side with several seeds a normal deviation with the unbiased variance of its mean over seeds (the two sides'
-    seeds are independent trainings, not pairs)."""
+    methods, or a method and its base model as one row), with the t interval and two-sided p of
+    :func:`mean_test` of the per-split difference of the seeds' means (its clustering variance from
+    ``noise_a``/``noise_b``, each cell's, where the restarts give it), plus for each side with several seeds the
+    unbiased variance of its mean over seeds, with its seeds - 1 degrees of freedom (the two sides' seeds are
+    independent trainings, not pairs). The seed-by-split noise is in both levels, so the interval errs
+    slightly wide."""
     a, b = _seeds_matrix(a, "a"), _seeds_matrix(b, "b")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a has {a.shape[1]} splits but b {b.shape[1]}")
-    rng = np.random.default_rng(seed)
-    blocks = [a.mean(axis=0) - b.mean(axis=0)]
-    dev, parts = _cell_deviations(blocks, _per_block(blocks[0], strata), n_resamples, rng, design_effect)
+    diff = a.mean(axis=0) - b.mean(axis=0)
+    noise = None
+    if noise_a is not None or noise_b is not None:
+        noise = np.zeros(a.shape[1])
+        for side, nz in ((a, noise_a), (b, noise_b)):
+            if nz is not None:
+                noise = noise + np.asarray(nz, dtype=float).reshape(side.shape).sum(axis=0) / side.shape[0] ** 2
+    parts = _variance_parts(diff, strata, design_effect, noise)
     for side in (a, b):
         if side.shape[0] > 1:
             means = side.mean(axis=1)
-            var = float(means.var(ddof=1)) / means.size
-            dev = dev + rng.standard_normal(n_resamples) * np.sqrt(var)
-            parts = parts + [(var, means.size - 1.0)]
-    return _decide(float(blocks[0].mean()), dev, parts, confidence)
+            parts = parts + [(float(means.var(ddof=1)) / means.size, means.size - 1.0)]
+    return _decide(float(diff.mean()), parts, confidence)
 
 
 def split_overlap(members: Sequence, strata=None) -> Overlap:
-    """How much the variance of the mean over splits exceeds what the split bootstrap sees, when the splits are
+    """How much the variance of the mean over splits exceeds what their spread suggests, when the splits are
     subsamples of one pool of texts (``members``: one collection of text ids per split; ``strata``: each split's
-    kind or None, as the resampling is stratified).
+    kind or None).
 
-    Model: a split's score difference is the mean of a per-text quantity of variance σ² over its texts, so two
-    splits' differences covary as σ² |s ∩ t| / (|s| |t|) (the matrix C). The mean over S splits then has
-    variance σ² 1'C1 / S², while the stratified split bootstrap (unbiased-scaled) expects
-    σ² Σ_k (S_k/S)² (tr C_k - 1'C_k1 / S_k) / (S_k (S_k - 1)). Their ratio, at least 1: disjoint splits of equal
-    size give 1; heavily overlapping subsamples give much more (their differences agree because they share texts,
-    not because the result would replicate on new texts). Clustering noise of a split is independent across
-    splits and not in the model, so where it dominates the correction errs wide. ``df_scale``: the
-    Satterthwaite degrees of freedom of the bootstrap's variance under C over those under independence."""
+    Model (the text part of a split's score): the mean of a per-text quantity of variance σ² over its texts, so
+    two splits covary as σ² |s ∩ t| / (|s| |t|) (the matrix C). Per kind k of S_k splits: their unbiased
+    spread expects σ² a_k (a_k = tr(F_k C_k), F_k the centring over S_k - 1) and the kind's mean has variance
+    σ² b_kk (b_kl = 1'C_kl 1 / (S_k S_l)); the factor is b_kk S_k / a_k: 1 for disjoint splits of a partition
+    (within-genre), much more for heavily overlapping subsamples (their scores agree because they share texts,
+    not because the result would replicate on new texts); two kinds' means correlate b_kl / sqrt(b_kk b_ll).
+    Clustering noise is not in the model: :func:`mean_test` widens only the text part. ``df_scale``: the
+    Satterthwaite degrees of freedom of the spread under C over those under independence. ``design_effect``,
+    ``df_scale``: the same for all splits as one design (resampled within kinds)."""
     sets = [set(np.asarray(list(m)).tolist()) for m in members]
     n_splits = len(sets)
     if n_splits == 0 or any(not m for m in sets):
@@ -381,26 +488,44 @@ def split_overlap(members: Sequence, strata=None) -> Overlap:
     sizes = np.array([len(m) for m in sets], dtype=float)
     shared = np.array([[len(a & b) for b in sets] for a in sets], dtype=float)
     c = shared / np.outer(sizes, sizes)
-    kinds = np.asarray(list(strata) if strata is not None else [0] * n_splits, dtype=object)
+    kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
     if kinds.size != n_splits:
         raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
-    form = np.zeros((n_splits, n_splits))  # the bootstrap's variance as a quadratic form of the differences
-    for k in dict.fromkeys(kinds.tolist()):
-        idx = np.flatnonzero(kinds == k)
-        if idx.size > 1:
-            centre = np.eye(idx.size) - 1.0 / idx.size
-            form[np.ix_(idx, idx)] = (idx.size / n_splits) ** 2 * centre / (idx.size * (idx.size - 1))
-    seen = float(np.trace(form @ c))
-    if seen <= 0:
-        return Overlap()
 
-    def dof(cov):
+    def dof(form, cov):
         m = form @ cov
-        return float(np.trace(m) ** 2 / np.trace(m @ m))
+        return float(np.trace(m) ** 2 / np.trace(m @ m)) if np.trace(m @ m) > 0 else 0.0
 
+    form = np.zeros((n_splits, n_splits))  # the stratified spread's variance of the mean as a quadratic form
+    labels = list(dict.fromkeys(kinds.tolist()))
+    index = {k: np.flatnonzero(kinds == k) for k in labels}
+    factors, scales, b = [], [], np.zeros((len(labels), len(labels)))
+    for i, k in enumerate(labels):
+        idx = index[k]
+        for j, kl in enumerate(labels):
+            b[i, j] = c[np.ix_(idx, index[kl])].sum() / (idx.size * index[kl].size)
+        if idx.size < 2:
+            factors.append(1.0)
+            scales.append(1.0)
+            continue
+        centre = (np.eye(idx.size) - 1.0 / idx.size) / (idx.size - 1)
+        form[np.ix_(idx, idx)] = (idx.size / n_splits) ** 2 * centre / idx.size
+        ck = c[np.ix_(idx, idx)]
+        factors.append(max(1.0, float(b[i, i] * idx.size / np.trace(centre @ ck))))
+        scales.append(min(1.0, dof(centre, ck) / dof(centre, np.diag(np.diag(ck)))))
+    corr = b / np.sqrt(np.outer(np.diag(b), np.diag(b)))
+    seen = float(np.trace(form @ c))
+    whole = (
+        max(1.0, float(c.sum() / n_splits**2 / seen)) if seen > 0 else 1.0,
+        min(1.0, dof(form, c) / dof(form, np.diag(np.diag(c)))) if seen > 0 else 1.0,
+    )
     return Overlap(
-        design_effect=max(1.0, float(c.sum() / n_splits**2 / seen)),
-        df_scale=min(1.0, dof(c) / dof(np.diag(np.diag(c)))),
+        design_effect=whole[0],
+        df_scale=whole[1],
+        kinds=tuple(labels),
+        factors=tuple(factors),
+        df_scales=tuple(scales),
+        correlations=tuple(tuple(float(x) for x in row) for row in corr),
     )
 
 
@@ -531,6 +656,46 @@ def paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 
     return (1 + hits) / (n_resamples + 1)
 
 
+def _paired(per_model, noise, kinds, i: str, j: str, min_texts, sizes):
+    """Per dataset the differences ``i`` minus ``j`` on the splits both have (the splits with at least
+    ``min_texts`` texts where ``sizes`` gives them), their clustering variance (None: no restarts) and kinds."""
+    diffs, noises, strata = [], [], []
+    for n, (si, sj) in enumerate(zip(per_model[i], per_model[j], strict=True)):
+        joined = pd.concat([si, sj], axis=1, join="inner").dropna()
+        if sizes is not None and min_texts:
+            joined = joined[usable_splits(sizes[n].reindex(joined.index).to_numpy(float))]
+        if joined.empty:
+            raise ValueError(f"models {i!r} and {j!r} share no split")
+        diffs.append(joined.iloc[:, 0].to_numpy(float) - joined.iloc[:, 1].to_numpy(float))
+        if noise is not None:
+            noises.append((noise[i][n].reindex(joined.index) + noise[j][n].reindex(joined.index)).to_numpy(float))
+        block_kinds = kinds[n] if kinds is not None else None
+        strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
+    return diffs, (noises if noise is not None else None), (strata if any(k is not None for k in strata) else None)
+
+
+def _max_t_pvalues(ts: Sequence[tuple[float, float]], k: int, n_resamples: int, seed: int) -> list[float]:
+    """Simultaneous two-sided p-values of the t statistics ``ts`` ((t, df) each) among ``k - 1`` comparisons
+    of one model with the others (Dunnett's max-|t|, the comparisons equicorrelated at 0.5 as with equal
+    variances): the share of ``n_resamples`` seeded draws of max |T| at or above |t|, (count + 1) / (n + 1)."""
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(seed)
+    shared = rng.standard_normal((n_resamples, 1))
+    z = np.abs(np.sqrt(0.5) * (shared + rng.standard_normal((n_resamples, max(k - 1, 1))))).max(axis=1)
+    uniform = np.clip(rng.random(n_resamples), 1e-12, 1 - 1e-12)  # the variance's draw, one stream for every df
+    out = []
+    for t, df in ts:
+        if t == 0 or not df > 0:
+            out.append(1.0)
+        elif not np.isfinite(t):
+            out.append(1.0 / (n_resamples + 1))
+        else:
+            scale = np.sqrt(chi2.ppf(uniform, min(df, 1e6)) / min(df, 1e6))
+            out.append(float((1 + np.sum(z / scale >= abs(t))) / (n_resamples + 1)))
+    return out
+
+
 def compare_to_best(
     per_model: Mapping[str, Sequence[pd.Series]],
     *,
@@ -541,67 +706,82 @@ def compare_to_best(
     n_resamples: int = 10_000,
     seed: int,
     design_effects: Sequence[Overlap] | None = None,
+    noise: Mapping[str, Sequence[pd.Series]] | None = None,
+    sizes: Sequence[pd.Series] | None = None,
+    min_texts: int = 0,
 ) -> pd.DataFrame:
-    """All models of one column against the column's best, paired on splits, Holm-adjusted.
+    """All models of one column against the column's best, paired on splits, with the choice of the best
+    accounted for (Hsu's multiple comparisons with the best, MCB).
 
     ``per_model``: model -> one Series per dataset (index = split id, value = score); one Series for a dataset
     column, one per dataset for the average column. The best model is the one with the highest mean (over
-    datasets of per-dataset means); ties go to the first. Each other model is compared on the splits both have.
-    ``kinds``: per dataset (in the order of the Series), split id -> split kind, or None (one design): the test
-    is then stratified by kind (:func:`paired_pvalue`). ``design_effects``: per dataset, the variance inflation
-    of its overlapping splits (:class:`Overlap`, :func:`split_overlap`; None: none), used by the ``mean`` test and the
-    difference's interval.
+    datasets of per-dataset means); ties go to the first. Models are compared on the splits both have, leaving
+    out the splits with fewer than ``min_texts`` texts (``sizes``: per dataset, split id -> texts), for every
+    model alike. ``kinds``: per dataset, split id -> split kind, or None: the tests are stratified by kind.
+    ``design_effects``: per dataset, the :class:`Overlap` of its splits; ``noise``: model -> per dataset, split
+    id -> clustering variance of its score (from the restarts; None: R = 1).
 
-    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared splits)
-    with its ``confidence`` interval ``diff_low``, ``diff_high`` (:func:`mean_test`, whatever the test),
-    ``p_value``, ``p_holm`` (NaN for the best) and ``not_worse`` (True for the best and for every model whose
-    Holm-adjusted p-value is >= ``alpha``). With ``test: mean`` and ``confidence = 1 - alpha`` a model marked
-    worse has a difference interval above 0 (Holm only removes marks).
+    Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared
+    splits) with its ``confidence`` interval ``diff_low``, ``diff_high``, ``se``, ``df`` and ``detectable``
+    (:func:`mean_test`, whatever the test), ``p_value`` (this model against the best; the test's),
+    ``p_holm`` (Holm over the column's comparisons with the best), ``p_mcb`` (MCB: the smallest simultaneous p
+    of any model of the column above this one, max-|t| over this model's comparisons for the ``mean`` test,
+    Bonferroni over them for the others; so a best chosen from the data does not make a mark) and
+    ``not_worse`` (True for the best and every model whose ``p_mcb`` is >= ``alpha``).
     """
     models = list(per_model)
-    columns = ["model", "mean", "best", "diff", "diff_low", "diff_high", "p_value", "p_holm", "not_worse"]
+    columns = ["model", "mean", "best", "diff", "diff_low", "diff_high", "se", "df", "detectable"]
+    columns += ["p_value", "p_holm", "p_mcb", "not_worse"]
     if not models:
         return pd.DataFrame(columns=columns)
     means = {m: float(np.mean([s.mean() for s in per_model[m]])) for m in models}
     best = max(models, key=lambda m: means[m])
+    draws = {"n_resamples": n_resamples, "seed": seed}
+    effect = list(design_effects) if design_effects is not None else None
+
+    def pair(i, j):
+        diffs, nz, strata = _paired(per_model, noise, kinds, i, j, min_texts, sizes)
+        return (
+            diffs,
+            strata,
+            mean_test(diffs, strata=strata, design_effect=effect, noise=nz, confidence=confidence, **draws),
+        )
+
     rows, pvals = [], []
     for m in models:
         if m == best:
             rows.append(
                 {"model": m, "mean": means[m], "best": True, "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0}
-                | {"p_value": np.nan}
+                | {"p_value": np.nan, "p_mcb": np.nan}
             )
             continue
-        diffs, strata = [], []
-        for i, (sb, so) in enumerate(zip(per_model[best], per_model[m], strict=True)):
-            joined = pd.concat([sb, so], axis=1, join="inner").dropna()
-            if joined.empty:
-                raise ValueError(f"models {best!r} and {m!r} share no split")
-            diffs.append(joined.iloc[:, 0].to_numpy(float) - joined.iloc[:, 1].to_numpy(float))
-            block_kinds = kinds[i] if kinds is not None else None
-            strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
+        diffs, strata, interval = pair(best, m)
         column_test = test if len(diffs) == 1 or test != "wilcoxon" else "permutation"
-        stratified = strata if any(k is not None for k in strata) else None
-        draws = {"strata": stratified, "n_resamples": n_resamples, "seed": seed}
-        effect = list(design_effects) if design_effects is not None else None
-        interval = mean_test(diffs, confidence=confidence, design_effect=effect, **draws)
-        p = interval.p_value if column_test == "mean" else paired_pvalue(diffs, test=column_test, **draws)
+        p = (
+            interval.p_value
+            if column_test == "mean"
+            else paired_pvalue(diffs, test=column_test, strata=strata, **draws)
+        )
+        above = [j for j in models if j != m and means[j] > means[m]]
+        if len(models) == 2:  # one comparison: the best's choice costs nothing, the pair's own p is exact
+            mcb = p
+        elif column_test == "mean":
+            tests = [interval if j == best else pair(j, m)[2] for j in above]
+            ts = [(r.mean / r.se if r.se > 0 else (np.inf if r.mean else 0.0), r.df) for r in tests]
+            mcb = min(_max_t_pvalues(ts, len(models), n_resamples, seed), default=1.0)
+        else:
+            one = [p if j == best else paired_pvalue(pair(j, m)[0], test=column_test, **draws) for j in above]
+            mcb = min((min(1.0, (len(models) - 1) * q) for q in one), default=1.0)
         pvals.append(p)
         rows.append(
-            {
-                "model": m,
-                "mean": means[m],
-                "best": False,
-                "diff": float(np.mean([d.mean() for d in diffs])),
-                "diff_low": interval.ci_low,
-                "diff_high": interval.ci_high,
-                "p_value": p,
-            }
+            {"model": m, "mean": means[m], "best": False, "diff": float(np.mean([d.mean() for d in diffs]))}
+            | {"diff_low": interval.ci_low, "diff_high": interval.ci_high, "se": interval.se, "df": interval.df}
+            | {"detectable": interval.detectable, "p_value": p, "p_mcb": mcb}
         )
     adjusted = iter(holm(pvals))
     for row in rows:
         row["p_holm"] = np.nan if row["best"] else float(next(adjusted))
-        row["not_worse"] = bool(row["best"] or row["p_holm"] >= alpha)
+        row["not_worse"] = bool(row["best"] or row["p_mcb"] >= alpha)
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -660,6 +840,39 @@ def intervals(
     return pd.DataFrame(rows, columns=KEYS + ["metric", "mean", "std", "n_splits", "ci_low", "ci_high"])
 
 
+#: the rule for splits far below the paper's smallest (177 texts): a split with fewer texts than this (a third
+#: of it; the real Blurbs' two within-genre splits of 17 titles) is left out of every test, difference and
+#: detectable Δ, for every model and arm alike; Table 2's cell means keep every split (the paper's protocol)
+MIN_SPLIT_TEXTS = 50
+
+
+def usable_splits(sizes) -> np.ndarray:
+    """Which splits of ``sizes`` (texts per split; NaN: not recorded) the tests use: those with at least
+    :data:`MIN_SPLIT_TEXTS` texts, unless fewer than two would be left (a dataset of small splits throughout,
+    as the demo's smallest, keeps them all: the rule is for splits far below their dataset's others)."""
+    sizes = np.asarray(sizes, dtype=float)
+    keep = ~(sizes < MIN_SPLIT_TEXTS)
+    return keep if keep.sum() >= 2 else np.ones(sizes.size, dtype=bool)
+
+
+def restart_variance(restarts) -> float:
+    """The clustering variance of a split's score averaged over its restarts (``restarts``: the per-state
+    scores, ``v_measure_restarts``): their unbiased variance / R; NaN for fewer than two."""
+    values = np.asarray(list(restarts) if restarts is not None else [], dtype=float)
+    return float(values.var(ddof=1) / values.size) if values.size > 1 else float("nan")
+
+
+def _per_split_noise(scores: pd.DataFrame, metric: str) -> dict[tuple, pd.Series] | None:
+    """(model, dataset, reduction, algorithm) -> Series split -> clustering variance of its ``metric`` (from
+    ``{metric}_restarts``: the restarts' variance / R), or None where the scores have no restarts (R = 1)."""
+    column = f"{metric}_restarts"
+    if column not in scores:
+        return None
+    frame = scores.assign(_noise=scores[column].map(restart_variance))
+    out = _per_split(frame, "_noise")
+    return out if out else None
+
+
 def table_statistics(
     scores: pd.DataFrame,
     *,
@@ -670,19 +883,23 @@ def table_statistics(
     statistics: Statistics,
     averages: Mapping[str, Sequence[str]] | None = None,
     split_kinds: Mapping[str, Mapping[int, str]] | None = None,
+    min_texts: int = MIN_SPLIT_TEXTS,
 ) -> pd.DataFrame:
-    """Table 2's statistics: per (column, model) the mean, bootstrap interval and the comparison with the best.
+    """Table 2's statistics: per (column, model) the mean, its interval and the comparison with the best.
 
     Columns are ``datasets`` and the average columns of ``averages`` (name -> the datasets it averages; default
     ``{"Average": datasets}``), each only over models with a result on all its datasets. Returns a long frame:
-    ``column, model, mean, ci_low, ci_high, n_splits, best, diff, p_value, p_holm, not_worse, test`` (scores in
-    the metric's own scale, 0..1). ``statistics``: the test, its level and the intervals' (:class:`Statistics`).
-    ``split_kinds`` (dataset -> split id -> kind): the datasets whose splits are of different designs; their
-    intervals and tests are stratified by kind.
-    """
+    ``column, model, mean, ci_low, ci_high, n_splits, n_texts, best, diff, diff_low, diff_high, se, df,
+    detectable, p_value, p_holm, p_mcb, not_worse, test, tested_splits, size_weighted`` (scores in the metric's
+    own scale, 0..1). ``ci_low, ci_high``: the level's percentile bootstrap interval over all splits (not for
+    comparing models); the comparison (:func:`compare_to_best`) leaves out splits
+    of fewer than ``min_texts`` texts (``tested_splits``: how many it rests on). ``statistics``: the test, its
+    level and the overlaps (:class:`Statistics`). ``split_kinds`` (dataset -> split id -> kind): those datasets'
+    intervals and tests are stratified by kind."""
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
     per = _per_split(sub, metric)
     sizes = _per_split(sub, "n_texts") if "n_texts" in sub else {}
+    noise = _per_split_noise(sub, metric)
     models = list(dict.fromkeys(k[0] for k in per))
     out = []
 
@@ -698,6 +915,13 @@ def table_statistics(
         if not series_by_model:
             return
         kinds = [(split_kinds or {}).get(d) for d in column_datasets]
+        keys = {m: [(m, d, reduction, algorithm) for d in column_datasets] for m in series_by_model}
+        first = keys[next(iter(series_by_model))]
+        split_sizes = [sizes[k] for k in first] if all(k in sizes for k in first) else None
+        model_noise = None
+        if noise is not None and all(k in noise for ks in keys.values() for k in ks):
+            model_noise = {m: [noise[k] for k in ks] for m, ks in keys.items()}
+        overlaps = [statistics.design_effect(d) for d in column_datasets]
         cmp = compare_to_best(
             series_by_model,
             kinds=kinds if any(kinds) else None,
@@ -706,20 +930,42 @@ def table_statistics(
             confidence=statistics.confidence,
             n_resamples=statistics.n_resamples,
             seed=statistics.seed,
-            design_effects=[statistics.design_effect(d) for d in column_datasets],
+            design_effects=overlaps,
+            noise=model_noise,
+            sizes=split_sizes,
+            min_texts=min_texts,
         )
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
             strata = [_kinds_of(split_kinds, d, s.index) for d, s in zip(column_datasets, series)]
-            lo, hi = bootstrap_interval(
+            # the level's interval: the percentile bootstrap over splits, as before issue 53, labelled in the
+            # note as not for comparing models (a split's level differs by its design: its labels and size, so
+            # the overlap correction of differences does not apply to it)
+            low, high = bootstrap_interval(
                 [s.to_numpy() for s in series],
                 strata=strata if any(k is not None for k in strata) else None,
                 confidence=statistics.confidence,
                 n_resamples=statistics.n_resamples,
                 seed=statistics.seed,
             )
-            n = sum(len(s) for s in series_by_model[row["model"]])
-            out.append({"column": name, **row, "ci_low": lo, "ci_high": hi, "n_splits": n, "test": column_test})
+            n = sum(len(s) for s in series)
+            texts = (
+                sum(int(sizes[k].reindex(s.index).sum()) for k, s in zip(keys[row["model"]], series))
+                if split_sizes
+                else np.nan
+            )
+            tested = (
+                n
+                if split_sizes is None
+                else sum(
+                    int(usable_splits(sizes[k].reindex(s.index).to_numpy(float)).sum())
+                    for k, s in zip(keys[row["model"]], series)
+                )
+            )
+            out.append(
+                {"column": name, **row, "ci_low": low, "ci_high": high, "n_splits": n}
+                | {"n_texts": texts, "tested_splits": tested, "test": column_test}
+            )
             out[-1]["size_weighted"] = weighted(row["model"], column_datasets)
 
     for d in datasets:
@@ -738,56 +984,98 @@ def table_statistics(
                 "permutation" if statistics.test == "wilcoxon" else statistics.test,
                 list(group),
             )
-    cols = [
-        "column",
-        "model",
-        "mean",
-        "ci_low",
-        "ci_high",
-        "n_splits",
-        "best",
-        "diff",
-        "diff_low",
-        "diff_high",
-        "p_value",
-        "p_holm",
-        "not_worse",
-        "test",
-        "size_weighted",
-    ]
-    return pd.DataFrame(out, columns=cols)
+    cols = ["column", "model", "mean", "ci_low", "ci_high", "n_splits", "n_texts", "tested_splits", "best", "diff"]
+    cols += ["diff_low", "diff_high", "se", "df", "detectable", "p_value", "p_holm", "p_mcb", "not_worse", "test"]
+    return pd.DataFrame(out, columns=cols + ["size_weighted"])
+
+
+def format_p(p: float) -> str:
+    """A p-value as printed: three decimals, "< 0.001" below that (never "0.000"), empty for NaN."""
+    if p is None or pd.isna(p):
+        return ""
+    return "< 0.001" if p < 0.0005 else f"{p:.3f}"
+
+
+def parse_p(text) -> float:
+    """A printed p-value (:func:`format_p`) read back: "< 0.001" as 0.0005 (below 0.001), NaN for empty."""
+    text = str(text).strip()
+    if not text or text == "nan":
+        return float("nan")
+    return 0.0005 if text.startswith("<") else float(text)
+
+
+def format_bound(value: float, decimals: int = 2, signed: bool = False) -> str:
+    """An interval bound printed so that its sign survives rounding: where it rounds to 0 at ``decimals`` but is
+    not 0, more decimals (up to 6) until a digit shows, so an upper bound of -0.004 prints "-0.004", not
+    "-0.00" or "0.00". ``signed``: "+" before positive values."""
+    if value is None or pd.isna(value) or not np.isfinite(value):
+        return "n/a" if value is None or pd.isna(value) else ("−∞" if value < 0 else "∞")
+    if value == 0:
+        return f"{0.0:.{decimals}f}"  # never "-0.00"
+    places = decimals
+    while round(abs(value), places) == 0 and places < 6:
+        places += 1
+    return f"{value:{'+' if signed else ''}.{places}f}"
 
 
 def describe_test(
-    test: str, alpha: float, confidence: float, intervals: bool = True, stratified: Sequence[str] = ()
+    test: str,
+    alpha: float,
+    confidence: float,
+    intervals: bool = True,
+    stratified: Sequence[str] = (),
+    rests_on: str = "",
 ) -> str:
     """The footnote explaining the marks and intervals of a table; ``stratified``: the datasets whose splits
-    are resampled (and, with Wilcoxon, ranked) within their split kind."""
+    are of several kinds (stratified); ``rests_on``: what each column's tests rest on (splits, texts)."""
     name = {
-        "mean": "two-sided paired test of the mean difference over splits, the inversion of the bootstrap interval "
-        "of that difference (tables/table2_statistics.csv: diff_low, diff_high), so it agrees with the interval; "
-        "widened for splits subsampled from one pool (docs/statistics.md)",
+        "mean": "two-sided paired t test of the mean difference over splits (tables/table2_statistics.csv: diff_low, "
+        "diff_high, p_value), its variance the text part widened per split kind for splits subsampled from one pool "
+        "plus the clustering part from the restarts (docs/statistics.md)",
         "wilcoxon": "one-sided Wilcoxon signed-rank test on the per-split differences, a test of a symmetric shift "
         "rather than of the mean (the average column: a sign-flip permutation test within each dataset)",
         "permutation": "one-sided paired sign-flip permutation test over the splits",
         "bootstrap": "one-sided paired bootstrap over the splits",
     }[test]
-    marks = (
-        f"†: not significantly worse than the column's best (bold): {name}, Holm-adjusted over the column's "
-        f"comparisons, α = {alpha:g}."
+    adjust = (
+        "Hsu's multiple comparisons with the best (max-|t| over the column's comparisons)"
+        if test == "mean"
+        else "Hsu's multiple comparisons with the best (Bonferroni over the column's comparisons)"
     )
+    marks = (
+        f"†: not significantly worse than the column's best (bold): no model of the column is above it by the "
+        f"{name}, adjusted by {adjust}, so the choice of the best from the data is accounted for (table2_statistics: "
+        f"p_mcb), α = {alpha:g}; a † on two models does not say they are equal; detectable: the smallest difference "
+        f"to the best that test finds with 80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out "
+        "of the tests for every model."
+    )
+    if rests_on:
+        marks += f" Each column rests on: {rests_on}."
     if stratified:
         marks += (
             f" {', '.join(stratified)}: splits of different designs (coarse-genre, fine-genre, within-genre), so "
-            "intervals resample splits within their kind and tests are stratified by kind (Wilcoxon: van Elteren)."
+            "intervals and tests are stratified by kind (Wilcoxon: van Elteren), each kind with its own overlap."
         )
     if not intervals:
         return marks
     return (
-        f"[low, high]: {confidence:.0%} bootstrap interval of the mean over splits (resampling splits; for the "
-        f"average, within each dataset); (size-weighted w): the mean weighted by split size, where it differs from "
-        f"the (unweighted, the paper's) mean by more than the interval's half-width. " + marks
+        f"[low, high]: {confidence:.0%} bootstrap interval of the cell's mean over splits (resampling splits as "
+        "independent, within their kind; for the average, within each dataset): NOT for comparing models (too "
+        "narrow for splits subsampled from one pool; their paired test is †); (size-weighted w): the mean weighted by split size, where it differs from the "
+        "(unweighted, the paper's) mean by more than the interval's half-width. " + marks
     )
+
+
+def rests_on(long: pd.DataFrame) -> str:
+    """What each column of a table's statistics (``long``: :func:`table_statistics`) rests on: its splits, the
+    splits its tests use, its texts (the first model's, as every model is clustered on the same splits)."""
+    parts = []
+    for column, part in long.groupby("column", sort=False):
+        row = part.iloc[0]
+        texts = "" if pd.isna(row["n_texts"]) else f", {int(row['n_texts']):,} texts"
+        tested = "" if row["tested_splits"] == row["n_splits"] else f" ({int(row['tested_splits'])} tested)"
+        parts.append(f"{column} {int(row['n_splits'])} splits{tested}{texts}")
+    return "; ".join(parts)
 
 
 def table_marks(
@@ -810,7 +1098,9 @@ def table_marks(
             continue
         text = "†" if row["not_worse"] and not row["best"] else ""
         if show_intervals:
-            text += f" [{row['ci_low'] * scale:.{decimals}f}, {row['ci_high'] * scale:.{decimals}f}]"
+            text += (
+                f" [{format_bound(row['ci_low'] * scale, decimals)}, {format_bound(row['ci_high'] * scale, decimals)}]"
+            )
         w = row.get("size_weighted", np.nan)
         if pd.notna(w) and abs(w - row["mean"]) > (row["ci_high"] - row["ci_low"]) / 2:
             text += f" (size-weighted {w * scale:.{decimals}f})"

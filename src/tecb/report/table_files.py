@@ -452,7 +452,8 @@ def _write_statistics(run: _Run, long: pd.DataFrame) -> None:
     """``table2_statistics`` (Table 2's significance tests) and ``intervals`` (every metric's bootstrap)."""
     from tecb.report import stats as S
 
-    write_text(long.round(6).to_csv(index=False), run.outputs["table2_statistics"]["csv"])
+    keep_p = {c: 6 for c in long.columns if not str(c).startswith("p_")}  # a p of 1e-16 stays > 0 (issue 53)
+    write_text(long.round(keep_p).to_csv(index=False), run.outputs["table2_statistics"]["csv"])
     frames = [
         S.intervals(
             run.keep,

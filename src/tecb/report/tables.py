@@ -291,7 +291,9 @@ def table2_statistics(
     )  # the averages as add_averages() forms them
     suffix = S.table_marks(t2, long, model_names, show_intervals=intervals)
     stratified = [d for d in columns if (split_kinds or {}).get(d)]
-    note = S.describe_test(statistics.test, statistics.alpha, statistics.confidence, intervals, stratified)
+    note = S.describe_test(
+        statistics.test, statistics.alpha, statistics.confidence, intervals, stratified, S.rests_on(long)
+    )
     return suffix, [note], long
 
 
