@@ -140,6 +140,24 @@ def _auto_settings(info: dict, *, show_fixed_k: bool) -> list[str]:
     return out
 
 
+def _weights(counts: dict | None, method: str) -> list[str]:
+    """Which weights trained (``adapt.freeze_word_embeddings``), from the training's parameter counts; nothing for
+    a control or a record from before the counts were kept."""
+    if not counts or method in CONTROLS:
+        return []
+    trained, total = counts["trained"] / 1e6, counts["total"] / 1e6
+    if counts.get("word_embeddings_frozen"):
+        return [f"word embeddings frozen ({trained:.1f} M of {total:.1f} M weights trained)"]
+    return [f"all {total:.1f} M weights trained (word embeddings too)"]
+
+
+def steps_shown(training: dict) -> str:
+    """The ``steps`` cell of one job: the optimizer steps behind the model kept, with those run where model
+    selection kept an earlier epoch (``58 of 232``)."""
+    run, kept = training.get("steps", ""), training.get("steps_kept")
+    return str(run) if kept is None or kept == run else f"{kept} of {run}"
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
     """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k (and sigma,
     where resolved ``auto``) and share of batches with hard and false negatives (``NEVER CLUSTERED`` when it
@@ -175,8 +193,12 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
         parts.append("CONTROL: no training")
     parts += _step0(phases)
     head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
+    head_lr = (training.get("settings") or {}).get("head_lr")
     if head:
-        parts.append(f"head {head}")
+        parts.append(f"head {head}" + (f" at lr {head_lr:g}" if head_lr is not None else ""))
+    elif head_lr is not None:
+        parts.append(f"heads at lr {head_lr:g}")
+    parts += _weights(training.get("parameters"), method)
     if warnings and not any("NEVER" in p for p in parts):
         parts.append("WARNING: " + "; ".join(warnings))
     return ", ".join(parts)
@@ -251,7 +273,7 @@ def table6(
                 "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
                 "seeds": len(seeds),
                 "splits": len(joined),
-                "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
+                "steps": " / ".join(dict.fromkeys(steps_shown(t) for t in training)),
                 "device": training[0].get("device", ""),
                 "precision": training[0].get("precision", ""),
                 "ran": " / ".join(

@@ -27,12 +27,18 @@ def adapt_job_protocol(wildcards):
 
 
 def adapt_settings(wildcards):
-    """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it)."""
+    """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it),
+    with adapt.freeze_word_embeddings where it is true."""
     from tecb.adapt.protocol import arm_settings
+    from tecb.adapt.training import CONTROLS
 
-    return arm_settings(
+    settings = arm_settings(
         wildcards.method, wildcards.variant, ADAPT["methods"][wildcards.method]
     )
+    if ADAPT["freeze_word_embeddings"] and wildcards.method not in CONTROLS:
+        # only where set: a job of the default trains as before (its params unchanged)
+        settings = {**settings, "freeze_word_embeddings": True}
+    return settings
 
 
 def adapt_source_of(dataset):
