@@ -612,8 +612,8 @@ def adapt_protocol_errors(config: dict) -> list[str]:
 
     adapt, out = config["adapt"], []
     protocol = adapt["protocol"]
-    if not adapt["methods"]:
-        return ["adapt.methods is empty"]
+    if not adapt["methods"] and not adapt["frozen"]["arms"]:
+        return ["adapt.methods is empty (and adapt.frozen.arms too: nothing to run)"]
     variants = {
         v for m in adapt["methods"] for v in variants_of(m, protocol["supervised"], protocol["argue_objectives"])
     }
@@ -623,6 +623,20 @@ def adapt_protocol_errors(config: dict) -> list[str]:
                 f"adapt.protocol.supervised has lodo, but no dataset other than {dataset} is configured to train on"
             )
     out += argue_companion_errors(config)
+    out += [
+        f"adapt.frozen.models names {m!r}, not a key of `models`"
+        for m in adapt["frozen"]["models"] or []
+        if m.split("@")[0] not in config["models"]
+    ]
+    if "title_blurb_ridge" in adapt["frozen"]["arms"] or "title_blurb_infonce" in adapt["frozen"]["arms"]:
+        source = adapt["frozen"]["pairs_source"]
+        if source not in config.get("sources", {}) or not any(
+            e.get("source") == source for e in config["datasets"].values()
+        ):
+            out.append(
+                f"adapt.frozen.arms has a title->blurb arm, but adapt.frozen.pairs_source = {source!r} is not a "
+                "configured source of a configured dataset (its unlabelled books give the pairs)"
+            )
     reply = protocol["reply_source"]
     if "argue" in adapt["methods"] and "reply" in protocol["argue_objectives"] and reply not in config["sources"]:
         out.append(
