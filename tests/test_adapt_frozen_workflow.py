@@ -84,3 +84,74 @@ def test_unseen_pairs_drop_evaluated_texts_and_duplicates(tmp_path):
     assert provenance["dropped_as_evaluated"] == 1 and provenance["kept"] == 2
     one, _, _ = unseen_pairs(source, evaluated=set(), max_pairs=1, seed=0)
     assert len(one) == 1
+
+
+def _dataset(tmp_path, name: str, seed: int = 0):
+    """A dataset of 6 labels x 20 texts whose vectors carry the label weakly; its files and embeddings."""
+    import numpy as np
+
+    from tecb import io
+    from tecb.embed.encode import write_embeddings
+
+    rng = np.random.default_rng(seed)
+    texts = [f"Text {i}" for i in range(120)]
+    labels = [f"c{i % 6}" for i in range(120)]
+    splits = [(sorted(rng.choice(120, size=90, replace=False).tolist()), None) for _ in range(3)]
+    splits = [(ids, [labels[i] for i in ids]) for ids, _ in splits]
+    folder = tmp_path / name
+    folder.mkdir()
+    io.write_dataset(texts, splits, folder / "texts.parquet", folder / "splits.parquet", name)
+    centres = rng.normal(size=(6, 8))
+    vectors = np.vstack([0.5 * centres[i % 6] + rng.normal(size=8) for i in range(120)])
+    write_embeddings(folder / "e.parquet", [(0, vectors)], len(texts), {"model": "synthetic"})
+    return folder, vectors
+
+
+KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
+
+
+def _run(folder, arm, tmp_path, *, name, pairs=None, text_kind="s2s", settings=None):
+    from tecb.adapt import frozen_jobs
+
+    frozen_jobs.run(
+        arm=arm, dataset=(name, "s", folder / "texts.parquet", folder / "splits.parquet"),
+        embeddings=folder / "e.parquet", settings=settings or {}, seed=1, algorithm=KMEANS, eval_seed=42,
+        protocol={"min_categories": 4}, text_kind=text_kind, pairs=pairs,
+        scores_out=tmp_path / f"{arm}.parquet", timings_out=tmp_path / f"{arm}.json", log=lambda *a: None,
+    )  # fmt: skip
+    table = pq.read_table(tmp_path / f"{arm}.parquet")
+    return table.to_pandas(), __import__("json").loads(table.schema.metadata[b"tecb"])
+
+
+def test_a_pair_arm_maps_titles_and_skips_a_p2p_dataset(tmp_path):
+    import numpy as np
+
+    from tecb.adapt import frozen_jobs
+
+    folder, vectors = _dataset(tmp_path, "DS2S")
+    rng = np.random.default_rng(3)
+    titles = rng.normal(size=(200, 8))
+    pairs = tmp_path / "pairs.parquet"
+    frozen_jobs.write_pairs([f"t{i}" for i in range(200)], [f"t{i} b" for i in range(200)], titles,
+                            2 * titles + 1, {"kept": 200}, pairs)  # fmt: skip
+    df, meta = _run(folder, "title_blurb_ridge", tmp_path, name="DS2S", pairs=pairs, settings={"alpha": 1e-6})
+    assert sorted(df["step"].unique()) == [0, 1] and len(df) == 6
+    assert meta["variant"] == "unseen_books" and meta["protocol"]["pairs"] == {"kept": 200}
+    # an affine map learnt exactly: k-means on 2x + 1 finds the partitions it finds on x (the same V per split)
+    base, arm = df[df.step == 0].set_index("split"), df[df.step == 1].set_index("split")
+    assert np.allclose(base["v_measure"], arm["v_measure"], atol=1e-6)
+    p2p, _ = _dataset(tmp_path, "DP2P")
+    df, meta = _run(p2p, "title_blurb_ridge", tmp_path, name="DP2P", pairs=pairs, text_kind="p2p")
+    assert df.empty and "(S2S datasets) only" in meta["protocol"]["skipped"]
+
+
+def test_the_disjoint_head_trains_on_one_half_and_is_scored_on_the_other(tmp_path):
+    folder, _ = _dataset(tmp_path, "D")
+    df, meta = _run(folder, "disjoint_supcon", tmp_path, name="D", settings={"epochs": 5, "dim": 8})
+    record = meta["protocol"]
+    assert not set(record["train_labels"]) & set(record["eval_labels"]) and record["items"] > 0
+    assert set(df["n_labels"]) <= {len(record["eval_labels"])} and sorted(df["step"].unique()) == [0, 1]
+    control, meta = _run(folder, "label_head", tmp_path, name="D", settings={"epochs": 200, "dim": 8, "lr": 0.01})
+    base, arm = control[control.step == 0], control[control.step == 1]
+    assert arm["v_measure"].mean() > base["v_measure"].mean() + 0.1  # the positive control wins (linear head)
+    assert meta["variant"] == "oracle" and len(meta["training"]["phases"]["label_head"]["per_split"]) == 3
