@@ -489,7 +489,8 @@ job = pretrain.PretrainJob(model, texts, splits, "tsdae", params, [4, 8],
                            {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
                            Path(out) / "ckpt", seed=42, eval_seed=42, device="cpu",
                            resume_path=Path(out) / "ckpt.resume.pt", resume_every=3)
-pretrain.run(job, Path(out) / "scores.parquet", log=lambda m: print(m, flush=True))
+pretrain.run(job, Path(out) / "scores.parquet", log=lambda m: print(m, flush=True),
+             timings_path=Path(out) / "timings.json")
 """
 
 
@@ -526,6 +527,13 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     assert not state.exists()  # a finished job leaves no state behind
     for name in ("scores.parquet", "ckpt/model.safetensors"):
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "straight" / name).read_bytes(), name
+    # the job's time counts both processes: the killed one's up to its last saved state, then this one's
+    import json
+
+    timings = {k: json.loads((tmp_path / k / "timings.json").read_text()) for k in ("straight", "killed")}
+    assert (timings["straight"]["processes"], timings["straight"]["earlier_seconds"]) == (1, 0.0)
+    assert timings["killed"]["processes"] == 2 and timings["killed"]["earlier_seconds"] > 0
+    assert timings["killed"]["total_seconds"] > timings["killed"]["earlier_seconds"]
 
 
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])

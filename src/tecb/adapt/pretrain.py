@@ -360,7 +360,7 @@ class PretrainJob:
         )
 
 
-def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
+def pretrain(job: PretrainJob, *, log=print, timings: list | None = None, clock: dict | None = None) -> list[dict]:
     """Run ``job``: train, score after each of its ``eval_epochs``; return one row per (epoch, split).
 
     Writes the last checkpoint with ``provenance.json`` to ``job.checkpoint_dir`` (atomically). Durations stay
@@ -368,10 +368,11 @@ def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> lis
     ``train_seconds`` of training since the start, ``eval_seconds`` of this evaluation) is appended to
     ``timings`` when given. An evaluated epoch before the last is saved to a scratch folder beside
     ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`, named like every temporary, so a killed job's is cleaned
-    up), removed after its scoring.
+    up), removed after its scoring. ``clock`` (a dict, when given) gets the job's earlier processes: ``earlier``,
+    their wall time up to their last saved state (0 for a fresh job), and ``processes``, this one included.
     """
     with seeded_global_rngs(job.seed):
-        return _train(job, log, timings)
+        return _train(job, log, timings, clock if clock is not None else {})
 
 
 class _Training:
@@ -519,12 +520,15 @@ def _eval_epochs(eval_epochs) -> list[int]:
     return epochs
 
 
-def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
+def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dict]:
     """The body of :func:`pretrain`, under its seeded global generators."""
+    process_started = time.perf_counter()
     eval_epochs, data, train, training = _prepare(job, log)
     rng = np.random.default_rng(job.seed)
     fingerprint = job_fingerprint(job) if job.resume_path else None
     rows, first_epoch, saved_at = _resume(job, fingerprint, training, rng, log)
+    earlier = (saved_at or {}).get("job", {"seconds": 0.0, "processes": 0})
+    clock.update(earlier=float(earlier["seconds"]), processes=int(earlier["processes"]) + 1)
     started, evaluating = time.perf_counter(), 0.0
     for epoch in range(first_epoch, eval_epochs[-1] + 1):
 
@@ -532,6 +536,8 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
             if job.resume_path and training.steps % job.resume_every == 0 and next_batch < len(order):
                 position = {"epoch": epoch, "next_batch": next_batch, "order": order, "losses": losses}
                 position.update(rows=rows, rng=rng.bit_generator.state)
+                wall = clock["earlier"] + time.perf_counter() - process_started  # every process's, so far
+                position["job"] = {"seconds": wall, "processes": clock["processes"]}
                 resume.save(job.resume_path, fingerprint, {"training": training.state(), "position": position})
 
         train_loss = training.epoch(
@@ -667,8 +673,8 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
     ``pretrain.eval_batch_size``, not the job's defaults."""
     import pyarrow as pa
 
-    started, timings = time.perf_counter(), []
-    rows = pretrain(job, log=log, timings=timings)
+    started, timings, clock = time.perf_counter(), [], {}
+    rows = pretrain(job, log=log, timings=timings, clock=clock)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
         io.tecb_metadata(
@@ -682,7 +688,10 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
                 "method": job.method,
                 "seed": job.seed,
                 "epochs": timings,
-                "total_seconds": round(time.perf_counter() - started, 3),
+                # a resumed job's earlier processes up to their last saved state, and this one's
+                "total_seconds": round(clock.get("earlier", 0.0) + time.perf_counter() - started, 3),
+                "processes": clock.get("processes", 1),
+                "earlier_seconds": round(clock.get("earlier", 0.0), 3),
             },
             timings_path,
         )
