@@ -606,3 +606,21 @@ def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
     wwm = blurbs[(blurbs.method == "wwm") & (blurbs.epoch == 10)].v_measure.mean()
     assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and row["ci_low"] <= row["delta"] <= row["ci_high"]
     assert (row["significant"] == "*") == (float(row["p_holm"]) < 0.05)
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_the_step0_loss_is_recorded_beside_the_loss_at_chance(tiny, tmp_path, method):
+    """Table 5's yardstick (issue 54): the first batch's loss before any update and the loss of uniform predictions
+    over the vocabulary (ln V: both the MLM head and TSDAE's decoder predict tokens), in the scores' metadata."""
+    import json
+    import math
+
+    from transformers import AutoConfig
+
+    root, model = tiny
+    out, lines = tmp_path / "seed42.parquet", []
+    pretrain.run(job(tiny, method, tmp_path / "ckpt", eval_epochs=[1], device="cpu"), out, log=lines.append)
+    meta = json.loads(pq.read_schema(out).metadata[b"tecb"])
+    vocab = AutoConfig.from_pretrained(model).vocab_size
+    assert meta["chance_loss"] == pytest.approx(math.log(vocab), abs=1e-6)
+    assert 0 < meta["step0_loss"] and any(line.startswith("loss at step 0 ") for line in lines)

@@ -369,7 +369,8 @@ def pretrain(job: PretrainJob, *, log=print, timings: list | None = None, clock:
     ``timings`` when given. An evaluated epoch before the last is saved to a scratch folder beside
     ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`, named like every temporary, so a killed job's is cleaned
     up), removed after its scoring. ``clock`` (a dict, when given) gets the job's earlier processes: ``earlier``,
-    their wall time up to their last saved state (0 for a fresh job), and ``processes``, this one included.
+    their wall time up to their last saved state (0 for a fresh job), and ``processes``, this one included; and at
+    the end ``step0_loss`` (the first batch's loss, before any update) and ``chance_loss`` (uniform predictions).
     """
     with seeded_global_rngs(job.seed):
         return _train(job, log, timings, clock if clock is not None else {})
@@ -403,6 +404,9 @@ class _Training:
         self.scheduler = get_constant_schedule_with_warmup(self.optimizer, self.warmup)
         self.autocast, self.scaler, self.amp_dtype = _autocast(device)
         self.steps = 0
+        # the first batch's loss before any update, beside the loss of uniform predictions over the vocabulary (the
+        # MLM head's and TSDAE's decoder's: both predict tokens): how much the untrained heads leave to learn
+        self.step0 = {"step0_loss": None, "chance_loss": round(math.log(vocabulary_size(self.module)), 6)}
 
     @property
     def exhausted(self) -> bool:
@@ -438,6 +442,11 @@ class _Training:
                 loss = self.loss([texts[j] for j in idx], rng) / self.accum
             (self.scaler.scale(loss) if self.scaler else loss).backward()
             losses.append(float(loss.detach()) * self.accum)
+            if self.step0["step0_loss"] is None:
+                self.step0["step0_loss"] = round(losses[-1], 6)
+                log(
+                    f"loss at step 0 {losses[-1]:.4g}, at chance (uniform over the vocabulary) {self.step0['chance_loss']:.4g}"
+                )
             micro += 1
             if micro == self.accum or i == len(order) - 1:
                 self._optimizer_step()
@@ -467,6 +476,7 @@ class _Training:
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict() if self.scaler else None,
             "steps": self.steps,
+            "step0": dict(self.step0),
             **resume.random_states(self.generators),  # python, numpy, torch, cuda, generators
         }
 
@@ -477,6 +487,7 @@ class _Training:
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
         self.steps = state["steps"]
+        self.step0.update(state.get("step0", {}))
         resume.restore_random_states(state, self.generators)
 
 
@@ -498,6 +509,15 @@ def job_fingerprint(job: PretrainJob) -> str:
             "eval_seed": job.eval_seed,
         }
     )
+
+
+def vocabulary_size(module) -> int:
+    """The number of tokens the method's prediction head chooses among: the MLM model's or TSDAE's decoder's."""
+    for candidate in (module, getattr(module, "decoder", None)):
+        config = getattr(candidate, "config", None)
+        if config is not None and getattr(config, "vocab_size", None):
+            return int(config.vocab_size)
+    raise ValueError(f"no vocabulary size on {type(module).__name__} (an MLM model or TSDAE's loss was expected)")
 
 
 def freeze_word_embeddings(module) -> int:
@@ -560,6 +580,7 @@ def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dic
         if training.exhausted:
             break
     resume.remove(job.resume_path)  # finished: nothing to resume
+    clock.update(training.step0)
     return rows
 
 
@@ -678,7 +699,15 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
         io.tecb_metadata(
-            {"method": job.method, "seed": job.seed, "params": job.params, "model_dir": str(job.model_dir)}
+            {
+                "method": job.method,
+                "seed": job.seed,
+                "params": job.params,
+                "model_dir": str(job.model_dir),
+                # Table 5's yardstick: the loss before training beside the loss at chance
+                "step0_loss": clock.get("step0_loss"),
+                "chance_loss": clock.get("chance_loss"),
+            }
         )
     )
     io.write_table(table, out_path)
