@@ -89,3 +89,32 @@ def test_clusterns_k_and_sigma_take_auto_and_keep_their_defaults():
         128,
         "auto",
     )
+
+
+def test_argue_similarity_on_titles_without_their_texts_is_refused_naming_the_keys():
+    """argue's similarity objective on an S2S dataset needs its source's P2P dataset (the titles' own texts): without
+    it a clear error names adapt.protocol.argue_objectives, the dataset and its source, before any job runs."""
+    from tecb.configcheck import adapt_protocol_errors
+
+    adapt, messages = filled({"enabled": True, "methods": {"argue": {}}})
+    assert not messages and adapt["protocol"]["argue_objectives"] == ["similarity", "order"]
+    errors = adapt_protocol_errors({**BASE, "adapt": adapt})
+    assert len(errors) == 1 and errors[0].startswith("adapt.protocol.argue_objectives lists similarity"), errors
+    assert "D has titles only" in errors[0] and "source 's'" in errors[0]
+    companion = {**BASE, "datasets": {**BASE["datasets"], "DP": {"source": "s", "text": "p2p"}}}
+    assert not adapt_protocol_errors({**companion, "adapt": {**adapt, "datasets": ["D"]}})
+    other_source = {**BASE, "datasets": {**BASE["datasets"], "XP": {"source": "x", "text": "p2p"}}}
+    assert adapt_protocol_errors({**other_source, "adapt": {**adapt, "datasets": ["D"]}})
+    order_only = {**adapt, "protocol": {**adapt["protocol"], "argue_objectives": ["order"]}}
+    assert not adapt_protocol_errors({**BASE, "adapt": order_only})
+    without_argue, _ = filled({"enabled": True, "methods": {"simcse": {}}})
+    assert not adapt_protocol_errors({**BASE, "adapt": without_argue})
+
+
+def test_freeze_word_embeddings_and_head_lr_default_to_the_old_regime():
+    adapt, messages = filled({"enabled": True})
+    assert not messages and adapt["freeze_word_embeddings"] is False
+    assert adapt["methods"]["cob"]["head_lr"] is None and adapt["methods"]["triplet"]["head_lr"] is None
+    assert adapt["methods"]["argue"]["head_lr"] is None
+    _, messages = filled({"enabled": True, "methods": {"cob": {"head_lr": 0}}})
+    assert any("head_lr" in m for m in messages)

@@ -229,6 +229,17 @@ def test_auto_n_clusters_picks_the_k_of_the_best_silhouette_smaller_on_ties():
     assert clusterns.auto_n_clusters(copies, k_max=3, seed=0) == 2
 
 
+def test_auto_k_is_the_papers_four_texts_per_cluster():
+    """ClusterNS's run: batch 512, K 128 (4 texts per cluster); its Appendix A grid spans 2 to 5.3."""
+    assert clusterns.ratio_n_clusters(512) == 128 and clusterns.ratio_n_clusters(256) == 64
+    assert clusterns.ratio_n_clusters(32) == 8  # e5's study batch: not the K = 2 the silhouette rule chose
+    assert clusterns.ratio_n_clusters(30) == 8 and clusterns.ratio_n_clusters(29) == 7  # 7.5 -> 8, 7.25 -> 7
+    assert clusterns.ratio_n_clusters(8) == 2 and clusterns.ratio_n_clusters(4) == 2  # at least 2
+    assert clusterns.ratio_n_clusters(3) == 2  # at most batch - 1
+    with pytest.raises(ValueError, match="at least 3"):
+        clusterns.ratio_n_clusters(2)
+
+
 def test_auto_k_and_sigma_resolve_once_at_step_0_and_clustering_starts_there():
     rng = np.random.default_rng(0)
     z = t([[1, 0.01 * i, 0] for i in range(4)] + [[0.01 * i, 1, 0] for i in range(4)])
@@ -240,8 +251,9 @@ def test_auto_k_and_sigma_resolve_once_at_step_0_and_clustering_starts_there():
     assert km.started_at == 0 and km.k == 2 and km.centroids.shape == (2, 3)
     assert km.threshold == pytest.approx(clusterns.off_diagonal_cosine(z))
     report = km.report()
-    assert report["n_clusters"] == 2 and report["n_clusters_auto"]["k_range"] == [2, 4]
-    assert report["n_clusters_auto"]["rule"] == "best silhouette of the step-0 batch"
+    assert report["n_clusters"] == 2 and report["n_clusters_auto"]["batch"] == 8  # 8 / 4
+    assert report["n_clusters_auto"]["rule"] == "batch / 4, the paper's ratio"
+    assert report["n_clusters_auto"]["silhouette"] == round(clusterns.silhouettes(z, k_max=2, seed=3)[2], 6)
     assert report["n_clusters_auto"]["random_state"] == 3
     assert report["similarity_threshold"] == round(km.threshold, 6)
     assert report["similarity_threshold_auto"] == {"rule": "step-0 mean in-batch cosine"}
@@ -774,7 +786,7 @@ def test_training_raises_v_measure(method, base_model, tmp_path):
 
 @pytest.mark.slow
 def test_clusterns_auto_resolves_k_and_sigma_from_the_step0_batch(base_model, tmp_path):
-    """``auto`` K and sigma on the tiny model: clustering starts at step 0, K within [2, half the batch], the job's
+    """``auto`` K and sigma on the tiny model: clustering starts at step 0, K the batch / 4, the job's
     record says how both were chosen, Table 6's ``ran`` column prints them; the same seed gives the same bytes."""
     from tecb.report.adapt_tables import what_ran
 
@@ -789,12 +801,13 @@ def test_clusterns_auto_resolves_k_and_sigma_from_the_step0_batch(base_model, tm
     assert digests[0] == digests[1] and outs[0]["phases"] == outs[1]["phases"]
     info = outs[0]["phases"]["clusterns"]
     assert info["clustering_started_at"] == 0
-    assert 2 <= info["n_clusters"] <= settings["batch_size"] // 2
-    assert info["n_clusters_auto"]["k_range"] == [2, settings["batch_size"] // 2]
+    first_batch = min(settings["batch_size"], len(texts))
+    assert info["n_clusters"] == clusterns.ratio_n_clusters(first_batch)
+    assert info["n_clusters_auto"]["batch"] == first_batch
     assert -1 <= info["n_clusters_auto"]["silhouette"] <= 1 and -1 <= info["similarity_threshold"] <= 1
     ran = what_ran("clusterns", outs[0])
     assert ran.startswith(
-        f"clustering from step 0, k {info['n_clusters']} (auto: best silhouette of the step-0 batch), "
+        f"clustering from step 0, k {info['n_clusters']} (auto: batch / 4, the paper's ratio), "
         f"σ {info['similarity_threshold']:.2f} (auto: step-0 mean in-batch cosine), hard negatives in "
     ), ran
 

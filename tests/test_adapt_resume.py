@@ -127,6 +127,9 @@ def test_a_killed_training_resumes_to_the_same_bytes(case, base_model, tmp_path)
     for key in ("history", "phases", "steps", "settings"):
         assert again["result"][key] == straight["result"][key], key
     assert again["calls"] == straight["calls"]
+    # the job's time counts every process: the killed one's up to its last save, then this one's
+    assert (straight["result"]["processes"], straight["result"]["earlier_seconds"]) == (1, 0.0)
+    assert again["result"]["processes"] == 2 and again["result"]["earlier_seconds"] > 0
     assert len(straight["calls"]) >= 3  # step 0, scores along the way and the end
     if case == "clusterns-auto":
         info = again["result"]["phases"]["clusterns"]

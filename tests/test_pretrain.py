@@ -489,7 +489,8 @@ job = pretrain.PretrainJob(model, texts, splits, "tsdae", params, [4, 8],
                            {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}},
                            Path(out) / "ckpt", seed=42, eval_seed=42, device="cpu",
                            resume_path=Path(out) / "ckpt.resume.pt", resume_every=3)
-pretrain.run(job, Path(out) / "scores.parquet", log=lambda m: print(m, flush=True))
+pretrain.run(job, Path(out) / "scores.parquet", log=lambda m: print(m, flush=True),
+             timings_path=Path(out) / "timings.json")
 """
 
 
@@ -526,6 +527,13 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     assert not state.exists()  # a finished job leaves no state behind
     for name in ("scores.parquet", "ckpt/model.safetensors"):
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "straight" / name).read_bytes(), name
+    # the job's time counts both processes: the killed one's up to its last saved state, then this one's
+    import json
+
+    timings = {k: json.loads((tmp_path / k / "timings.json").read_text()) for k in ("straight", "killed")}
+    assert (timings["straight"]["processes"], timings["straight"]["earlier_seconds"]) == (1, 0.0)
+    assert timings["killed"]["processes"] == 2 and timings["killed"]["earlier_seconds"] > 0
+    assert timings["killed"]["total_seconds"] > timings["killed"]["earlier_seconds"]
 
 
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
@@ -599,3 +607,21 @@ def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
     low, high = float(row["ci_low"]), float(row["ci_high"])  # printed with the decimals their sign needs
     assert row["delta"] == pytest.approx(100 * (tsdae - wwm)) and low <= row["delta"] <= high
     assert (row["significant"] == "*") == (stats.parse_p(row["p_holm"]) < 0.05)
+
+
+@pytest.mark.parametrize("method", ["wwm", "tsdae"])
+def test_the_step0_loss_is_recorded_beside_the_loss_at_chance(tiny, tmp_path, method):
+    """Table 5's yardstick (issue 54): the first batch's loss before any update and the loss of uniform predictions
+    over the vocabulary (ln V: both the MLM head and TSDAE's decoder predict tokens), in the scores' metadata."""
+    import json
+    import math
+
+    from transformers import AutoConfig
+
+    root, model = tiny
+    out, lines = tmp_path / "seed42.parquet", []
+    pretrain.run(job(tiny, method, tmp_path / "ckpt", eval_epochs=[1], device="cpu"), out, log=lines.append)
+    meta = json.loads(pq.read_schema(out).metadata[b"tecb"])
+    vocab = AutoConfig.from_pretrained(model).vocab_size
+    assert meta["chance_loss"] == pytest.approx(math.log(vocab), abs=1e-6)
+    assert 0 < meta["step0_loss"] and any(line.startswith("loss at step 0 ") for line in lines)

@@ -612,8 +612,8 @@ def adapt_protocol_errors(config: dict) -> list[str]:
 
     adapt, out = config["adapt"], []
     protocol = adapt["protocol"]
-    if not adapt["methods"]:
-        return ["adapt.methods is empty"]
+    if not adapt["methods"] and not adapt["frozen"]["arms"]:
+        return ["adapt.methods is empty (and adapt.frozen.arms too: nothing to run)"]
     variants = {
         v for m in adapt["methods"] for v in variants_of(m, protocol["supervised"], protocol["argue_objectives"])
     }
@@ -622,6 +622,21 @@ def adapt_protocol_errors(config: dict) -> list[str]:
             out.append(
                 f"adapt.protocol.supervised has lodo, but no dataset other than {dataset} is configured to train on"
             )
+    out += argue_companion_errors(config)
+    out += [
+        f"adapt.frozen.models names {m!r}, not a key of `models`"
+        for m in adapt["frozen"]["models"] or []
+        if m.split("@")[0] not in config["models"]
+    ]
+    if "title_blurb_ridge" in adapt["frozen"]["arms"] or "title_blurb_infonce" in adapt["frozen"]["arms"]:
+        source = adapt["frozen"]["pairs_source"]
+        if source not in config.get("sources", {}) or not any(
+            e.get("source") == source for e in config["datasets"].values()
+        ):
+            out.append(
+                f"adapt.frozen.arms has a title->blurb arm, but adapt.frozen.pairs_source = {source!r} is not a "
+                "configured source of a configured dataset (its unlabelled books give the pairs)"
+            )
     reply = protocol["reply_source"]
     if "argue" in adapt["methods"] and "reply" in protocol["argue_objectives"] and reply not in config["sources"]:
         out.append(
@@ -629,6 +644,38 @@ def adapt_protocol_errors(config: dict) -> list[str]:
             f"adapt.protocol.reply_source = {reply!r} is not a configured source (a One Million Posts "
             "corpus.sqlite3); configure it or leave reply out"
         )
+    return out
+
+
+def _text_kind(name: str, entry: dict) -> str:
+    """A dataset's text kind: its config's ``text``, else its name's ending (``...S2S`` / ``...P2P``)."""
+    kind = str(entry.get("text") or "").lower()
+    return kind or ("p2p" if name.upper().endswith("P2P") else "s2s" if name.upper().endswith("S2S") else "")
+
+
+def argue_companion_errors(config: dict) -> list[str]:
+    """argue's similarity objective pairs a title with the rest of its own text (its blurb or article): on an S2S
+    dataset (titles alone) that rest comes from a companion, a configured P2P dataset of the same source; without
+    one the pairs are cut from the few titles of two sentences (a replaced `datasets` dropped it silently)."""
+    adapt = config["adapt"]
+    if "argue" not in adapt["methods"] or "similarity" not in adapt["protocol"]["argue_objectives"]:
+        return []
+    datasets = config["datasets"]
+    out = []
+    for name in adapt["datasets"] or datasets:
+        entry = datasets.get(name) or {}
+        if _text_kind(name, entry) != "s2s":
+            continue
+        source = entry.get("source")
+        if not [
+            d for d, e in datasets.items() if d != name and e.get("source") == source and _text_kind(d, e) == "p2p"
+        ]:
+            out.append(
+                f"adapt.protocol.argue_objectives lists similarity (a title against its own text), but {name} has "
+                f"titles only and no P2P dataset of its source {source!r} is configured in `datasets` to take the "
+                "texts from (argue's companion): add it to `datasets` (it is read, not evaluated, unless "
+                "adapt.datasets lists it) or leave similarity out"
+            )
     return out
 
 

@@ -25,6 +25,19 @@ AD_RUNS = [
     for s in AD_SEEDS
 ]
 AD_VARIANTS = sorted({key[2] for key in AD_RUNS})
+# arms on the models' frozen, cached embeddings (tecb.adapt.frozen_jobs): Table 6 rows beside the methods
+AD_FROZEN = list(ADAPT["frozen"]["arms"])
+AD_FROZEN_MODELS = list(
+    ADAPT["frozen"]["models"] or AD_MODELS
+)  # any kind: only cached vectors are read
+AD_FROZEN_RUNS = [
+    (m, arm, frozen_variant(arm), d, s)
+    for m in AD_FROZEN_MODELS
+    for arm in AD_FROZEN
+    for d in AD_DATASETS
+    for s in AD_SEEDS
+]
+AD_REPORTED = AD_RUNS + AD_FROZEN_RUNS
 
 
 rule adapt:
@@ -84,11 +97,77 @@ rule adapt:
         "../scripts/adapt.py"
 
 
+rule adapt_frozen:
+    """One arm on a model's frozen, cached embeddings of one evaluated dataset and seed: fitted as its variant
+    allows, the base and the arm scored on the same splits (Table 6's format: step 0 and step 1).
+    """
+    input:
+        unpack(frozen_inputs),
+    output:
+        scores=adapt_score_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
+        timings=adapt_timing_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
+    log:
+        log_path(
+            "adapt", "{model}", "{method}", "{variant}", "{dataset}", "seed{seed}.log"
+        ),
+    wildcard_constraints:
+        model=alternatives(AD_FROZEN_MODELS),
+        method=alternatives(AD_FROZEN),
+        variant=alternatives(sorted({key[2] for key in AD_FROZEN_RUNS})),
+        dataset=alternatives(AD_DATASETS),
+        seed=r"-?\d+",
+    conda:
+        "../../envs/pretrain.yaml"
+    threads: ADAPT["threads"]
+    params:
+        source=lambda wildcards: adapt_source_of(wildcards.dataset),
+        settings=lambda wildcards: ADAPT["frozen"][wildcards.method],
+        protocol=adapt_job_protocol,
+        algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
+        eval_seed=SEED,
+        text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
+    script:
+        "../scripts/adapt_frozen.py"
+
+
+rule adapt_frozen_pairs:
+    """The source's unlabelled books (never evaluated) as (title, title + blurb) pairs, embedded with the model as
+    the embed stage embeds an S2S and a P2P dataset: what the title->blurb arms are fitted on.
+    """
+    input:
+        source=source_path(ADAPT["frozen"]["pairs_source"]),
+        evaluated=[texts_path(d) for d in DATASETS],
+        model=model_input,
+    output:
+        pairs=frozen_pairs_path("{model}"),
+    log:
+        log_path("adapt", "frozen_pairs", "{model}.log"),
+    wildcard_constraints:
+        model=alternatives(AD_FROZEN_MODELS),
+    conda:
+        "../../envs/embed.yaml"
+    threads: ADAPT["threads"]
+    params:
+        model_spec=lambda wildcards: model_spec(wildcards.model),
+        embed_options=config["embed"],
+        # the S2S and the P2P dataset of the source whose per-dataset settings the titles and the texts get
+        datasets=lambda wildcards: frozen_pair_datasets(),
+        vector_seed=embed_seed,
+        max_pairs=ADAPT["frozen"]["max_pairs"],
+        seed=SEED,
+    script:
+        "../scripts/adapt_frozen_pairs.py"
+
+
 rule adapt_report:
     """Table 6 (adapted vs base model, intervals, paired tests), the training curves and the training costs."""
     input:
-        scores=[adapt_score_path(*key) for key in AD_RUNS],
-        timings=[adapt_timing_path(*key) for key in AD_RUNS],
+        scores=[adapt_score_path(*key) for key in AD_REPORTED],
+        timings=[adapt_timing_path(*key) for key in AD_REPORTED],
         splits=[splits_path(d) for d in AD_DATASETS],
         chance=(
             [chance_path(d) for d in AD_DATASETS]
@@ -117,12 +196,12 @@ rule adapt_report:
     conda:
         "../../envs/pretrain.yaml"
     params:
-        jobs=AD_RUNS,
+        jobs=AD_REPORTED,
         formats=AD_TABLE_FORMATS,
         statistics=config["tables"]["statistics"],
         contrasts=config["tables"]["contrasts"],
         seed=SEED,
-        model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS},
+        model_names={m: MODEL_NAMES.get(m, m) for m in AD_MODELS + AD_FROZEN_MODELS},
         datasets=AD_DATASETS,
     script:
         "../scripts/adapt_report.py"

@@ -33,6 +33,7 @@ DEFAULTS = {
     "siamese_epochs": 5,
     "siamese_warmup_ratio": 0.1,
     "siamese_objectives": ["similarity", "reply"],
+    "head_lr": None,  # the pair phase's classifier heads' own learning rate (None: lr)
 }
 
 OBJECTIVES = ("similarity", "order", "reply")

@@ -7,8 +7,10 @@ Each sample's second-nearest centroid is its hard negative (Eq. 2); the other in
 are false negatives, kept in the InfoNCE denominator as Eq. (2) writes it and constrained by the bidirectional
 margin loss (Eq. 4-5); the objective is Eq. (6). The centroids carry no gradient (the authors' code detaches them).
 
-K (``n_clusters``) and the threshold sigma (``similarity_threshold``) may be ``auto``: resolved once, from the first
-training batch's embeddings before any update (:func:`auto_n_clusters`, :func:`auto_threshold`).
+K (``n_clusters``) and the threshold sigma (``similarity_threshold``) may be ``auto``: resolved once, at the first
+training batch before any update (K: the paper's 4 texts per cluster of the batch, :func:`ratio_n_clusters`; sigma:
+:func:`auto_threshold`). :func:`auto_n_clusters` (the best silhouette over k) is kept as a tool, no longer the rule:
+on e5's title batches it chose K = 2, 16 texts per cluster.
 """
 
 from __future__ import annotations
@@ -54,11 +56,22 @@ DEFAULTS = {
 AUTO = "auto"
 #: k-means restarts per candidate k of :func:`auto_n_clusters`
 AUTO_N_INIT = 4
+#: texts per cluster of an ``auto`` K (:func:`ratio_n_clusters`): the authors' run, batch 512 with K 128 (their
+#: Appendix A grid: batch 256 or 512, K 96, 128 or 256, i.e. 2 to 5.3 texts per cluster)
+TEXTS_PER_CLUSTER = 4
 #: how an ``auto`` value was chosen, as the job's record and Table 6's ``ran`` column say it
 AUTO_RULES = {
-    "n_clusters": "best silhouette of the step-0 batch",
+    "n_clusters": f"batch / {TEXTS_PER_CLUSTER}, the paper's ratio",
     "similarity_threshold": "step-0 mean in-batch cosine",
 }
+
+
+def ratio_n_clusters(batch: int) -> int:
+    """K ``auto``: the batch over :data:`TEXTS_PER_CLUSTER` (rounded half up), at least 2 (a second-nearest centroid)
+    and at most the batch less one (a cluster of two: a false negative is possible): 8 at batch 32, 128 at 512."""
+    if int(batch) < 3:
+        raise ValueError(f"clusterns: n_clusters auto needs a batch of at least 3 texts, got {batch}")
+    return min(max(2, int(np.floor(int(batch) / TEXTS_PER_CLUSTER + 0.5))), int(batch) - 1)
 
 
 def off_diagonal_cosine(z1, z2=None) -> float:
@@ -78,8 +91,8 @@ def auto_threshold(z1, z2=None) -> float:
     return off_diagonal_cosine(z1, z2)
 
 
-def silhouettes(z, *, k_max: int, seed: int) -> dict[int, float | None]:
-    """The cosine silhouette of k-means on the L2-normalised rows of ``z`` for each k in ``[2, k_max]`` (sklearn
+def silhouettes(z, *, k_max: int, seed: int, k_min: int = 2) -> dict[int, float | None]:
+    """The cosine silhouette of k-means on the L2-normalised rows of ``z`` for each k in ``[k_min, k_max]`` (sklearn
     ``KMeans``, :data:`AUTO_N_INIT` restarts, ``random_state`` ``seed``, one thread: on a batch this small more
     threads only wait for each other); None where k-means found fewer than 2 or more than n - 1 distinct clusters
     (no silhouette)."""
@@ -94,7 +107,7 @@ def silhouettes(z, *, k_max: int, seed: int) -> dict[int, float | None]:
     distances = np.clip(1.0 - x @ x.T, 0.0, 2.0)  # cosine distances, computed once for every k
     np.fill_diagonal(distances, 0.0)
     out = {}
-    for k in range(2, int(k_max) + 1):
+    for k in range(int(k_min), int(k_max) + 1):
         with warnings.catch_warnings(), threadpool_limits(1):
             warnings.simplefilter("ignore")  # fewer distinct points than k: sklearn warns, the labels say it
             labels = KMeans(n_clusters=k, n_init=AUTO_N_INIT, random_state=int(seed)).fit_predict(x)
@@ -240,18 +253,18 @@ class BatchKMeans:
 
     def resolve(self, z1, z2) -> None:
         """K and sigma where ``auto``, from the first step's batch (its two views, no gradient, before any update):
-        sigma by :func:`auto_threshold`, K as :func:`auto_n_clusters` picks it (:func:`silhouettes`, :func:`best_k`)
-        on the first view, k up to half the batch."""
+        sigma by :func:`auto_threshold`, K by the paper's texts per cluster (:func:`ratio_n_clusters`) of the batch;
+        the cosine silhouette of k-means at that K on the first view is recorded beside it (:func:`silhouettes`),
+        a measure of how clustered the batch is, not a choice."""
         if self.threshold == AUTO:
             self.threshold = auto_threshold(z1, z2)
             self.auto["similarity_threshold"] = {"rule": AUTO_RULES["similarity_threshold"]}
         if self.k == AUTO:
-            k_max = max(2, z1.shape[0] // 2)
-            scores = silhouettes(z1, k_max=k_max, seed=self.seed)
-            self.k = best_k(scores)
+            self.k = ratio_n_clusters(z1.shape[0])
+            scores = silhouettes(z1, k_max=self.k, seed=self.seed, k_min=self.k)
             self.auto["n_clusters"] = {
                 "rule": AUTO_RULES["n_clusters"],
-                "k_range": [2, k_max],
+                "batch": int(z1.shape[0]),
                 "silhouette": None if scores.get(self.k) is None else round(scores[self.k], 6),
                 "n_init": AUTO_N_INIT,
                 "random_state": int(self.seed),

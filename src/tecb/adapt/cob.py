@@ -20,6 +20,7 @@ from tecb.adapt.training import (
     add_projection_head,
     chunked,
     embed,
+    heads_of,
     hold_out,
     optimizer_settings,
     validation_score,
@@ -47,6 +48,7 @@ DEFAULTS = {
     "instance_size": 50,
     "projection_dim": 256,
     "validation_fraction": 0.2,
+    "head_lr": None,  # the added head's own learning rate (None: lr, the authors' one rate)
 }
 
 
@@ -154,6 +156,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             batches=batches,
             loss=loss,
             **optimizer_settings(settings),
+            heads=heads_of(model),
             validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )
     ]

@@ -294,6 +294,7 @@ def run(
             evaluate=evaluation,
             log=log,
             save_max_length=meta["eval_max_length"],
+            job_started=started,
         )
     _write_outputs(job, result, _scored_rows(result["history"], evaluation.calls), meta, files, strict=strict, log=log)
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)
@@ -500,7 +501,8 @@ def _write_outputs(job: Job, result: dict, rows: list[dict], meta: dict, files: 
     steps = sorted({r["step"] for r in rows})
     if not steps or steps[0] != 0 or steps[-1] != int(result["history"][-1]["step"]):  # a control's: 1 (no update)
         raise RuntimeError(f"training scored steps {steps}: the base model (0) and the last step are needed")
-    meta["training"] = _no_durations({k: v for k, v in result.items() if k != "history"})
+    # how it ran, not what: a resumed job's record is an uninterrupted one's (its processes go to the timings)
+    meta["training"] = _no_durations({k: v for k, v in result.items() if k not in ("history", "processes")})
     meta["history"] = _no_durations(result["history"])
     io.write_json(meta, Path(files.model_out) / "protocol.json")
     _write_scores(rows, meta, files.scores)
@@ -516,7 +518,9 @@ def _write_timings(job: Job, result: dict, device: str, eval_seconds: float, sta
             "device": result.get("device", device),
             "train_seconds": round(float(result.get("seconds", 0.0)), 3),
             "eval_seconds": round(eval_seconds, 3),
-            "total_seconds": round(time.perf_counter() - started, 3),
+            # every process's: a resumed job's earlier ones up to their last saved state, and this one's
+            "total_seconds": round(float(result.get("earlier_seconds", 0.0)) + time.perf_counter() - started, 3),
+            "processes": int(result.get("processes", 1)),
         },
         path,
     )

@@ -360,7 +360,7 @@ class PretrainJob:
         )
 
 
-def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> list[dict]:
+def pretrain(job: PretrainJob, *, log=print, timings: list | None = None, clock: dict | None = None) -> list[dict]:
     """Run ``job``: train, score after each of its ``eval_epochs``; return one row per (epoch, split).
 
     Writes the last checkpoint with ``provenance.json`` to ``job.checkpoint_dir`` (atomically). Durations stay
@@ -368,10 +368,12 @@ def pretrain(job: PretrainJob, *, log=print, timings: list | None = None) -> lis
     ``train_seconds`` of training since the start, ``eval_seconds`` of this evaluation) is appended to
     ``timings`` when given. An evaluated epoch before the last is saved to a scratch folder beside
     ``checkpoint_dir`` (:func:`tecb.io.scratch_dir`, named like every temporary, so a killed job's is cleaned
-    up), removed after its scoring.
+    up), removed after its scoring. ``clock`` (a dict, when given) gets the job's earlier processes: ``earlier``,
+    their wall time up to their last saved state (0 for a fresh job), and ``processes``, this one included; and at
+    the end ``step0_loss`` (the first batch's loss, before any update) and ``chance_loss`` (uniform predictions).
     """
     with seeded_global_rngs(job.seed):
-        return _train(job, log, timings)
+        return _train(job, log, timings, clock if clock is not None else {})
 
 
 class _Training:
@@ -402,6 +404,9 @@ class _Training:
         self.scheduler = get_constant_schedule_with_warmup(self.optimizer, self.warmup)
         self.autocast, self.scaler, self.amp_dtype = _autocast(device)
         self.steps = 0
+        # the first batch's loss before any update, beside the loss of uniform predictions over the vocabulary (the
+        # MLM head's and TSDAE's decoder's: both predict tokens): how much the untrained heads leave to learn
+        self.step0 = {"step0_loss": None, "chance_loss": round(math.log(vocabulary_size(self.module)), 6)}
 
     @property
     def exhausted(self) -> bool:
@@ -437,6 +442,11 @@ class _Training:
                 loss = self.loss([texts[j] for j in idx], rng) / self.accum
             (self.scaler.scale(loss) if self.scaler else loss).backward()
             losses.append(float(loss.detach()) * self.accum)
+            if self.step0["step0_loss"] is None:
+                self.step0["step0_loss"] = round(losses[-1], 6)
+                log(
+                    f"loss at step 0 {losses[-1]:.4g}, at chance (uniform over the vocabulary) {self.step0['chance_loss']:.4g}"
+                )
             micro += 1
             if micro == self.accum or i == len(order) - 1:
                 self._optimizer_step()
@@ -466,6 +476,7 @@ class _Training:
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict() if self.scaler else None,
             "steps": self.steps,
+            "step0": dict(self.step0),
             **resume.random_states(self.generators),  # python, numpy, torch, cuda, generators
         }
 
@@ -476,6 +487,7 @@ class _Training:
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
         self.steps = state["steps"]
+        self.step0.update(state.get("step0", {}))
         resume.restore_random_states(state, self.generators)
 
 
@@ -499,6 +511,15 @@ def job_fingerprint(job: PretrainJob) -> str:
     )
 
 
+def vocabulary_size(module) -> int:
+    """The number of tokens the method's prediction head chooses among: the MLM model's or TSDAE's decoder's."""
+    for candidate in (module, getattr(module, "decoder", None)):
+        config = getattr(candidate, "config", None)
+        if config is not None and getattr(config, "vocab_size", None):
+            return int(config.vocab_size)
+    raise ValueError(f"no vocabulary size on {type(module).__name__} (an MLM model or TSDAE's loss was expected)")
+
+
 def freeze_word_embeddings(module) -> int:
     """Stop training every word-embedding matrix inside ``module`` (the encoder's, and the decoder's or MLM head's
     tied to it): on multilingual-e5-small they are 96 M of the 118 M parameters, so their gradients and AdamW
@@ -519,12 +540,15 @@ def _eval_epochs(eval_epochs) -> list[int]:
     return epochs
 
 
-def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
+def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dict]:
     """The body of :func:`pretrain`, under its seeded global generators."""
+    process_started = time.perf_counter()
     eval_epochs, data, train, training = _prepare(job, log)
     rng = np.random.default_rng(job.seed)
     fingerprint = job_fingerprint(job) if job.resume_path else None
     rows, first_epoch, saved_at = _resume(job, fingerprint, training, rng, log)
+    earlier = (saved_at or {}).get("job", {"seconds": 0.0, "processes": 0})
+    clock.update(earlier=float(earlier["seconds"]), processes=int(earlier["processes"]) + 1)
     started, evaluating = time.perf_counter(), 0.0
     for epoch in range(first_epoch, eval_epochs[-1] + 1):
 
@@ -532,6 +556,8 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
             if job.resume_path and training.steps % job.resume_every == 0 and next_batch < len(order):
                 position = {"epoch": epoch, "next_batch": next_batch, "order": order, "losses": losses}
                 position.update(rows=rows, rng=rng.bit_generator.state)
+                wall = clock["earlier"] + time.perf_counter() - process_started  # every process's, so far
+                position["job"] = {"seconds": wall, "processes": clock["processes"]}
                 resume.save(job.resume_path, fingerprint, {"training": training.state(), "position": position})
 
         train_loss = training.epoch(
@@ -554,6 +580,7 @@ def _train(job: PretrainJob, log, timings: list | None) -> list[dict]:
         if training.exhausted:
             break
     resume.remove(job.resume_path)  # finished: nothing to resume
+    clock.update(training.step0)
     return rows
 
 
@@ -667,12 +694,20 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
     ``pretrain.eval_batch_size``, not the job's defaults."""
     import pyarrow as pa
 
-    started, timings = time.perf_counter(), []
-    rows = pretrain(job, log=log, timings=timings)
+    started, timings, clock = time.perf_counter(), [], {}
+    rows = pretrain(job, log=log, timings=timings, clock=clock)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
         io.tecb_metadata(
-            {"method": job.method, "seed": job.seed, "params": job.params, "model_dir": str(job.model_dir)}
+            {
+                "method": job.method,
+                "seed": job.seed,
+                "params": job.params,
+                "model_dir": str(job.model_dir),
+                # Table 5's yardstick: the loss before training beside the loss at chance
+                "step0_loss": clock.get("step0_loss"),
+                "chance_loss": clock.get("chance_loss"),
+            }
         )
     )
     io.write_table(table, out_path)
@@ -682,7 +717,10 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
                 "method": job.method,
                 "seed": job.seed,
                 "epochs": timings,
-                "total_seconds": round(time.perf_counter() - started, 3),
+                # a resumed job's earlier processes up to their last saved state, and this one's
+                "total_seconds": round(clock.get("earlier", 0.0) + time.perf_counter() - started, 3),
+                "processes": clock.get("processes", 1),
+                "earlier_seconds": round(clock.get("earlier", 0.0), 3),
             },
             timings_path,
         )

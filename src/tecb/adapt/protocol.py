@@ -358,6 +358,31 @@ def disjoint_plan(
     return Plan(_training_data(instances=instances), eval_texts, eval_splits, record)
 
 
+def disjoint_items(evaluated: LabelledData, *, min_categories: int, split_seed: int):
+    """``disjoint``'s halves as items for a head on frozen vectors (:mod:`tecb.adapt.frozen_jobs`): ``(training
+    items (text, label) of the training half, eval_texts, eval_splits, record)``, cut exactly as
+    :func:`disjoint_plan` cuts them (the same ``split_seed``: the same halves), or the reason there are none."""
+    halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)
+    if isinstance(halves, str):
+        return halves
+    scheme, train_half, eval_half, in_scheme, (eval_texts, eval_splits) = halves
+    unique, kept = _training_half(evaluated.texts, in_scheme, train_half, held_out=set(eval_texts))
+    if len({label for _, label in kept}) < 2:
+        return f"the training half keeps {len(kept)} items of fewer than 2 labels"
+    record = {
+        "variant": "disjoint",
+        "labels_seen": "training half of the categories only",
+        "train_datasets": [evaluated.name],
+        "label_scheme": scheme,
+        "split_seed": split_seed,
+        "train_labels": sorted(train_half),
+        "eval_labels": sorted(eval_half),
+        "dropped_items": {"same_text": len(unique) - len(kept)},
+        "eval_splits": len(eval_splits),
+    }
+    return kept, eval_texts, eval_splits, record
+
+
 ORACLE_LEAK = "evaluated labels (positive control)"
 
 

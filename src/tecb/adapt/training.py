@@ -86,6 +86,9 @@ class Phase:
     modules: list = field(default_factory=list)
     train_encoder: bool = True
     info: dict = field(default_factory=dict)  # what the method reports (triplets mined, clustering start, ...)
+    # heads added inside the model (COB's Dense head): trained with ``modules`` at ``head_lr`` (None: at ``lr``)
+    heads: list = field(default_factory=list)
+    head_lr: float | None = None
     min_steps: int = 0  # the training length in the data's terms: epochs added until this many steps (epochs_for)
     # model selection: a score of the model on held-out training-side data (higher is better), taken before the
     # first epoch and after each; the phase ends with the weights of its best epoch (COB's best-validation rule)
@@ -100,13 +103,44 @@ class Phase:
 
 def optimizer_settings(settings: dict, prefix: str = "") -> dict:
     """The optimisation keywords of a :class:`Phase` from a method's ``settings``: learning rate, epochs and warm-up
-    (``prefix``: a second phase's own, e.g. argue's ``siamese_lr``), weight decay and gradient clipping."""
-    return {
+    (``prefix``: a second phase's own, e.g. argue's ``siamese_lr``), weight decay and gradient clipping; the added
+    heads' learning rate where the method has one (``head_lr``, None: the encoder's)."""
+    out = {
         "lr": settings[f"{prefix}lr"],
         "epochs": settings[f"{prefix}epochs"],
         "warmup_ratio": settings[f"{prefix}warmup_ratio"],
         "weight_decay": settings["weight_decay"],
         "max_grad_norm": settings["max_grad_norm"],
+    }
+    if not prefix and settings.get("head_lr") is not None:
+        out["head_lr"] = float(settings["head_lr"])
+    return out
+
+
+#: the setting (``adapt.freeze_word_embeddings``, put into a job's settings where true) that keeps the encoder's
+#: word-embedding rows at their base values
+FREEZE_KEY = "freeze_word_embeddings"
+
+
+def freeze_word_embeddings(model) -> dict:
+    """Keep the transformer's input word-embedding matrix out of training (``requires_grad`` False, so no
+    optimizer holds it); position and type embeddings and every other weight still train. Returns what the
+    job's record says: the frozen rows' parameters and the trained parameters left."""
+    first = model[0]
+    auto = getattr(first, "auto_model", None)
+    if auto is None or not hasattr(auto, "get_input_embeddings"):
+        raise ValueError(f"{FREEZE_KEY}: the model's first module {type(first).__name__} has no word embeddings")
+    words = auto.get_input_embeddings().weight
+    words.requires_grad_(False)
+    return {"word_embeddings_frozen": int(words.numel())}
+
+
+def parameter_counts(model) -> dict:
+    """The encoder's parameters: ``total`` and ``trained`` (``requires_grad``)."""
+    params = list(model.parameters())
+    return {
+        "total": int(sum(p.numel() for p in params)),
+        "trained": int(sum(p.numel() for p in params if p.requires_grad)),
     }
 
 
@@ -189,7 +223,13 @@ def add_projection_head(model, out_features: int | None, device: str) -> dict:
     head = st_modules.Dense(width, int(out_features), activation_function=torch.nn.Tanh()).to(device)
     ordered = current[: at + 1] + [head] + current[at + 1 :]
     model._modules = OrderedDict((str(i), m) for i, m in enumerate(ordered))
+    model.__dict__.setdefault("tecb_heads", []).append(head)  # a plain list: no submodule registered (heads_of)
     return {"projection_head": f"Dense({width} -> {int(out_features)}, tanh)"}
+
+
+def heads_of(model) -> list:
+    """The heads :func:`add_projection_head` put into ``model`` (trained at a method's ``head_lr``)."""
+    return list(model.__dict__.get("tecb_heads", []))
 
 
 def embed(model, texts: list[str], device: str):
@@ -244,6 +284,7 @@ def train(
     log: Callable[[str], None] | None = None,
     progress_seconds: float = 30.0,
     save_max_length: int | None = None,
+    job_started: float | None = None,
 ) -> dict:
     """Train ``run`` (:class:`TrainingRun`), save the adapted model to ``output_dir`` (a sentence-transformers
     folder, written atomically) and return the history:
@@ -253,7 +294,10 @@ def train(
     stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
     steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
     ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
-    benchmark's; None: the training length)."""
+    benchmark's; None: the training length). ``job_started``: the ``time.perf_counter()`` at which the calling
+    process began the job (None: now); a resumed run returns ``earlier_seconds``, the wall time of the processes
+    before it up to their last saved state (what a killed process spent after that save is lost), and
+    ``processes``, how many processes the run took."""
     module = method_module(run.method)
     check_settings(run.method, run.settings)
     if eval_every is not None and int(eval_every) < 1:
@@ -271,6 +315,7 @@ def train(
             evaluate,
             Progress(log, progress_seconds),
             save_max_length,
+            time.perf_counter() if job_started is None else job_started,
         )
 
 
@@ -325,13 +370,15 @@ def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -
     return epochs
 
 
-def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length) -> dict:
+def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length, job_started):
     method, settings = run.method, run.settings
     model = load_base(run.base_model_dir, device=device, max_seq_length=settings.get("max_length"))  # control: none
+    frozen = freeze_word_embeddings(model) if settings.get(FREEZE_KEY) else {"word_embeddings_frozen": 0}
     rng = np.random.default_rng(run.seed)
     autocast, scaler, precision = _autocast(device)
     history = _History(model, evaluate)
     keeper = _Keeper(run, run_fingerprint(run, device=device, eval_every=eval_every, save_max_length=save_length))
+    keeper.job_started = job_started
     started = time.perf_counter()  # a fresh job's training time counts from here, step 0's scoring taken out
     saved = keeper.load(progress.log)
     if saved is None:  # step 0: the base model, before a phase changes it (COB's and triplet's head)
@@ -351,13 +398,29 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
     return {
         "method": method,
         "steps": step,
+        "steps_kept": kept_steps(phases, step),
+        "parameters": {**parameter_counts(model), **frozen},
         "seconds": round(seconds, 3),
+        "earlier_seconds": round(keeper.earlier, 3),
+        "processes": keeper.processes,
         "device": device,
         "precision": precision,
         "history": _dedupe(history.rows),
         "settings": settings,
         "phases": {p.name: p.info for p in phases},
     }
+
+
+def kept_steps(phases: list[Phase], steps: int) -> int:
+    """The optimizer steps behind the model a run ends with: ``steps``, less those of the epochs after the one its
+    model selection kept (``selected_epoch`` of ``steps_at_epoch``: the run's steps at the phase's start and after
+    each of its epochs, recorded by the loop where the phase selects)."""
+    kept = int(steps)
+    for phase in phases:
+        at, chosen = phase.info.get("steps_at_epoch"), phase.info.get("selected_epoch")
+        if at and chosen is not None:
+            kept -= at[-1] - at[chosen]
+    return kept
 
 
 def run_fingerprint(run: TrainingRun, *, device: str, eval_every, save_max_length) -> str:
@@ -386,15 +449,20 @@ class _Keeper:
 
     def __init__(self, run: TrainingRun, fingerprint: str) -> None:
         self.path, self.every, self.fingerprint = run.resume_path, run.resume_every, fingerprint
+        # the job's wall time: this process's from job_started, the earlier processes' as their last save had it
+        self.job_started, self.earlier, self.processes = time.perf_counter(), 0.0, 1
 
     def due(self, step: int) -> bool:
         return self.path is not None and step % int(self.every) == 0
 
     def save(self, state: dict) -> None:
-        resume.save(self.path, self.fingerprint, state)
+        job = {"seconds": self.earlier + time.perf_counter() - self.job_started, "processes": self.processes}
+        resume.save(self.path, self.fingerprint, {**state, "job": job})
 
     def load(self, log) -> dict | None:
         saved = resume.load(self.path, self.fingerprint, log or (lambda line: None))
+        if saved is not None and "job" in saved:
+            self.earlier, self.processes = float(saved["job"]["seconds"]), int(saved["job"]["processes"]) + 1
         if saved is not None and log:
             at = saved["position"]
             log(
@@ -456,10 +524,14 @@ class _Loop:
     def _phase(self, index: int, epochs: list, at: tuple[int, int], tools: tuple) -> None:
         """The phase's epochs from ``at`` (epoch, batch), each followed by its model selection step."""
         phase, selection = self.phases[index], tools[3]
+        if phase.validate and at == (0, 0):  # the steps behind each epoch's model (kept_steps)
+            phase.info["steps_at_epoch"] = [self.step]
         for e in range(at[0], len(epochs)):
             for b in range(at[1] if e == at[0] else 0, len(epochs[e])):
                 if self._batch(phase, epochs[e][b], tools) and self.keeper.due(self.step):
                     self.keeper.save(self._state(index, (e, b + 1), epochs, tools))
+            if phase.validate:
+                phase.info["steps_at_epoch"].append(self.step)
             selection.after_epoch()
 
     def _batch(self, phase: Phase, batch, tools: tuple) -> bool:
@@ -585,6 +657,7 @@ def _start_phase(phase: Phase, model, rng, device, progress: Progress):
     epochs = epochs_for(phase, rng)
     total = sum(len(b) for b in epochs)
     phase.info.update(epochs_run=len(epochs), steps_run=total)
+
     scheduler = get_linear_schedule_with_warmup(optimizer, int(math.ceil(phase.warmup_ratio * total)), max(total, 1))
     model.train()
     for extra in phase.modules:
@@ -602,13 +675,26 @@ def _optimizer(phase: Phase, model, device):
     for extra in phase.modules:
         extra.to(device)
         params += [p for p in extra.parameters() if p.requires_grad]
-    decay = [p for p in params if p.ndim > 1]
-    no_decay = [p for p in params if p.ndim <= 1]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=phase.lr,
-    )
+    if phase.head_lr is None:  # one learning rate (the groups as they always were)
+        groups = _decay_groups(params, phase.weight_decay, phase.lr)
+    else:  # the added heads (in the model or beside it) at their own rate
+        head_ids = {id(p) for m in list(phase.heads) + list(phase.modules) for p in m.parameters()}
+        encoder = [p for p in params if id(p) not in head_ids]
+        heads = [p for p in params if id(p) in head_ids]
+        groups = _decay_groups(encoder, phase.weight_decay, phase.lr) + _decay_groups(
+            heads, phase.weight_decay, phase.head_lr
+        )
+        groups = [g for g in groups if g["params"]]
+    optimizer = torch.optim.AdamW(groups, lr=phase.lr)
     return params, optimizer
+
+
+def _decay_groups(params: list, weight_decay: float, lr: float) -> list[dict]:
+    """AdamW's parameter groups of ``params`` at ``lr``: weight decay on matrices, none on biases and norms."""
+    return [
+        {"params": [p for p in params if p.ndim > 1], "weight_decay": weight_decay, "lr": lr},
+        {"params": [p for p in params if p.ndim <= 1], "weight_decay": 0.0, "lr": lr},
+    ]
 
 
 def _optimizer_step(loss, params, optimizer, scheduler, scaler, max_grad_norm) -> None:

@@ -19,6 +19,7 @@ from tecb.adapt.training import (
     add_projection_head,
     chunked,
     encode_features,
+    heads_of,
     hold_out,
     optimizer_settings,
     validation_score,
@@ -40,6 +41,7 @@ DEFAULTS = {
     "projection_dim": 256,
     "max_triplets_per_instance": 17,
     "validation_fraction": 0.2,
+    "head_lr": None,  # the added head's own learning rate (None: lr)
 }
 
 
@@ -117,6 +119,7 @@ def phases(*, model, data, settings: dict, rng, device: str) -> list[Phase]:
             loss=loss,
             chance_loss=lambda batch: float(settings["margin"]),  # ||a - p|| = ||a - n||
             **optimizer_settings(settings),
+            heads=heads_of(model),
             validate=(lambda: validation_score(model, held_out, device)) if held_out else None,
         )
     ]

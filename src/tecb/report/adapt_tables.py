@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tecb.adapt.frozen import ARMS as FROZEN_ARMS
 from tecb.adapt.protocol import POSITIVE_CONTROLS
 from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
@@ -44,6 +45,8 @@ METHOD_NAMES = {
     "triplet": "Triplet",
     "random_head": "random head",  # a control (CONTROLS): the head COB and triplet start from, no training
     "argue": "argue",
+    # the arms on frozen vectors (tecb.adapt.frozen_jobs): "title→blurb (ridge)", ...
+    **{arm: name.split(" (POSITIVE")[0] for arm, (_, name) in FROZEN_ARMS.items()},
 }
 KEYS = ["model", "method", "variant", "dataset"]
 POSITIVE_CONTROL_RAN = "POSITIVE CONTROL: trained on the evaluated labels"
@@ -140,6 +143,45 @@ def _auto_settings(info: dict, *, show_fixed_k: bool) -> list[str]:
     return out
 
 
+def _weights(counts: dict | None, method: str) -> list[str]:
+    """Which weights trained (``adapt.freeze_word_embeddings``), from the training's parameter counts; nothing for
+    a control or a record from before the counts were kept."""
+    if not counts or method in CONTROLS:
+        return []
+    trained, total = counts["trained"] / 1e6, counts["total"] / 1e6
+    if counts.get("word_embeddings_frozen"):
+        return [f"word embeddings frozen ({trained:.1f} M of {total:.1f} M weights trained)"]
+    return [f"all {total:.1f} M weights trained (word embeddings too)"]
+
+
+def steps_shown(training: dict) -> str:
+    """The ``steps`` cell of one job: the optimizer steps behind the model kept, with those run where model
+    selection kept an earlier epoch (``58 of 232``)."""
+    run, kept = training.get("steps", ""), training.get("steps_kept")
+    return str(run) if kept is None or kept == run else f"{kept} of {run}"
+
+
+def _frozen(arm: str, info: dict) -> str:
+    """What an arm on frozen vectors fitted (tecb.adapt.frozen_jobs): on what, and its fit's own record."""
+    fitted_on = {
+        "unlabelled": "the evaluated texts' vectors, no label",
+        "labels": "each split's own labels",
+        "half_labels": "the training half of the categories",
+        "pairs": "unseen books' (title, blurb) pairs",
+    }[FROZEN_ARMS[arm][0]]
+    shown = []
+    for key in ("components", "components_removed", "n_clusters", "kind", "epochs", "pairs", "items", "alpha"):
+        if info.get(key) is not None:
+            shown.append(f"{key.replace('_', ' ')} {info[key]}")
+    for start, end in (("loss_start", "loss_end"), ("confidence_start", "confidence_end")):
+        if info.get(start) is not None:
+            shown.append(f"{start.split('_')[0]} {info[start]:.3g} -> {info[end]:.3g}")
+    if info.get("per_split"):
+        first, last = info["per_split"][0], info["per_split"][-1]
+        shown.append(f"{len(info['per_split'])} heads, loss e.g. {first['loss_start']:.3g} -> {last['loss_end']:.3g}")
+    return f"frozen vectors, fitted on {fitted_on}" + (f" ({', '.join(shown)})" if shown else "")
+
+
 def what_ran(method: str, training: dict, warnings=()) -> str:
     """What one job's training really did, from its recorded phases: ClusterNS's clustering start, k (and sigma,
     where resolved ``auto``) and share of batches with hard and false negatives (``NEVER CLUSTERED`` when it
@@ -173,10 +215,16 @@ def what_ran(method: str, training: dict, warnings=()) -> str:
         parts.append("phases " + " + ".join(phases) if phases else "no phase")
     elif method in CONTROLS:
         parts.append("CONTROL: no training")
+    elif method in FROZEN_ARMS:
+        parts.append(_frozen(method, phases.get(method, {})))
     parts += _step0(phases)
     head = next((i.get("projection_head") for i in phases.values() if i.get("projection_head")), None)
+    head_lr = (training.get("settings") or {}).get("head_lr")
     if head:
-        parts.append(f"head {head}")
+        parts.append(f"head {head}" + (f" at lr {head_lr:g}" if head_lr is not None else ""))
+    elif head_lr is not None:
+        parts.append(f"heads at lr {head_lr:g}")
+    parts += _weights(training.get("parameters"), method)
     if warnings and not any("NEVER" in p for p in parts):
         parts.append("WARNING: " + "; ".join(warnings))
     return ", ".join(parts)
@@ -260,7 +308,7 @@ def table6(
                 "seeds": len(seeds),
                 "splits": len(joined),
                 "texts": int(sizes.reindex(joined.index).sum()) if sizes.notna().any() else np.nan,
-                "steps": " / ".join(dict.fromkeys(str(t.get("steps", "")) for t in training)),
+                "steps": " / ".join(dict.fromkeys(steps_shown(t) for t in training)),
                 "device": training[0].get("device", ""),
                 "precision": training[0].get("precision", ""),
                 "ran": " / ".join(

@@ -27,12 +27,18 @@ def adapt_job_protocol(wildcards):
 
 
 def adapt_settings(wildcards):
-    """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it)."""
+    """One job's method settings (tecb.adapt.protocol.arm_settings: a SimCSE arm named by its view trains with it),
+    with adapt.freeze_word_embeddings where it is true."""
     from tecb.adapt.protocol import arm_settings
+    from tecb.adapt.training import CONTROLS
 
-    return arm_settings(
+    settings = arm_settings(
         wildcards.method, wildcards.variant, ADAPT["methods"][wildcards.method]
     )
+    if ADAPT["freeze_word_embeddings"] and wildcards.method not in CONTROLS:
+        # only where set: a job of the default trains as before (its params unchanged)
+        settings = {**settings, "freeze_word_embeddings": True}
+    return settings
 
 
 def adapt_source_of(dataset):
@@ -83,3 +89,41 @@ def adapt_outputs():
     outs += [adapt_path(f"table6.{ext}") for ext in AD_TABLE_FORMATS + ["html"]]
     outs += [adapt_costs_path(ext) for ext in ("md", "csv")]
     return outs
+
+
+def frozen_variant(arm):
+    """An arm's protocol variant (tecb.adapt.frozen_jobs.VARIANTS): the Table 6 key's third part."""
+    from tecb.adapt.frozen_jobs import VARIANTS
+
+    return VARIANTS[arm]
+
+
+def frozen_inputs(wildcards):
+    """A frozen arm's inputs: the model's cached embeddings of the dataset, its texts and splits, and for a
+    title->blurb arm the embedded unseen pairs."""
+    from tecb.adapt.frozen_jobs import PAIR_ARMS
+
+    inputs = {
+        "embeddings": embedding_path(wildcards.model, wildcards.dataset),
+        "texts": texts_path(wildcards.dataset),
+        "splits": splits_path(wildcards.dataset),
+    }
+    if wildcards.method in PAIR_ARMS:
+        inputs["pairs"] = frozen_pairs_path(wildcards.model)
+    return inputs
+
+
+def frozen_pairs_path(model):
+    return adapt_path("frozen_pairs", f"{model}.parquet")
+
+
+def frozen_pair_datasets():
+    """The configured S2S and P2P dataset of adapt.frozen.pairs_source (the other kind's where it has only one)."""
+    # tecb.configcheck: a configured dataset has this source
+    source = ADAPT["frozen"]["pairs_source"]
+    of_source = [d for d, e in config["datasets"].items() if e.get("source") == source]
+    kinds = {d: (config["datasets"][d].get("text") or "").lower() for d in of_source}
+    return [
+        ([d for d in of_source if kinds[d] == kind] or of_source)[0]
+        for kind in ("s2s", "p2p")
+    ]
