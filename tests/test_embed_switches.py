@@ -55,6 +55,7 @@ def _name(switches) -> str:
     return "+".join(n for n, on in zip(names, switches, strict=True) if on) or "default"
 
 
+@pytest.mark.plan
 def test_the_workflow_has_no_ruleorder():
     files = [ROOT / "workflow" / "Snakefile", *sorted((ROOT / "workflow" / "rules").rglob("*.smk"))]
     found = [f"{p.relative_to(ROOT)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
@@ -74,6 +75,7 @@ def _expected_writer(model: str, switches) -> str:
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 @pytest.mark.parametrize("switches", SWITCHES, ids=_name)
 def test_each_combination_plans_one_writer_per_output(tmp_path, switches):
     work = copy_project(tmp_path / "p")
@@ -104,6 +106,7 @@ def _listed_rules(work, *configfiles) -> set[str]:
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 @pytest.mark.parametrize("switches", [s for s in SWITCHES if not s[3]], ids=_name)
 def test_a_config_is_shown_only_the_embed_rules_that_can_match_it(tmp_path, switches):
     """A rule no model of the config needs (by the writer table, functions/embed.smk) is not defined: the demo's
@@ -119,6 +122,7 @@ def test_a_config_is_shown_only_the_embed_rules_that_can_match_it(tmp_path, swit
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 def test_the_papers_config_is_shown_one_embed_writer(tmp_path):
     """The paper's config (hub models, one job per (model, dataset), no store, no shards): only `embed`."""
     assert _listed_rules(copy_project(tmp_path / "p")) & SWITCHED_RULES == {"embed"}
