@@ -35,6 +35,12 @@ def test_a_changed_number_is_caught(tmp_path):
     assert kept_blocks(text.replace("1.00", "1.01"))[0][1] != "| a | 1.00 |\n"
 
 
+def _kept(results, dest, config) -> list[str]:
+    """The files :func:`tecb.report.kept.keep_run` keeps of ``results`` in ``dest``."""
+    kept.keep_run(results, dest, configs=[config])
+    return sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+
+
 def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     results = tmp_path / "results" / "r"
     (results / "tables").mkdir(parents=True)
@@ -45,15 +51,14 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "embeddings" / "big.parquet").write_bytes(b"x")  # not kept: too large, recomputable
     config = tmp_path / "c.yaml"
     config.write_text("run: r\n")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "config/c.yaml",
         "provenance.json",
         "scores.parquet",
         "tables/table2.csv",
         "tables/table2.md",
     ]
-    provenance = json.loads((dest / "provenance.json").read_text())
+    provenance = json.loads((tmp_path / "runs" / "r" / "provenance.json").read_text())
     assert provenance["configs"] == ["c.yaml"] and provenance["blas"]  # e.g. ["openblas Haswell"]
     assert all(isinstance(k, str) and k for k in provenance["blas"])
     (results / "pretrain" / "minilm").mkdir(parents=True)
@@ -62,8 +67,7 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "timings" / "pretrain" / "minilm" / "tsdae").mkdir(parents=True)
     (results / "timings" / "pretrain" / "minilm" / "tsdae" / "seed1.json").write_text("{}")
     shutil.rmtree(results / "tables")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "config/c.yaml",
         "pretrain/table5.md",
         "provenance.json",
@@ -78,8 +82,7 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "timings" / "adapt" / "costs.md").write_text("| job | s |\n")
     shutil.rmtree(results / "pretrain")
     shutil.rmtree(results / "timings" / "pretrain")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "adapt/contrasts.csv",
         "adapt/table6.md",
         "config/c.yaml",
