@@ -100,7 +100,7 @@ def pytest_unconfigure(config):
 # snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
 # xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
 # worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = (  # by their worker-seconds in the profiled clean-clone run of 9fd27c6 (docs/testing.md, stop 53)
+LONGEST_UNITS = (  # by their worker-seconds on a clean clone (benchmarks/test_durations_by_file_4e44832.md)
     "test_real_adapt.py",
     "demo",
     "test_slurm.py",
