@@ -7,7 +7,7 @@ CORES  ?= all
 # benchmarks/real_run_cost.md (the kept run, per rule)
 REAL_COST := measured per rule in benchmarks/real_run_cost.md and benchmarks/real_run_cpu.md
 
-.PHONY: setup quickstart demo real real-data real-adapt real-study test test-fast check-envs lint format paper-dry-run clean
+.PHONY: setup quickstart demo real real-data real-adapt real-study test test-fast test-plan test-real check-envs lint format paper-dry-run clean
 
 # The virtual environment, rebuilt when the pinned requirements change. One line per step (pip's download bars
 # stay on, its per-package chatter off) and one summary line at the end.
@@ -98,9 +98,19 @@ real-study: real-data
 test: setup
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
-# The quick unit tests (no snakemake runs, no slow oracle comparisons), under a minute.
+# The quick unit tests (no snakemake runs, no slow oracle comparisons) on 2 workers, under a minute on 2 cores
+# (measured: benchmarks/lane_times.md).
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not workflow and not slurm and not slow"
+	$(BIN)/python -m pytest -q -n 2 -m "not workflow and not slurm and not slow"
+
+# The workflow's plans without running a job: dry runs (every switch combination, the paper's and the quickstart's
+# configs), snakemake --lint, rule listings, snakefmt; under 150 s on 2 cores (benchmarks/lane_times.md).
+test-plan: setup
+	$(BIN)/python -m pytest -q -n 2 -m plan
+
+# The real-data workflow test with all-MiniLM-L6-v2 distilled on real text too (not in CI's cut: ~100 CPU-s).
+test-real: setup
+	TECB_TEST_REAL_DISTILL=1 $(BIN)/python -m pytest -q tests/test_real_workflow.py
 
 # The conda envs (envs/*.yaml, used by --sdm conda) pin the same versions as requirements.txt.
 check-envs: setup

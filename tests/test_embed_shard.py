@@ -5,13 +5,21 @@ import hashlib
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import ROOT, copy_project, run_snakemake
-from helpers import small_embed_config
+from conftest import (
+    ALL_SWITCHES,
+    ROOT,
+    SWITCHED_ARGS,
+    SWITCHED_DATASET,
+    copy_run,
+    run_snakemake,
+    write_switched_config,
+)
 
 from tecb.config import layered_config
 from tecb.configcheck import ConfigError, validated_config
@@ -66,10 +74,6 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path):
 
 # --- the workflow (config embed.shard_size, workflow/rules/embed_shard.smk) ------------------------------------
 
-DATASET = "TenKGnadClusteringS2S"  # 240 unique texts in the demo data
-# chunks of 64 texts (the default 4096 would make the demo one chunk); 100 texts a shard: 4 shards of 64 texts
-WF_CONFIG = small_embed_config(DATASET, chunk_size=64, shard_size=100)
-
 
 def test_plan_and_timings(tmp_path):
     texts = tmp_path / "texts.parquet"
@@ -110,52 +114,38 @@ def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _ran(proc) -> Counter:
-    """The jobs a run started, by rule (each job's header in the log)."""
-    return Counter(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", proc.stdout, flags=re.M))
+def _ran(output: str) -> Counter:
+    """The jobs a run started, by rule (each job's header in what it printed)."""
+    return Counter(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, flags=re.M))
 
 
 @pytest.mark.workflow
-def test_sharded_run_writes_the_unsharded_bytes(tmp_path):
-    """embed.shard_size: the tiny BERT's dataset is embedded in 4 shard jobs and merged into the bytes one embed job
-    writes (in the same run folder: the model is built there and its path is in the file); TF-IDF is not sharded.
-    With the embedding store on, embed_merge merges the shards into the store's entry: the same bytes again."""
-    work = copy_project(tmp_path / "w")
-    targets = [f"results/a/embeddings/{m}/{DATASET}.parquet" for m in WF_CONFIG["models"]]
-    tiny = work / targets[1]
+def test_the_all_switches_run_shards_the_tiny_bert_into_the_stores_entry(tmp_path, all_switches_run):
+    """embed.shard_size in the shared all-switches run (conftest.all_switches_run: shards of 150 texts, the store,
+    embed.batch, cluster.batch): the tiny BERT's dataset is embedded in 2 shard jobs and merged by embed_merge into
+    the store's entry (the same bytes as the run's file; that these are the bytes of one unsharded embed job:
+    tests/test_embed_switches.py, with the default run); TF-IDF is not sharded (one embed_batch job). The shards are
+    temporary; a finished run plans nothing, nor does another shard size or the store turned off."""
+    work, dataset = all_switches_run / "p", SWITCHED_DATASET
+    ran = _ran(Path(all_switches_run / "run.log").read_text())
+    assert ran["embed_shard"] == 2 and ran["embed_merge"] == 1 and ran["embed_plan"] == 1, ran
+    assert ran["embed_batch"] == 1 and "embed" not in ran, ran  # TF-IDF, in one job
+    plan = json.loads((work / "results/sw/shards" / f"{dataset}.json").read_text())
+    assert plan["n_texts"] > 128 and plan["shards"] == [[0, 128], [128, plan["n_texts"]]], plan
+    assert not list((work / "results/sw/shards/tiny-bert").rglob("*.parquet"))  # shards are temporary
+    assert "Nothing to be done" in Path(all_switches_run / "dry-run.log").read_text()  # a finished run plans nothing
+    other = copy_run(work, tmp_path / "p")
+    write_switched_config(other, ALL_SWITCHES, shard_size=100)
+    embeddings = [f"results/sw/embeddings/{m}/{dataset}.parquet" for m in ("tfidf", "tiny-bert")]
+    # nor another size (of the embeddings: the report's copy of the config changes with it)
+    assert "Nothing to be done" in run_snakemake(other, "-n", *embeddings, *SWITCHED_ARGS).stdout
+    write_switched_config(other, (True, False, True, True))  # nor the store off: it is no setting that re-embeds
+    assert "Nothing to be done" in run_snakemake(other, "-n", *embeddings, *SWITCHED_ARGS).stdout
 
-    def run(name, embed, *extra):
-        config = {**WF_CONFIG, "embed": {**WF_CONFIG["embed"], **embed}}
-        (work / "config" / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-        return run_snakemake(work, "--configfile", f"config/{name}.yaml", "--config", "run=a", "--cores", "2", *extra,
-                             *targets)  # fmt: skip
-
-    sharded = _ran(run("sharded", {}))
-    assert sharded["embed_shard"] == 4 and sharded["embed_merge"] == 1 and sharded["embed_plan"] == 1, sharded
-    assert sharded["embed"] == 1, sharded  # TF-IDF, in one job
-    plan = json.loads((work / "results/a/shards" / f"{DATASET}.json").read_text())
-    assert plan["n_texts"] == 240 and plan["shards"] == [[0, 64], [64, 128], [128, 192], [192, 240]], plan
-    assert not list((work / "results/a/shards/tiny-bert").rglob("*.parquet"))  # shards are temporary
-    assert "Nothing to be done" in run("sharded", {}, "-n").stdout  # a finished run plans nothing
-    assert "Nothing to be done" in run("other-size", {"shard_size": 150}, "-n").stdout  # nor for another size
-    expected = _sha(tiny)
+    tiny = work / "results/sw/embeddings/tiny-bert" / f"{dataset}.parquet"
     meta = read_embeddings(tiny)[1]
-    assert meta["n_texts"] == 240 and meta["chunk_size"] == 64
-
-    tiny.unlink()
-    unsharded = _ran(run("unsharded", {"shard_size": None}))
-    assert unsharded == Counter({"embed": 1}), unsharded
-    assert _sha(tiny) == expected
-
-    tiny.unlink()
-    cached = _ran(run("cached", {"cache_dir": "resources/embedding-cache", "shard_size": 150}))
-    assert cached["embed_shard"] == 2 and cached["embed_merge"] == 1, cached  # 2 shards, merged into the entry
-    assert "embed" not in cached, cached  # TF-IDF's file is kept: the store is no setting that re-embeds
-    assert "computed into the cache" in (work / "logs/a/embed_merge/tiny-bert" / f"{DATASET}.log").read_text()
-    assert (
-        _sha(tiny)
-        == expected
-        == _sha(work / "resources/embedding-cache" / f"{read_embeddings(tiny)[1]['cache_key']}.parquet")
-    )
-    timings = json.loads((work / f"results/a/timings/embed/tiny-bert/{DATASET}.json").read_text())
-    assert timings["n_texts"] == 240 and timings["shards"] == 2
+    assert meta["n_texts"] == plan["n_texts"] and meta["chunk_size"] == 64
+    assert "computed into the cache" in (work / "logs/sw/embed_merge/tiny-bert" / f"{dataset}.log").read_text()
+    assert _sha(tiny) == _sha(work / "resources/embedding-cache" / f"{meta['cache_key']}.parquet")
+    timings = json.loads((work / f"results/sw/timings/embed/tiny-bert/{dataset}.json").read_text())
+    assert timings["n_texts"] == plan["n_texts"] and timings["shards"] == 2

@@ -1,7 +1,7 @@
 """Every file a run keeps is written again by the same command once deleted, and a damaged one that the DAG reads
 is named and written again (issue 46, item 2). The kinds of files are generated from a finished run of a tiny
-config in the modes that keep the most bookkeeping (the embedding store, the shard plans, the chance draws), not
-typed: each must be a target of `all` (so that its deletion plans its writer under every trigger
+config in the modes that keep the most bookkeeping (the shared all-switches run, conftest.all_switches_run: the
+embedding store, the shard plans, the embed and cluster batches' keys, the chance draws), not typed: each must be a target of `all` (so that its deletion plans its writer under every trigger
 setting: a missing target is planned under any of them), and, all deleted at once, the same command with the
 strictest setting (`--rerun-triggers mtime`) writes each again."""
 
@@ -12,14 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import copy_project, run_snakemake
-from helpers import planned_inputs, small_embed_config
+from conftest import SWITCHED_ARGS, SWITCHED_DATASET, SWITCHED_TINY, copy_run, run_snakemake
+from helpers import planned_inputs
 
 pytestmark = pytest.mark.workflow
 
-DATASET = "TenKGnadClusteringS2S"
-RUN = "k"
+DATASET = SWITCHED_DATASET
+RUN = SWITCHED_TINY["run"]
 #: the kinds of files the fault sweep found never written again once deleted (and the store's key files, which
 #: are no longer written: the embed jobs compute their keys themselves)
 FOUND = (
@@ -29,30 +28,15 @@ FOUND = (
 )
 
 
-def _config() -> dict:
-    cfg = small_embed_config(DATASET, cache_dir="resources/embedding-cache", shard_size=100, chunk_size=64)
-    cfg["datasets"][DATASET]["n_splits"] = 2
-    cfg.update(
-        run=RUN,
-        reductions={"pca": {"method": "pca"}},
-        configurations=[{"algorithm": "kmeans", "reduction": r} for r in ("none", "pca")],
-        tables={"reference": "", "statistics": {"enabled": False}, "chance": {"enabled": True, "n_draws": 10}},
-        inspect={"clusters": False, "truncation": False},
-    )
-    return cfg
-
-
 def _snakemake(work, *args, check=True):
-    return run_snakemake(work, "--configfile", "config/k.yaml", "--cores", "1", *args, check=check)
+    return run_snakemake(work, *args, *SWITCHED_ARGS, check=check)
 
 
 @pytest.fixture(scope="module")
-def kept_run(tmp_path_factory) -> Path:
-    """A finished run (TF-IDF and the tiny BERT, sharded, with the embedding cache and the chance floor)."""
-    work = copy_project(tmp_path_factory.mktemp("kept") / "w")
-    (work / "config" / "k.yaml").write_text(yaml.safe_dump(_config(), sort_keys=False))
-    _snakemake(work)
-    return work
+def kept_run(tmp_path_factory, all_switches_run) -> Path:
+    """A copy of the finished all-switches run (TF-IDF and the tiny BERT, sharded, with the embedding store, the
+    embed and cluster batches and the chance floor)."""
+    return copy_run(all_switches_run / "p", tmp_path_factory.mktemp("kept") / "w")
 
 
 def _kinds(work: Path) -> dict[str, Path]:
@@ -68,7 +52,7 @@ def _kinds(work: Path) -> dict[str, Path]:
         if rel.startswith("benchmarks/") or any(d in path.parents for d in directories):
             continue
         kind = rel.replace(DATASET, "{dataset}")
-        for model in _config()["models"]:
+        for model in SWITCHED_TINY["models"]:
             kind = re.sub(rf"(^|/|__){re.escape(model)}(/|$)", r"\1{model}\2", kind)
         kinds.setdefault(re.sub(r"\d+", "{n}", kind), path)
     return kinds

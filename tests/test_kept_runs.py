@@ -35,6 +35,12 @@ def test_a_changed_number_is_caught(tmp_path):
     assert kept_blocks(text.replace("1.00", "1.01"))[0][1] != "| a | 1.00 |\n"
 
 
+def _kept(results, dest, config) -> list[str]:
+    """The files :func:`tecb.report.kept.keep_run` keeps of ``results`` in ``dest``."""
+    kept.keep_run(results, dest, configs=[config])
+    return sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+
+
 def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     results = tmp_path / "results" / "r"
     (results / "tables").mkdir(parents=True)
@@ -45,15 +51,14 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "embeddings" / "big.parquet").write_bytes(b"x")  # not kept: too large, recomputable
     config = tmp_path / "c.yaml"
     config.write_text("run: r\n")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "config/c.yaml",
         "provenance.json",
         "scores.parquet",
         "tables/table2.csv",
         "tables/table2.md",
     ]
-    provenance = json.loads((dest / "provenance.json").read_text())
+    provenance = json.loads((tmp_path / "runs" / "r" / "provenance.json").read_text())
     assert provenance["configs"] == ["c.yaml"] and provenance["blas"]  # e.g. ["openblas Haswell"]
     assert all(isinstance(k, str) and k for k in provenance["blas"])
     (results / "pretrain" / "minilm").mkdir(parents=True)
@@ -63,8 +68,8 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "timings" / "pretrain" / "minilm" / "tsdae" / "seed1.json").write_text("{}")
     shutil.rmtree(results / "tables")
     (results / "scores.parquet").unlink()
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])  # Table 5 only: Table 2's part stays
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    # Table 5 only: Table 2's part stays
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "config/c.yaml",
         "pretrain/table5.md",
         "provenance.json",
@@ -80,8 +85,8 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
     (results / "timings" / "adapt").mkdir(parents=True)
     (results / "timings" / "adapt" / "costs.md").write_text("| job | s |\n")
     (results / "pretrain" / "table5.md").write_text("| m | 2.5 |\n")
-    dest = kept.keep_run(results, tmp_path / "runs" / "r", configs=[config])  # Table 5 again, Table 6
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == [
+    # Table 5 again, Table 6
+    assert _kept(results, tmp_path / "runs" / "r", config) == [
         "adapt/contrasts.csv",
         "adapt/table6.md",
         "config/c.yaml",
@@ -93,7 +98,7 @@ def test_keep_run_copies_tables_scores_and_configs(tmp_path):
         "timings/adapt/costs.md",
         "timings/pretrain/minilm/tsdae/seed1.json",
     ]
-    assert (dest / "pretrain" / "table5.md").read_text() == "| m | 2.5 |\n"  # its part replaced
+    assert (tmp_path / "runs" / "r" / "pretrain" / "table5.md").read_text() == "| m | 2.5 |\n"  # its part replaced
     with pytest.raises(FileNotFoundError, match="no tables/, pretrain/ or adapt/ tables to keep"):
         kept.keep_run(tmp_path / "empty", tmp_path / "runs" / "e", configs=[])
 
@@ -123,7 +128,7 @@ def _fake_results(folder, *, run: str, adapt: str | None):
     return folder
 
 
-def _kept(dest) -> dict:
+def _kept_bytes(dest) -> dict:
     return {str(p.relative_to(dest)): p.read_bytes() for p in sorted(dest.rglob("*")) if p.is_file()}
 
 
@@ -141,9 +146,9 @@ def test_kept_runs_that_targets_share(tmp_path, order):
     if order.startswith("real-adapt"):
         steps.reverse()
     kept.keep_run(steps[0][0], dest, configs=steps[0][1])
-    first = _kept(dest)
+    first = _kept_bytes(dest)
     kept.keep_run(steps[1][0], dest, configs=steps[1][1])
-    second = _kept(dest)
+    second = _kept_bytes(dest)
     adapt_files = [f for f in second if kept.part_of(f) == "adapt"]
     assert len(adapt_files) == 5 and "config/real-adapt.yaml" in second
     table2 = "first table 2" if order.startswith("real,") else "second table 2"
@@ -161,12 +166,12 @@ def test_keeping_real_leaves_the_kept_table6_as_it_was(tmp_path):
     from a clean clone's results (no adapt/): every file of Table 6's part unchanged."""
     dest = tmp_path / "runs" / "real"
     shutil.copytree(ROOT / "runs" / "real", dest)
-    before = _kept(dest)
+    before = _kept_bytes(dest)
     adapt_before = {f: b for f, b in before.items() if kept.part_of(f) == "adapt"}
     assert len(adapt_before) >= 40
     results = _fake_results(tmp_path / "results" / "real", run="new table 2", adapt=None)
     kept.keep_run(results, dest, configs=[ROOT / "config" / "real.yaml"])
-    after = _kept(dest)
+    after = _kept_bytes(dest)
     assert {f: b for f, b in after.items() if kept.part_of(f) == "adapt"} == adapt_before
     assert after["config/real-adapt.yaml"] == before["config/real-adapt.yaml"]
     assert after["tables/table2.md"] == b"| new table 2 | 1 |\n"

@@ -1,7 +1,8 @@
 """The SLURM profile, run for real: a single-node SLURM (munge, mariadb + slurmdbd, slurmctld, slurmd with one
 fake GPU) is installed and started by tests/slurm/start.sh, a tiny config runs through
 `--workflow-profile profiles/slurm` exactly as the README says, and its scores must equal a local run's; the SLURM
-run embeds the tiny BERT in shards (embed.shard_size) and must write the local, unsharded run's bytes."""
+run embeds the tiny BERT in shards (embed.shard_size) with the embedding store on (embed.cache_dir: the store's
+entries computed by the jobs on the cluster's nodes) and must write the local, unsharded run's bytes."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import pytest
 import yaml
 from conftest import DEMO_SOURCES, ROOT, copy_project, run_snakemake
 from helpers import slurm_plan as plan
+
+from tecb.io import read_embeddings
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
@@ -45,8 +48,10 @@ TINY = {
 }
 
 
-# the SLURM run of test_slurm_profile_matches_local_run: the tiny BERT in 2 shards of 128 and 112 texts
+# the SLURM run of test_slurm_profile_matches_local_run: the tiny BERT in 2 shards of 128 and 112 texts, with the
+# embedding store (embed.cache_dir), filled by the jobs on the cluster's nodes
 SHARD_SIZE = 128
+STORE = "resources/embedding-cache"
 
 # The profile's first sacct poll comes 5 s after a submission, the next 10 s later: a test job (5-10 s, most of it
 # the job step's Snakemake starting) is seen finished ~20 s after its submission. Polling 1 s after a submission
@@ -60,7 +65,7 @@ def _project(dest: Path) -> Path:
     if (ROOT / "envs").is_dir() and not (dest / "envs").exists():  # rules may name conda envs (envs/*.yaml)
         shutil.copytree(ROOT / "envs", dest / "envs")
     (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
-    sharded = dict(TINY, embed={**TINY["embed"], "shard_size": SHARD_SIZE})
+    sharded = dict(TINY, embed={**TINY["embed"], "shard_size": SHARD_SIZE, "cache_dir": STORE})
     (dest / "config" / "tiny-sharded.yaml").write_text(yaml.safe_dump(sharded, sort_keys=False))
     return dest
 
@@ -111,10 +116,16 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     # same numbers as the local run (only the timing column may differ)
     pd.testing.assert_frame_equal(_scores(cluster), _scores(local))
     assert (cluster / "results" / "tables" / "table2.md").is_file()
-    # the tiny BERT's embeddings merged from 2 shard jobs: byte for byte the local run's single embed job's file
-    for model in TINY["models"]:
-        path = Path("results", "embeddings", model, "TenKGnadClusteringS2S.parquet")
+    # the tiny BERT's embeddings merged from 2 shard jobs: byte for byte the local run's single embed job's file;
+    # with the store on the cluster, each the store's entry of its key, computed into it by its job on a node
+    # (reuse across run folders: tests/test_embed_cache.py)
+    dataset = next(iter(TINY["datasets"]))
+    for model, writer in (("tfidf", "embed"), ("tiny-bert", "embed_merge")):
+        path = Path("results", "embeddings", model, f"{dataset}.parquet")
         assert (cluster / path).read_bytes() == (local / path).read_bytes(), path
+        entry = cluster / STORE / f"{read_embeddings(cluster / path)[1]['cache_key']}.parquet"
+        assert entry.read_bytes() == (cluster / path).read_bytes() and entry.with_suffix(".json").exists(), path
+        assert "computed into the cache" in (cluster / "logs" / writer / model / f"{dataset}.log").read_text()
 
     # what SLURM actually ran (from slurmdbd, as on a real cluster)
     acct = subprocess.run(
@@ -149,44 +160,3 @@ def test_slurm_profile_matches_local_run(slurm_env, tmp_path):
     assert sum(c.startswith("rule_build_dataset_") for c in comments) == 1, acct
     assert len(jobs) == len(planned) + len(gpu_embed), (acct, planned)
     assert "submitted with SLURM jobid" in proc.stdout
-
-
-def _accounting(env, since: str) -> list[list[str]]:
-    """(comment, partition, ReqTRES, state) of every SLURM job since ``since``."""
-    acct = subprocess.run(
-        ["sacct", "-a", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,Partition,ReqTRES,State"],
-        capture_output=True, text=True, env=env, check=True,
-    ).stdout  # fmt: skip
-    return [line.split("|")[1:] for line in acct.strip().splitlines()]
-
-
-def test_second_run_folder_reuses_the_embedding_cache_on_slurm(slurm_env, tmp_path):
-    """embed.cache_dir on the cluster: run a's embed jobs compute both entries (the tiny-bert one on the GPU), run
-    b's embed jobs are submitted as well (the store changes no rule: the job finds its entry) and reuse them (same
-    keys: its tiny-bert build has a's bytes), the same bytes."""
-    pytest.importorskip("snakemake_executor_plugin_slurm")
-    work = _project(tmp_path / "cache")
-    config = dict(TINY, embed={**TINY["embed"], "cache_dir": "resources/embedding-cache"})
-    (work / "config" / "cache.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    env = {"SLURM_CONF": slurm_env["SLURM_CONF"], "PATH": slurm_env["PATH"]}
-    dataset = next(iter(TINY["datasets"]))
-    jobs = {}
-    for run in ("a", "b"):
-        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
-        targets = [f"results/{run}/embeddings/{m}/{dataset}.parquet" for m in TINY["models"]]
-        run_snakemake(
-            work, *targets, "--workflow-profile", "profiles/slurm", "--configfile", "config/cache.yaml",
-            "--config", f"run={run}", *POLL_SOONER, env=env,
-        )  # fmt: skip
-        jobs[run] = _accounting(slurm_env, since)
-        assert jobs[run] and all(j[3] == "COMPLETED" for j in jobs[run]), jobs[run]
-    embedded = {run: [j for j in jobs[run] if j[0].startswith("rule_embed_wildcards_")] for run in jobs}
-    for run in jobs:  # the tiny-bert job asks for the GPU whether it computes or reuses its entry
-        assert sorted((j[1], "gres/gpu=1" in j[2]) for j in embedded[run]) == [("cpu", False), ("gpu", True)], jobs
-    # b computes nothing: its own tiny-bert is byte-identical to a's, and the cache key is the content, not the path
-    for model in TINY["models"]:
-        logs = {run: (work / "logs" / run / "embed" / model / f"{dataset}.log").read_text() for run in jobs}
-        assert "computed into the cache" in logs["a"] and "reused" in logs["b"], logs
-        assert "computed into the cache" not in logs["b"], logs
-    tfidf = [work / "results" / run / "embeddings" / "tfidf" / f"{dataset}.parquet" for run in ("a", "b")]
-    assert tfidf[0].read_bytes() == tfidf[1].read_bytes()

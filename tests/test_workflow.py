@@ -105,6 +105,7 @@ def test_demo_rerun_has_nothing_to_do(demo_run):
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 def test_paper_config_dag_has_every_model_and_dataset(tmp_path):
     workdir = copy_project(tmp_path)
     proc = run_snakemake(workdir, "-n", "--cores", "4", "--resources", "gpu=1")
@@ -116,6 +117,7 @@ def test_paper_config_dag_has_every_model_and_dataset(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 def test_snakemake_lint_is_clean(tmp_path):
     workdir = copy_project(tmp_path)
     proc = run_snakemake(workdir, "--lint", check=False)
@@ -123,6 +125,7 @@ def test_snakemake_lint_is_clean(tmp_path):
     assert "Lints for" not in proc.stdout, proc.stdout[-4000:]
 
 
+@pytest.mark.plan
 def test_snakefmt_is_clean():
     import subprocess
     import sys
@@ -148,6 +151,7 @@ def test_ruff_is_clean(command):
 
 
 @pytest.mark.workflow
+@pytest.mark.plan
 def test_quickstart_plans_table2_in_a_few_cpu_jobs(tmp_path):
     """`make quickstart` (README's first command): Table 2 of config/quickstart.yaml in a handful of jobs, no GPU."""
     workdir = copy_project(tmp_path)

@@ -1,85 +1,55 @@
-"""Statistics, the MTEB v2 scoring mode and the cluster views through the workflow (issue 15.3, 15.4, 15.6)."""
+"""Statistics, the MTEB v2 scoring mode, the chance floor and the cluster views through the workflow (issue 15.3,
+15.4, 15.6), asserted on the shared demo run (conftest.demo_run), which has all of them on."""
 
 from __future__ import annotations
 
-import numpy as np
+import json
+
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
-import yaml
-from conftest import copy_project, demo_run_config, run_snakemake
-
-WORDS = {
-    "sport": ["Tor", "Spiel", "Mannschaft", "Trainer", "Liga", "Stadion", "Regierung"],
-    "politik": ["Regierung", "Wahl", "Partei", "Minister", "Gesetz", "Parlament", "Theater"],
-    "kultur": ["Theater", "Roman", "Konzert", "Museum", "Oper", "Bühne", "Spiel"],
-}
-
-
-def _tsv(path, n_per_label=30, seed=0):
-    rng = np.random.default_rng(seed)
-    rows = [
-        {"text": " ".join(rng.choice(words, size=5)), "label": label}
-        for label, words in WORDS.items()
-        for _ in range(n_per_label)
-    ]
-    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+from conftest import demo_run_config, run_snakemake
 
 
 @pytest.mark.workflow
-def test_statistics_mteb_v2_and_cluster_views_through_the_workflow(tmp_path):
-    work = copy_project(tmp_path / "proj")
-    _tsv(work / "news.tsv")
-    cfg = {
-        "run": "stats",
-        "seed": 42,
-        "sources": {"news": {"builder": "custom", "path": "news.tsv"}},
-        "datasets": {
-            "NewsClustering": {
-                "source": "news",
-                "text_column": "text",
-                "label_column": "label",
-                "n_splits": 8,
-                "min_fraction": 0.5,
-                "max_fraction": 1.0,
-            }
-        },
-        "models": {
-            "tfidf": {"name": "TF-IDF 16", "kind": "tfidf", "dim": 16},
-            "tfidf2": {"name": "TF-IDF 2", "kind": "tfidf", "dim": 2},
-        },
-        "embed": {"device": "cpu"},
-        "algorithms": {"kmeans": {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}},
-        "configurations": [{"algorithm": "kmeans", "reduction": "none"}],
-        "tables": {"metrics": ["v_measure", "ami"], "reference": ""},
-        "scoring": {"protocols": ["paper", "mteb_v2"], "mteb_v2": {"sample_size": 300, "n_bootstraps": 4}},
-    }
-    (work / "config" / "stats.yaml").write_text(yaml.safe_dump(cfg))
-    run_snakemake(work, "--configfile", "config/stats.yaml", "--cores", "1")
-    res = work / "results" / "stats"
+def test_statistics_mteb_v2_chance_and_cluster_views_of_the_demo(demo_run):
+    """The shared demo has every scoring and statistics switch on (tables.metrics: v_measure and ami, the
+    statistics, scoring.protocols: paper and mteb_v2, the chance floor, the cluster views): each through the
+    workflow, and the tables byte-identical when rerun."""
+    res, config = demo_run / "results" / "demo", demo_run_config(demo_run)
+    models = [spec["name"] for spec in config["models"].values()]
     md = (res / "tables" / "table2.md").read_text()
     assert "multiple comparisons with the best" in md and "NOT for comparing models" in md
-    assert md.count(" [") >= 4  # an interval in every cell (2 models x (dataset + average))
-    stats = pd.read_csv(res / "tables" / "table2_statistics.csv")
-    assert set(stats.column) == {"NewsClustering", "Average"} and stats.groupby("column").best.sum().eq(1).all()
     assert (res / "tables" / "table2_ami.md").read_text().startswith("Table 2: AMI x 100")
     iv = pd.read_csv(res / "tables" / "intervals.csv")
     assert set(iv.metric) == {"v_measure", "ami"} and (iv.ci_low <= iv["mean"]).all()
-    v2 = pd.read_parquet(res / "mteb_v2" / "tfidf" / "NewsClustering.parquet")
-    assert len(v2) == 4 and v2.v_measure.between(0, 1).all() and (v2.n_texts == 90).all()
-    assert "TF-IDF 16" in (res / "tables" / "table_mteb_v2.md").read_text()
-    # the chance floor: one file per dataset, a row under Table 2 (not in its CSV), its numbers in chance.csv
-    assert len(pd.read_parquet(res / "chance" / "NewsClustering.parquet")) == 8 * 100
+    dataset = "TenKGnadClusteringS2S"  # one level of labels
+    v2 = pd.read_parquet(res / "mteb_v2" / "tfidf" / f"{dataset}.parquet")
+    n_bootstraps = config["scoring"]["mteb_v2"].get("n_bootstraps", 10)  # the schema's default
+    assert len(v2) == n_bootstraps and v2.v_measure.between(0, 1).all(), v2
+    n_pool = json.loads(pq.read_schema(res / "mteb_v2" / "tfidf" / f"{dataset}.parquet").metadata[b"tecb"])["n_pool"]
+    assert v2.n_texts.nunique() == 1 and 0 < v2.n_texts.iloc[0] <= n_pool, (v2.n_texts, n_pool)
+    table_v2 = (res / "tables" / "table_mteb_v2.md").read_text()
+    assert all(name in table_v2 for name in models), (models, table_v2[:500])
+    # the chance floor: one file per dataset (n_draws per split), a row under Table 2 (not in its CSV), its
+    # numbers in chance.csv
+    splits = pd.read_parquet(res / "datasets" / dataset / "splits.parquet")
+    n_draws = config["tables"]["chance"]["n_draws"]
+    assert len(pd.read_parquet(res / "chance" / f"{dataset}.parquet")) == splits.split.nunique() * n_draws
     assert (
         "| Random partition (chance) |" in md and "Random partition" not in (res / "tables" / "table2.csv").read_text()
     )
-    assert set(pd.read_csv(res / "tables" / "chance.csv").column) == {"NewsClustering", "Average"}
-    view = (res / "report" / "clusters" / "tfidf" / "NewsClustering.html").read_text()
+    columns = set(pd.read_csv(res / "tables" / "table2_statistics.csv").column)
+    assert set(pd.read_csv(res / "tables" / "chance.csv").column) == columns and "Average" in columns
+    view = (res / "report" / "clusters" / "tfidf" / f"{dataset}.html").read_text()
     assert "top terms (c-TF-IDF)" in view and "V-measure" in view
     assert "n/a" in (res / "report" / "truncation.html").read_text()  # TF-IDF truncates nothing
-    # the tables are byte-identical when rerun
+    # the tables are byte-identical when rerun (and what reads them again too: the demo is left finished)
     before = {p.name: p.read_bytes() for p in (res / "tables").iterdir()}
-    run_snakemake(work, "--configfile", "config/stats.yaml", "--cores", "1", "--forcerun", "tables", "mteb_v2_table")
+    args = ("--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
+    run_snakemake(demo_run, *args, "--forcerun", "tables", "mteb_v2_table")
     assert before == {p.name: p.read_bytes() for p in (res / "tables").iterdir()}
+    assert "Nothing to be done" in run_snakemake(demo_run, "-n", *args).stdout
 
 
 @pytest.mark.workflow
