@@ -62,7 +62,7 @@ rule cluster:
     resources:
         mem_mb=cluster_mem_mb,
     params:
-        spec=lambda wildcards: config["algorithms"][wildcards.algorithm],
+        spec=lambda wildcards: algorithm_spec(wildcards.algorithm),
         seed=SEED,
     script:
         "../scripts/cluster.py"

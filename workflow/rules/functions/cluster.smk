@@ -76,7 +76,7 @@ def cluster_batch_members(wildcards):
     so changing one configuration reruns the batch (which recomputes only that one). Not the cores: they
     change no result (as for a per-configuration job)."""
     return [
-        {"reduction": r, "algorithm": a, "spec": config["algorithms"][a]}
+        {"reduction": r, "algorithm": a, "spec": algorithm_spec(a)}
         for a, r in CONFIGURATIONS
     ]
 
