@@ -176,3 +176,49 @@ def test_restart_averaged_scores_never_carry_an_mteb_task_name():
     dataset = {"source": "published_blurbs_s2s", "text": "s2s"}
     assert mteb_task_of(dataset, {}, kmeans=with_restarts(MTEB_KMEANS, 1), seed=42) == "BlurbsClusteringS2S"
     assert mteb_task_of(dataset, {}, kmeans=with_restarts(MTEB_KMEANS, 10), seed=42) is None
+
+
+@pytest.mark.workflow
+def test_the_workflow_scores_alike_per_configuration_and_batched_at_three_restarts(tmp_path):
+    """scoring.restarts reaches both execution modes (the cluster rule's params and cluster_batch's members): the
+    same score and label bytes at R = 3, and changing R reruns the clusterings."""
+    import yaml
+    from conftest import copy_project, run_snakemake
+    from helpers import job_counts
+
+    work = copy_project(tmp_path / "proj")
+    layer = {
+        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32}},
+        "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s", "n_splits": 2}},
+        "configurations": [
+            {"algorithm": "kmeans", "reduction": "none"},
+            {"algorithm": "agglomerative", "reduction": "pca"},
+            {"algorithm": "dbstream", "reduction": "pca"},
+        ],
+        "reductions": {"pca": {"method": "pca", "n_components": 2}},
+        "scoring": {"restarts": 3},
+    }
+    where = "scores/tfidf/TenKGnadClusteringS2S/{r}/{a}.parquet"
+    rels = [where.format(r=c["reduction"], a=c["algorithm"]) for c in layer["configurations"]]
+    rels += [rel.replace("scores/", "labels/", 1) for rel in rels]
+
+    def run(name, batched, *args, **changes):
+        cfg = {**layer, "run": name, "cluster": {"threads": 1, "batch": batched}, **changes}
+        (work / f"config/{name}.yaml").write_text(yaml.safe_dump(cfg))
+        targets = [f"results/{name}/{rel}" for rel in rels]
+        return run_snakemake(
+            work, "--configfile", "config/demo.yaml", f"config/{name}.yaml", "--cores", "2", *args, *targets
+        ).stdout
+
+    run("perjob", False)
+    run("batched", True)
+    for rel in rels:
+        assert (work / "results/batched" / rel).read_bytes() == (work / "results/perjob" / rel).read_bytes(), rel
+    restarts = {
+        c["algorithm"]: pq.read_table(work / "results/batched" / rels[i]).column("restarts").to_pylist()
+        for i, c in enumerate(layer["configurations"])
+    }
+    assert restarts == {"kmeans": [3, 3], "agglomerative": [1, 1], "dbstream": [3, 3]}
+    # back to the paper's one run: the clusterings are computed again (the restarts are in their params)
+    assert job_counts(run("perjob", False, "-n", scoring={"restarts": 1})).get("cluster") == 3
+    assert job_counts(run("batched", True, "-n", scoring={"restarts": 1})) == {"cluster_batch": 1}
