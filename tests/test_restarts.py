@@ -219,6 +219,26 @@ def test_the_workflow_scores_alike_per_configuration_and_batched_at_three_restar
         for i, c in enumerate(layer["configurations"])
     }
     assert restarts == {"kmeans": [3, 3], "agglomerative": [1, 1], "dbstream": [3, 3]}
-    # back to the paper's one run: the clusterings are computed again (the restarts are in their params)
-    assert job_counts(run("perjob", False, "-n", scoring={"restarts": 1})).get("cluster") == 3
-    assert job_counts(run("batched", True, "-n", scoring={"restarts": 1})) == {"cluster_batch": 1}
+    # back to the paper's one run: the clusterings are computed again (the restarts are in their params), each
+    # job given its one-restart minutes; at R = 3 a stochastic method's job gets 3 x those (SLURM's --time)
+    one = run("perjob", False, "-n", scoring={"restarts": 1})
+    assert job_counts(one).get("cluster") == 3
+    assert _minutes(one, "cluster") == {"kmeans": 20, "agglomerative": 20, "dbstream": 20}
+    three = run("perjob", False, "-n", "--forcerun", "cluster")
+    assert _minutes(three, "cluster") == {"kmeans": 60, "agglomerative": 20, "dbstream": 60}
+    batched = run("batched", True, "-n", scoring={"restarts": 1})
+    assert job_counts(batched) == {"cluster_batch": 1} and _minutes(batched, "cluster_batch") == {"": 60}
+    assert _minutes(run("batched", True, "-n", "--forcerun", "cluster_batch"), "cluster_batch") == {"": 180}
+
+
+def _minutes(dry_run: str, rule: str) -> dict[str, int]:
+    """``{algorithm: runtime}`` of the ``rule`` jobs a dry run lists (``""`` for a job without that wildcard)."""
+    import re
+
+    minutes = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", dry_run):
+        if not block.startswith(f"rule {rule}:"):
+            continue
+        algorithm = re.search(r"algorithm=(\w+)", block)
+        minutes[algorithm.group(1) if algorithm else ""] = int(re.search(r"runtime=(\d+)", block).group(1))
+    return minutes
