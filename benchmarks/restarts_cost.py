@@ -19,7 +19,7 @@ setup would otherwise count against R = 1). Two inputs:
 Beside the cost: the V-measure at R = 1, the mean of the 10 states and their SD (the clustering noise one run
 carries).
 
-    nice -n 15 .venv/bin/python benchmarks/restarts_cost.py --demo results/demo \\
+    nice -n 10 .venv/bin/python benchmarks/restarts_cost.py --demo results/demo \\
         --blurbs ../shared/data/real/germeval2019/blurbs_dev.txt
 
 Writes ``benchmarks/restarts_cost.md``.
@@ -28,12 +28,19 @@ Writes ``benchmarks/restarts_cost.md``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import yaml
+# one thread in every OpenMP/BLAS runtime, set before any is loaded: threadpoolctl limits the runtimes it finds,
+# but a second OpenMP runtime loaded later (hdbscan, umap's numba) left scikit-learn's k-means kernels spinning at
+# their barriers on the loaded machine, which counted as this thread's CPU (x20 for k-means)
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_name] = "1"
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -199,7 +206,8 @@ def main(argv=None) -> int:
         "`scoring.restarts` 1 and 10; reductions computed once, outside the timing (restarts never repeat them).",
         "Ward and HDBSCAN are deterministic and run once at any R (states run: 1). The V columns are x 100, means over",
         "the splits; SD over states: the SD of the 10 states' V-measures (the clustering noise of one run), mean over",
-        "the splits. Measured on the shared 2-core machine with `nice -n 15`: CPU seconds, not wall time.",
+        "the splits. Measured on the shared 2-core machine with `nice -n 10`: CPU seconds, not wall time; one",
+        "measurement each.",
         "",
         summary("demo size", demo),
         "",
