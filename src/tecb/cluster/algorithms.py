@@ -496,6 +496,36 @@ def degenerate(n_clusters: int, n_texts: int) -> str:
     return ""
 
 
+def restart_labels(x, method: str, n_clusters: int, *, seed: int, params: dict, **run) -> np.ndarray:
+    """One restart state's labels (:func:`cluster_splits`): :func:`cluster` at the state's ``seed``; DBSTREAM,
+    which takes no seed, learns the rows in the order that seed permutes them to (``learn_order_seed``)."""
+    order = {"learn_order_seed": seed} if method == "dbstream" else {}
+    return cluster(x, method, n_clusters, seed=seed, **run, **params, **order)
+
+
+def state_seeds(seed: int, restarts: int, method: str, params: dict) -> list[int]:
+    """The seeds a split is clustered with under ``restarts``: :func:`restart_seeds` for a :func:`stochastic`
+    method, ``[seed]`` (one run) for a deterministic one."""
+    seeds = restart_seeds(seed, restarts)
+    return seeds if stochastic(method, params) else seeds[:1]
+
+
+def restart_columns(states: list[dict]) -> tuple[dict, str]:
+    """The columns of a row scored at R > 1 besides state 0's, and the log's note. ``states``: each state's
+    :func:`tecb.cluster.metrics.score` (state 0 first; one for a deterministic method). Columns: the means over the
+    states of :data:`MEAN_SCORES`, ``restarts`` (the states run) and ``v_measure_restarts`` (each state's
+    V-measure, in order)."""
+    values = [s["v_measure"] for s in states]
+    columns = {
+        **{m: float(np.mean([s[m] for s in states])) for m in MEAN_SCORES},
+        "restarts": len(states),
+        "v_measure_restarts": values,
+    }
+    if len(states) == 1:
+        return columns, " (deterministic: 1 state)"
+    return columns, f" (mean of {len(states)} states, {min(values):.4f}-{max(values):.4f})"
+
+
 def cluster_splits(
     points_by_split, spec: dict, *, seed: int, log=print, threads: int = 1, max_memory_gb: float | None = None
 ):
@@ -506,12 +536,9 @@ def cluster_splits(
     A degenerate clustering (see :func:`degenerate`) is scored, flagged (``degenerate`` column) and
     logged as a warning; HDBSCAN noise (-1) counts as one cluster and its share is ``noise_fraction``.
 
-    ``spec["restarts"]`` (R, from :func:`with_restarts`; absent or 1: the paper's protocol, as before): a
-    :func:`stochastic` method clusters each split in R states seeded by :func:`restart_seeds` (state 0: ``seed``,
-    as at R = 1), a deterministic one once. At R > 1 the row holds the mean over the states of
-    :data:`MEAN_SCORES` and two more columns: ``restarts`` (the states run: R, or 1 for a deterministic method) and ``v_measure_restarts`` (each
-    state's V-measure, state 0 first); ``n_clusters``, ``noise_fraction`` and ``degenerate`` describe state 0,
-    whose labels are the ``predictions``; the seconds are those of all states.
+    ``spec["restarts"]`` (R, :func:`with_restarts`; absent or 1: the paper's protocol, as before): each split
+    clustered in the states of :func:`state_seeds`, at R > 1 its row as :func:`restart_columns` says; the
+    ``predictions``, ``n_clusters``, ``noise_fraction`` and ``degenerate`` are state 0's, the seconds all states'.
     """
     from tecb.cluster.metrics import score
 
@@ -519,25 +546,17 @@ def cluster_splits(
     method = spec.pop("method")
     params = spec.pop("params", {}) or {}
     restarts = spec.pop("restarts", 1)
-    seeds = restart_seeds(seed, restarts)
-    if not stochastic(method, params):
-        seeds = seeds[:1]
+    seeds = state_seeds(seed, restarts, method, params)
+    run = {"threads": threads, "max_memory_gb": max_memory_gb, "log": log}
     rows, timings, predictions = [], [], []
     for split, points, labels in points_by_split:
         n_labels = len(set(labels.tolist()))
         log(f"split {split}: {method} on {len(labels)} x {points.shape[1]} ...")  # a long step says what it does
         start = time.perf_counter()
-        predicted = cluster(
-            points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb, log=log, **params
-        )
-        states = [score(labels, predicted)]
-        for state_seed in seeds[1:]:
-            order = {"learn_order_seed": state_seed} if method == "dbstream" else {}
-            state = cluster(
-                points, method, n_labels, seed=state_seed, threads=threads, max_memory_gb=max_memory_gb, log=log,
-                **params, **order,
-            )  # fmt: skip
-            states.append(score(labels, state))
+        predicted = cluster(points, method, n_labels, seed=seed, **run, **params)
+        states = [score(labels, predicted)] + [
+            score(labels, restart_labels(points, method, n_labels, seed=s, params=params, **run)) for s in seeds[1:]
+        ]
         seconds = time.perf_counter() - start
         row = {"split": int(split), **states[0]}
         why = degenerate(row["n_clusters"], row["n_texts"])
@@ -546,14 +565,8 @@ def cluster_splits(
             log(f"WARNING split {split}: degenerate result, {method} gave {why} ({len(labels)} texts)")
         if row["noise_fraction"] > 0:
             log(f"split {split}: {row['noise_fraction']:.1%} of the texts are noise (-1, scored as one cluster)")
-        spread = ""
-        if restarts > 1:
-            row.update({m: float(np.mean([s[m] for s in states])) for m in MEAN_SCORES})
-            row["restarts"] = len(states)
-            row["v_measure_restarts"] = [s["v_measure"] for s in states]
-            values = row["v_measure_restarts"]
-            spread = f" (mean of {len(states)} states, {min(values):.4f}-{max(values):.4f})" if seeds[1:] else ""
-            spread = spread or " (deterministic: 1 state)"
+        columns, spread = restart_columns(states) if restarts > 1 else ({}, "")
+        row.update(columns)
         log(
             f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
             f"V-measure {row['v_measure']:.4f}{spread} ({seconds:.2f} s)"
