@@ -84,7 +84,7 @@ rule adapt:
         # the settings the embed stage loads and encodes the model with (one code path: step 0 is its score)
         encoder=embed_settings,
         protocol=adapt_job_protocol,
-        algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
+        algorithm=lambda wildcards: algorithm_spec(ADAPT["algorithm"]),
         device=ADAPT["device"],
         eval_every=ADAPT["eval_every"],
         eval_batch_size=ADAPT["eval_batch_size"],

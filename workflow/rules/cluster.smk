@@ -4,7 +4,8 @@
 # the seed, so adding a configuration runs only its new jobs and changing one algorithm reruns only its jobs.
 # cluster.batch: one cluster_batch job per (model, dataset) does its reductions and clusterings instead, and
 # keys each one so a rerun recomputes only what changed (tecb.cluster.batch); which models: functions/cluster.smk.
-# threads = the cores a job really uses; mem_mb = the memory guard's estimate (functions/cluster.smk).
+# threads = the cores a job really uses; mem_mb = the memory guard's estimate; runtime = minutes, x scoring.restarts
+# for a stochastic method (functions/cluster.smk).
 
 
 include: "functions/cluster.smk"
@@ -61,8 +62,9 @@ rule cluster:
     threads: cluster_threads
     resources:
         mem_mb=cluster_mem_mb,
+        runtime=cluster_runtime,
     params:
-        spec=lambda wildcards: config["algorithms"][wildcards.algorithm],
+        spec=lambda wildcards: algorithm_spec(wildcards.algorithm),
         seed=SEED,
     script:
         "../scripts/cluster.py"
@@ -101,6 +103,7 @@ rule cluster_batch:
     threads: cluster_batch_threads
     resources:
         mem_mb=cluster_batch_mem_mb,
+        runtime=cluster_batch_runtime,
     params:
         reductions=[
             {"reduction": r, "spec": config["reductions"][r]} for r in REDUCTIONS

@@ -132,7 +132,7 @@ def mteb_task(dataset):
     return mteb_task_of(
         config["datasets"][dataset],
         config["sources"],
-        kmeans=config["algorithms"].get("kmeans"),
+        kmeans=algorithm_spec("kmeans") if "kmeans" in config["algorithms"] else None,
         seed=config["seed"],
     )
 
@@ -267,6 +267,17 @@ if VIEW_CONFIG not in CONFIGURATIONS:
 MTEB_V2_OPTIONS = {
     k: v for k, v in config["scoring"]["mteb_v2"].items() if k != "max_documents"
 }
+
+# scoring.restarts: the seeded states of each stochastic clustering per split (tecb.cluster.algorithms); at 1 the
+# specs are the config's own, so params, cache keys and score bytes are as without the setting
+RESTARTS = config["scoring"]["restarts"]
+
+
+def algorithm_spec(algorithm):
+    """The spec a job clusters and scores with: algorithms.<algorithm> under scoring.restarts (with_restarts)."""
+    from tecb.cluster.algorithms import with_restarts
+
+    return with_restarts(config["algorithms"][algorithm], RESTARTS)
 
 
 def mteb_v2_max_documents(wildcards):

@@ -59,7 +59,7 @@ rule pretrain:
             if k not in ("epochs", "budget", "table_epochs")
         },
         epochs=lambda wildcards: PRETRAIN["methods"][wildcards.method]["epochs"],
-        algorithm=lambda wildcards: config["algorithms"][PRETRAIN["algorithm"]],
+        algorithm=lambda wildcards: algorithm_spec(PRETRAIN["algorithm"]),
         device=PRETRAIN["device"],
         eval_batch_size=PRETRAIN["eval_batch_size"],
         eval_seed=SEED,

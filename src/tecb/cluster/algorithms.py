@@ -391,14 +391,21 @@ def hdbscan(x, n_clusters=None, *, seed, threads=1, **params):
     return hdbscan_lib.HDBSCAN(**params).fit_predict(np.asarray(x, dtype=np.float64))
 
 
-def dbstream(x, n_clusters=None, *, seed, **params):
-    """river's DBSTREAM: one pass of ``learn_one`` over the rows in order, then ``predict_one`` for each."""
+def dbstream(x, n_clusters=None, *, seed, learn_order_seed=None, **params):
+    """river's DBSTREAM: one pass of ``learn_one`` over the rows in order, then ``predict_one`` for each.
+
+    DBSTREAM takes no seed but its result depends on the order it learns the rows in: ``learn_order_seed``
+    (a restart's state, :func:`cluster_splits`) learns them in a seeded permutation instead; None = the rows'
+    order, the paper's protocol. The labels are always predicted in the rows' order."""
     from river import cluster
 
     model = cluster.DBSTREAM(**params)
     rows = [dict(enumerate(map(float, row))) for row in np.asarray(x)]
-    for row in rows:
-        model.learn_one(row)
+    order = range(len(rows))
+    if learn_order_seed is not None:
+        order = np.random.default_rng(learn_order_seed).permutation(len(rows))
+    for i in order:
+        model.learn_one(rows[i])
     return np.array([model.predict_one(row) for row in rows])
 
 
@@ -411,6 +418,40 @@ ALGORITHMS = {
 
 #: Methods that run on one core whatever they are given (Ward's linkage, river's pure Python).
 SINGLE_THREADED = frozenset({"agglomerative", "dbstream"})
+
+
+#: The scores of one state that a restart-averaged row holds as the mean over its states (:func:`cluster_splits`).
+MEAN_SCORES = ("v_measure", "homogeneity", "completeness", "ami", "ari")
+
+
+def stochastic(method: str, params: dict | None = None) -> bool:
+    """Whether a clustering with ``method`` depends on a seed or on the order of its rows, so that restarts
+    (``scoring.restarts``) give other partitions: MiniBatchKMeans (its seed), DBSTREAM (the order it learns the
+    rows in) and an import-path estimator that takes ``random_state``; Ward and HDBSCAN are deterministic."""
+    if method in ("minibatch_kmeans", "dbstream"):
+        return True
+    if method in ("agglomerative", "hdbscan"):
+        return False
+    return "random_state" in _signature_params(resolve_method(method))[0] and "random_state" not in (params or {})
+
+
+def restart_seeds(seed: int, restarts: int) -> list[int]:
+    """The seeds of ``restarts`` states of a clustering: ``seed`` itself first (state 0: one restart is the
+    paper's protocol, unchanged), then state ``r`` seeded by ``SeedSequence(seed, spawn_key=(r,))``'s first 32-bit
+    word (a pure function of ``seed`` and ``r``; the same states in every process)."""
+    if int(restarts) != restarts or restarts < 1:
+        raise ValueError(f"restarts must be an integer >= 1, got {restarts!r}")
+    return [int(seed)] + [
+        int(np.random.SeedSequence(int(seed), spawn_key=(r,)).generate_state(1)[0]) for r in range(1, int(restarts))
+    ]
+
+
+def with_restarts(spec: dict, restarts: int) -> dict:
+    """The algorithm spec a clustering job runs under ``scoring.restarts``: ``spec`` itself at one restart (the
+    paper's protocol: the same params, cache keys and bytes as without the setting), else ``spec`` with
+    ``restarts`` (:func:`cluster_splits` reads it)."""
+    restart_seeds(0, restarts)  # checks the value
+    return dict(spec) if restarts == 1 else {**spec, "restarts": int(restarts)}
 
 
 def threads_used(method: str, threads: int) -> int:
@@ -455,6 +496,36 @@ def degenerate(n_clusters: int, n_texts: int) -> str:
     return ""
 
 
+def restart_labels(x, method: str, n_clusters: int, *, seed: int, params: dict, **run) -> np.ndarray:
+    """One restart state's labels (:func:`cluster_splits`): :func:`cluster` at the state's ``seed``; DBSTREAM,
+    which takes no seed, learns the rows in the order that seed permutes them to (``learn_order_seed``)."""
+    order = {"learn_order_seed": seed} if method == "dbstream" else {}
+    return cluster(x, method, n_clusters, seed=seed, **run, **params, **order)
+
+
+def state_seeds(seed: int, restarts: int, method: str, params: dict) -> list[int]:
+    """The seeds a split is clustered with under ``restarts``: :func:`restart_seeds` for a :func:`stochastic`
+    method, ``[seed]`` (one run) for a deterministic one."""
+    seeds = restart_seeds(seed, restarts)
+    return seeds if stochastic(method, params) else seeds[:1]
+
+
+def restart_columns(states: list[dict]) -> tuple[dict, str]:
+    """The columns of a row scored at R > 1 besides state 0's, and the log's note. ``states``: each state's
+    :func:`tecb.cluster.metrics.score` (state 0 first; one for a deterministic method). Columns: the means over the
+    states of :data:`MEAN_SCORES`, ``restarts`` (the states run) and ``v_measure_restarts`` (each state's
+    V-measure, in order)."""
+    values = [s["v_measure"] for s in states]
+    columns = {
+        **{m: float(np.mean([s[m] for s in states])) for m in MEAN_SCORES},
+        "restarts": len(states),
+        "v_measure_restarts": values,
+    }
+    if len(states) == 1:
+        return columns, " (deterministic: 1 state)"
+    return columns, f" (mean of {len(states)} states, {min(values):.4f}-{max(values):.4f})"
+
+
 def cluster_splits(
     points_by_split, spec: dict, *, seed: int, log=print, threads: int = 1, max_memory_gb: float | None = None
 ):
@@ -464,31 +535,41 @@ def cluster_splits(
     are identical across reruns), ``[(split, seconds)]`` and ``[(split, predicted labels)]``.
     A degenerate clustering (see :func:`degenerate`) is scored, flagged (``degenerate`` column) and
     logged as a warning; HDBSCAN noise (-1) counts as one cluster and its share is ``noise_fraction``.
+
+    ``spec["restarts"]`` (R, :func:`with_restarts`; absent or 1: the paper's protocol, as before): each split
+    clustered in the states of :func:`state_seeds`, at R > 1 its row as :func:`restart_columns` says; the
+    ``predictions``, ``n_clusters``, ``noise_fraction`` and ``degenerate`` are state 0's, the seconds all states'.
     """
     from tecb.cluster.metrics import score
 
     spec = dict(spec)
     method = spec.pop("method")
     params = spec.pop("params", {}) or {}
+    restarts = spec.pop("restarts", 1)
+    seeds = state_seeds(seed, restarts, method, params)
+    run = {"threads": threads, "max_memory_gb": max_memory_gb, "log": log}
     rows, timings, predictions = [], [], []
     for split, points, labels in points_by_split:
         n_labels = len(set(labels.tolist()))
         log(f"split {split}: {method} on {len(labels)} x {points.shape[1]} ...")  # a long step says what it does
         start = time.perf_counter()
-        predicted = cluster(
-            points, method, n_labels, seed=seed, threads=threads, max_memory_gb=max_memory_gb, log=log, **params
-        )
+        predicted = cluster(points, method, n_labels, seed=seed, **run, **params)
+        states = [score(labels, predicted)] + [
+            score(labels, restart_labels(points, method, n_labels, seed=s, params=params, **run)) for s in seeds[1:]
+        ]
         seconds = time.perf_counter() - start
-        row = {"split": int(split), **score(labels, predicted)}
+        row = {"split": int(split), **states[0]}
         why = degenerate(row["n_clusters"], row["n_texts"])
         row["degenerate"] = bool(why)
         if why:
             log(f"WARNING split {split}: degenerate result, {method} gave {why} ({len(labels)} texts)")
         if row["noise_fraction"] > 0:
             log(f"split {split}: {row['noise_fraction']:.1%} of the texts are noise (-1, scored as one cluster)")
+        columns, spread = restart_columns(states) if restarts > 1 else ({}, "")
+        row.update(columns)
         log(
             f"split {split}: {len(labels)} texts, {n_labels} labels -> {row['n_clusters']} clusters, "
-            f"V-measure {row['v_measure']:.4f} ({seconds:.2f} s)"
+            f"V-measure {row['v_measure']:.4f}{spread} ({seconds:.2f} s)"
         )
         rows.append(row)
         timings.append((int(split), seconds))

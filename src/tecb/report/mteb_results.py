@@ -79,7 +79,8 @@ def mteb_task_of(dataset: dict, sources: dict, *, kmeans: dict | None, seed: int
     default = PUBLISHED.get(name, (None, None))
     task = MTEB_TASKS.get((source.get("repo_id") or default[0], source.get("revision") or default[1]))
     used = {k: (kmeans or {}).get(k) for k in MTEB_KMEANS}
-    if task is None or seed != MTEB_SEED or used != MTEB_KMEANS:
+    restarts = (kmeans or {}).get("restarts", 1)  # scoring.restarts > 1 averages states: not mteb's one run
+    if task is None or seed != MTEB_SEED or used != MTEB_KMEANS or restarts != 1:
         return None
     return task
 

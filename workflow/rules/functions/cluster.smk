@@ -63,6 +63,33 @@ def reduce_mem_mb(wildcards, input, attempt):
     )
 
 
+#: minutes a cluster / cluster_batch job is given at one restart (SLURM's --time): measured use with a wide margin
+#: (the slowest step, Ward on raw 26k x 768, 225 s on one core: benchmarks/cluster_results_26k.md; docs/slurm.md)
+CLUSTER_MINUTES = 20
+CLUSTER_BATCH_MINUTES = 60
+
+
+def restarted(algorithm):
+    """Whether scoring.restarts repeats `algorithm`'s clustering (a stochastic method, R > 1)."""
+    from tecb.cluster.algorithms import stochastic
+
+    spec = config["algorithms"][algorithm]
+    return RESTARTS > 1 and stochastic(spec["method"], spec.get("params"))
+
+
+def cluster_runtime(wildcards, attempt):
+    """A cluster job's minutes: CLUSTER_MINUTES, x scoring.restarts for a stochastic method (R full clusterings)."""
+    return CLUSTER_MINUTES * (RESTARTS if restarted(wildcards.algorithm) else 1)
+
+
+def cluster_batch_runtime(wildcards, attempt):
+    """A cluster_batch job's minutes: CLUSTER_BATCH_MINUTES, x scoring.restarts when one of its configurations is
+    stochastic (an upper bound: its reductions and deterministic configurations run once).
+    """
+    any_restarted = any(restarted(a) for a, _ in CONFIGURATIONS)
+    return CLUSTER_BATCH_MINUTES * (RESTARTS if any_restarted else 1)
+
+
 def score_files():
     """Every score file, in the order of SCORE_KEYS (collect_scores' input)."""
     return [score_path(*key) for key in SCORE_KEYS]
@@ -76,7 +103,7 @@ def cluster_batch_members(wildcards):
     so changing one configuration reruns the batch (which recomputes only that one). Not the cores: they
     change no result (as for a per-configuration job)."""
     return [
-        {"reduction": r, "algorithm": a, "spec": config["algorithms"][a]}
+        {"reduction": r, "algorithm": a, "spec": algorithm_spec(a)}
         for a, r in CONFIGURATIONS
     ]
 
