@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -41,3 +43,16 @@ def test_every_split_plan_holds_the_table():
         sizes, classes = [s for s, _, _ in plan], [c for _, c, _ in plan]
         assert (len(plan), min(sizes), max(sizes)) == (row["splits"], row["split_size_min"], row["split_size_max"])
         assert (min(classes), max(classes)) == (row["classes_min"], row["classes_max"]), name
+
+
+def test_writing_again_leaves_the_files_as_they_are(tmp_path):
+    """`make paper-scale` writes the data first each time: the same bytes are not written again, so the workflow
+    sees no newer input and reruns nothing (each time it did, the datasets and the chance rows were rebuilt)."""
+    name = "TenKGnadClusteringS2S"
+    path = paper_scale.write_all(tmp_path, seed=42, datasets=[name])[name]
+    before = path.stat().st_mtime_ns
+    os.utime(path, ns=(before - 10**9, before - 10**9))
+    paper_scale.write_all(tmp_path, seed=42, datasets=[name])
+    assert path.stat().st_mtime_ns == before - 10**9
+    paper_scale.write_all(tmp_path, seed=43, datasets=[name])
+    assert path.stat().st_mtime_ns != before - 10**9
