@@ -109,6 +109,40 @@ def projection(projection_md: Path):
     return cost
 
 
+def dataset_rows(run_dir: Path) -> list[str]:
+    """Table 1 of the built datasets (``results/paper-scale/datasets``) beside the paper's."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tecb.data import paper_scale
+
+    table = paper_scale.table1()
+    lines = [
+        "| dataset | unique texts (paper) | splits (paper) | split sizes (paper) | classes (paper) "
+        "| mean chars (paper) | split items |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in paper_scale.DATASETS:
+        folder = run_dir / "results" / "paper-scale" / "datasets" / name
+        if not (folder / "splits.parquet").exists():
+            continue
+        splits, texts = pq.read_table(folder / "splits.parquet"), pq.read_table(folder / "texts.parquet")
+        sizes, classes = [], []
+        for split in pc.unique(splits["split"]).to_pylist():
+            rows = splits.filter(pc.equal(splits["split"], split))
+            sizes.append(rows.num_rows)
+            classes.append(len(pc.unique(rows["label"])))
+        chars = pc.mean(pc.utf8_length(texts["text"])).as_py()
+        r = table[name]
+        lines.append(
+            f"| {name} | {texts.num_rows:,} ({r['unique_samples']:,}) | {len(sizes)} ({r['splits']}) "
+            f"| {min(sizes):,}..{max(sizes):,} ({r['split_size_min']:,}..{r['split_size_max']:,}) "
+            f"| {min(classes)}..{max(classes)} ({r['classes_min']}..{r['classes_max']}) | {chars:.0f} "
+            f"({r['avg_chars']}) | {splits.num_rows:,} |"
+        )
+    return lines
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--log", required=True, help="Snakemake's output of the run")
@@ -157,7 +191,8 @@ def main(argv=None) -> None:
         writer = csv.DictWriter(f, fieldnames=list(records[0]))
         writer.writeheader()
         writer.writerows(records)
-    Path(args.out).write_text(render(records, args), encoding="utf-8")
+    text = render(records, args).replace("<!-- datasets -->", "\n".join(dataset_rows(run_dir)))
+    Path(args.out).write_text(text, encoding="utf-8")
     print(Path(args.out).read_text(encoding="utf-8"))
 
 
@@ -176,6 +211,10 @@ def render(records: list[dict], args) -> str:
         "Table 1, TF-IDF to 768 dimensions and a tiny random BERT, the 14 configurations) with `--cores 2` under "
         "`nice -n 15`, every job's peak RSS and CPU seconds recorded by `benchmarks/paper_scale_monitor.py`; this "
         f"file and `{Path(args.records).name}` (one row per job) by `python benchmarks/paper_scale.py`. " + args.note,
+        "",
+        "## The datasets as built by the workflow (the paper's Table 1 in brackets)",
+        "",
+        "<!-- datasets -->",
         "",
         f"## CPU seconds per job kind: measured vs projected ({MODEL}, the jobs that ran)",
         "",

