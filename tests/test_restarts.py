@@ -151,7 +151,10 @@ def test_the_batch_writes_the_per_configuration_bytes_at_three_restarts(tmp_path
     )
     assert computed == list(specs)
     for member in members:
-        solo = [tmp_path / "solo" / f"{member['name'].replace('/', '-')}-{k}.parquet" for k in kinds]
+        # the batch's places under another folder: a score file records its configuration by its place's last four
+        # parts (tecb.io.score_slot)
+        name = member["name"].replace("/", "-")
+        solo = [tmp_path / "solo" / tmp_path.name / "batch" / k / f"{name}.parquet" for k in kinds]
         run_configuration(
             member["spec"], files=ClusterFiles(splits, *solo, reduced=points), seed=42, threads=1, **QUIET
         )
