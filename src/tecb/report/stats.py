@@ -29,6 +29,7 @@ Everything is seeded: the same inputs and seed give the same numbers. No functio
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -430,6 +431,15 @@ def seeds_mean_test(
     return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, noise_a=noise, **draws)
 
 
+def _check_draws(name: str, draws: Mapping) -> None:
+    """Raise as Python would for a signature ``*, n_resamples: int = 10_000, seed: int`` given ``draws``."""
+    for key in draws:
+        if key not in ("n_resamples", "seed"):
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+    if "seed" not in draws:
+        raise TypeError(f"{name}() missing 1 required keyword-only argument: 'seed'")
+
+
 def contrast_test(
     a,
     b,
@@ -439,8 +449,7 @@ def contrast_test(
     noise_a=None,
     noise_b=None,
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int,
+    **draws,
 ) -> MeanTest:
     """The mean of ``a`` minus the mean of ``b`` (seeds x splits matrices on the same splits, e.g. two training
     methods, or a method and its base model as one row), with the t interval and two-sided p of
@@ -448,7 +457,9 @@ def contrast_test(
     ``noise_a``/``noise_b``, each cell's, where the restarts give it), plus for each side with several seeds the
     unbiased variance of its mean over seeds, with its seeds - 1 degrees of freedom (the two sides' seeds are
     independent trainings, not pairs). The seed-by-split noise is in both levels, so the interval errs
-    slightly wide."""
+    slightly wide. ``draws``: ``seed`` (required) and ``n_resamples``, as every test takes them (analytic: not
+    used)."""
+    _check_draws("contrast_test", draws)
     a, b = _seeds_matrix(a, "a"), _seeds_matrix(b, "b")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a has {a.shape[1]} splits but b {b.shape[1]}")
@@ -491,11 +502,34 @@ def split_overlap(members: Sequence, strata=None) -> Overlap:
     kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
     if kinds.size != n_splits:
         raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    labels, form, factors, scales, b = _kind_overlaps(c, kinds)
+    corr = b / np.sqrt(np.outer(np.diag(b), np.diag(b)))
+    seen = float(np.trace(form @ c))
+    whole = (
+        max(1.0, float(c.sum() / n_splits**2 / seen)) if seen > 0 else 1.0,
+        min(1.0, _dof(form, c) / _dof(form, np.diag(np.diag(c)))) if seen > 0 else 1.0,
+    )
+    return Overlap(
+        design_effect=whole[0],
+        df_scale=whole[1],
+        kinds=tuple(labels),
+        factors=tuple(factors),
+        df_scales=tuple(scales),
+        correlations=tuple(tuple(float(x) for x in row) for row in corr),
+    )
 
-    def dof(form, cov):
-        m = form @ cov
-        return float(np.trace(m) ** 2 / np.trace(m @ m)) if np.trace(m @ m) > 0 else 0.0
 
+def _dof(form: np.ndarray, cov: np.ndarray) -> float:
+    """The Satterthwaite degrees of freedom of the quadratic ``form`` of values with covariance ``cov``."""
+    m = form @ cov
+    return float(np.trace(m) ** 2 / np.trace(m @ m)) if np.trace(m @ m) > 0 else 0.0
+
+
+def _kind_overlaps(c: np.ndarray, kinds: np.ndarray) -> tuple[list, np.ndarray, list, list, np.ndarray]:
+    """Per split kind of :func:`split_overlap` (``c``: the splits' text covariance / σ², ``kinds``: each
+    split's kind): the kinds in order, the stratified spread's variance of the mean as a quadratic form, each
+    kind's factor and df scale, and b (kinds x kinds: the covariance of two kinds' means / σ²)."""
+    n_splits = kinds.size
     form = np.zeros((n_splits, n_splits))  # the stratified spread's variance of the mean as a quadratic form
     labels = list(dict.fromkeys(kinds.tolist()))
     index = {k: np.flatnonzero(kinds == k) for k in labels}
@@ -512,21 +546,8 @@ def split_overlap(members: Sequence, strata=None) -> Overlap:
         form[np.ix_(idx, idx)] = (idx.size / n_splits) ** 2 * centre / idx.size
         ck = c[np.ix_(idx, idx)]
         factors.append(max(1.0, float(b[i, i] * idx.size / np.trace(centre @ ck))))
-        scales.append(min(1.0, dof(centre, ck) / dof(centre, np.diag(np.diag(ck)))))
-    corr = b / np.sqrt(np.outer(np.diag(b), np.diag(b)))
-    seen = float(np.trace(form @ c))
-    whole = (
-        max(1.0, float(c.sum() / n_splits**2 / seen)) if seen > 0 else 1.0,
-        min(1.0, dof(form, c) / dof(form, np.diag(np.diag(c)))) if seen > 0 else 1.0,
-    )
-    return Overlap(
-        design_effect=whole[0],
-        df_scale=whole[1],
-        kinds=tuple(labels),
-        factors=tuple(factors),
-        df_scales=tuple(scales),
-        correlations=tuple(tuple(float(x) for x in row) for row in corr),
-    )
+        scales.append(min(1.0, _dof(centre, ck) / _dof(centre, np.diag(np.diag(ck)))))
+    return labels, form, factors, scales, b
 
 
 def detectable_difference(se: float, df: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -696,19 +717,51 @@ def _max_t_pvalues(ts: Sequence[tuple[float, float]], k: int, n_resamples: int, 
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class ColumnSplits:
+    """What :func:`compare_to_best` knows of a column's splits besides the scores, per dataset of the column:
+    ``kinds`` (split id -> split kind, or None; the tests are then stratified by kind), ``design_effects`` (the
+    :class:`Overlap` of its splits), ``noise`` (model -> per dataset, split id -> clustering variance of its
+    score, from the restarts; None: R = 1) and ``sizes`` (split id -> texts): the splits with fewer than
+    ``min_texts`` texts are left out, for every model alike."""
+
+    kinds: Sequence[Mapping | None] | None = None
+    design_effects: Sequence[Overlap] | None = None
+    noise: Mapping[str, Sequence[pd.Series]] | None = None
+    sizes: Sequence[pd.Series] | None = None
+    min_texts: int = 0
+
+
+def _pair_test(per_model, splits: ColumnSplits, i: str, j: str, confidence: float, draws: Mapping):
+    """(per-dataset differences ``i`` minus ``j``, their kinds, their :func:`mean_test`) on the splits both
+    have (:func:`_paired`)."""
+    diffs, nz, strata = _paired(per_model, splits.noise, splits.kinds, i, j, splits.min_texts, splits.sizes)
+    effect = list(splits.design_effects) if splits.design_effects is not None else None
+    return (
+        diffs,
+        strata,
+        mean_test(diffs, strata=strata, design_effect=effect, noise=nz, confidence=confidence, **draws),
+    )
+
+
+def _mcb_pvalue(above: Sequence, column_test: str, k: int, n_resamples: int, seed: int) -> float:
+    """MCB's p of one model among ``k``: the smallest simultaneous p of the models ``above`` it (their
+    :class:`MeanTest` against it for the ``mean`` test, max-|t|; else their p-values, Bonferroni)."""
+    if column_test == "mean":
+        ts = [(r.mean / r.se if r.se > 0 else (np.inf if r.mean else 0.0), r.df) for r in above]
+        return min(_max_t_pvalues(ts, k, n_resamples, seed), default=1.0)
+    return min((min(1.0, (k - 1) * q) for q in above), default=1.0)
+
+
 def compare_to_best(
     per_model: Mapping[str, Sequence[pd.Series]],
     *,
-    kinds: Sequence[Mapping | None] | None = None,
     test: str = "mean",
     alpha: float = 0.05,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int,
-    design_effects: Sequence[Overlap] | None = None,
-    noise: Mapping[str, Sequence[pd.Series]] | None = None,
-    sizes: Sequence[pd.Series] | None = None,
-    min_texts: int = 0,
+    splits: ColumnSplits | None = None,
 ) -> pd.DataFrame:
     """All models of one column against the column's best, paired on splits, with the choice of the best
     accounted for (Hsu's multiple comparisons with the best, MCB).
@@ -716,10 +769,8 @@ def compare_to_best(
     ``per_model``: model -> one Series per dataset (index = split id, value = score); one Series for a dataset
     column, one per dataset for the average column. The best model is the one with the highest mean (over
     datasets of per-dataset means); ties go to the first. Models are compared on the splits both have, leaving
-    out the splits with fewer than ``min_texts`` texts (``sizes``: per dataset, split id -> texts), for every
-    model alike. ``kinds``: per dataset, split id -> split kind, or None: the tests are stratified by kind.
-    ``design_effects``: per dataset, the :class:`Overlap` of its splits; ``noise``: model -> per dataset, split
-    id -> clustering variance of its score (from the restarts; None: R = 1).
+    out the splits with fewer than ``min_texts`` texts, for every model alike; ``splits``: the column's split
+    kinds, overlaps, clustering noise and sizes (:class:`ColumnSplits`; None: none known).
 
     Returns one row per model: ``mean``, ``best`` (bool), ``diff`` (best mean - this mean, on the shared
     splits) with its ``confidence`` interval ``diff_low``, ``diff_high``, ``se``, ``df`` and ``detectable``
@@ -734,19 +785,11 @@ def compare_to_best(
     columns += ["p_value", "p_holm", "p_mcb", "not_worse"]
     if not models:
         return pd.DataFrame(columns=columns)
+    splits = splits if splits is not None else ColumnSplits()
     means = {m: float(np.mean([s.mean() for s in per_model[m]])) for m in models}
     best = max(models, key=lambda m: means[m])
     draws = {"n_resamples": n_resamples, "seed": seed}
-    effect = list(design_effects) if design_effects is not None else None
-
-    def pair(i, j):
-        diffs, nz, strata = _paired(per_model, noise, kinds, i, j, min_texts, sizes)
-        return (
-            diffs,
-            strata,
-            mean_test(diffs, strata=strata, design_effect=effect, noise=nz, confidence=confidence, **draws),
-        )
-
+    pair = functools.partial(_pair_test, per_model, splits, confidence=confidence, draws=draws)
     rows, pvals = [], []
     for m in models:
         if m == best:
@@ -767,11 +810,10 @@ def compare_to_best(
             mcb = p
         elif column_test == "mean":
             tests = [interval if j == best else pair(j, m)[2] for j in above]
-            ts = [(r.mean / r.se if r.se > 0 else (np.inf if r.mean else 0.0), r.df) for r in tests]
-            mcb = min(_max_t_pvalues(ts, len(models), n_resamples, seed), default=1.0)
+            mcb = _mcb_pvalue(tests, column_test, len(models), n_resamples, seed)
         else:
             one = [p if j == best else paired_pvalue(pair(j, m)[0], test=column_test, **draws) for j in above]
-            mcb = min((min(1.0, (len(models) - 1) * q) for q in one), default=1.0)
+            mcb = _mcb_pvalue(one, column_test, len(models), n_resamples, seed)
         pvals.append(p)
         rows.append(
             {"model": m, "mean": means[m], "best": False, "diff": float(np.mean([d.mean() for d in diffs]))}
@@ -873,6 +915,40 @@ def _per_split_noise(scores: pd.DataFrame, metric: str) -> dict[tuple, pd.Series
     return out if out else None
 
 
+def _size_weighted(per: Mapping, sizes: Mapping, keys: Sequence[tuple]) -> float:
+    """The mean over datasets (``keys``: one model's per dataset) of each dataset's mean over splits weighted by
+    split size (NaN: no sizes)."""
+    if not all(k in sizes for k in keys):
+        return np.nan
+    joined = [pd.concat([per[k], sizes[k]], axis=1, join="inner").to_numpy(float) for k in keys]
+    return float(np.mean([np.average(j[:, 0], weights=j[:, 1]) for j in joined]))
+
+
+def _level_interval(series: Sequence[pd.Series], column_datasets, split_kinds, statistics: Statistics):
+    """A cell's level interval: the percentile bootstrap over its splits (stratified by kind where known)."""
+    strata = [_kinds_of(split_kinds, d, s.index) for d, s in zip(column_datasets, series)]
+    # the level's interval: the percentile bootstrap over splits, as before issue 53, labelled in the
+    # note as not for comparing models (a split's level differs by its design: its labels and size, so
+    # the overlap correction of differences does not apply to it)
+    return bootstrap_interval(
+        [s.to_numpy() for s in series],
+        strata=strata if any(k is not None for k in strata) else None,
+        confidence=statistics.confidence,
+        n_resamples=statistics.n_resamples,
+        seed=statistics.seed,
+    )
+
+
+def _texts_and_tested(sizes: Mapping, keys: Sequence[tuple], series: Sequence[pd.Series], sized: bool):
+    """A cell's texts (NaN where the splits' sizes are not ``sized``) and how many of its splits the tests use
+    (:func:`usable_splits`; all of them without sizes)."""
+    if not sized:
+        return np.nan, sum(len(s) for s in series)
+    texts = sum(int(sizes[k].reindex(s.index).sum()) for k, s in zip(keys, series))
+    tested = sum(int(usable_splits(sizes[k].reindex(s.index).to_numpy(float)).sum()) for k, s in zip(keys, series))
+    return texts, tested
+
+
 def table_statistics(
     scores: pd.DataFrame,
     *,
@@ -883,7 +959,6 @@ def table_statistics(
     statistics: Statistics,
     averages: Mapping[str, Sequence[str]] | None = None,
     split_kinds: Mapping[str, Mapping[int, str]] | None = None,
-    min_texts: int = MIN_SPLIT_TEXTS,
 ) -> pd.DataFrame:
     """Table 2's statistics: per (column, model) the mean, its interval and the comparison with the best.
 
@@ -893,7 +968,7 @@ def table_statistics(
     detectable, p_value, p_holm, p_mcb, not_worse, test, tested_splits, size_weighted`` (scores in the metric's
     own scale, 0..1). ``ci_low, ci_high``: the level's percentile bootstrap interval over all splits (not for
     comparing models); the comparison (:func:`compare_to_best`) leaves out splits
-    of fewer than ``min_texts`` texts (``tested_splits``: how many it rests on). ``statistics``: the test, its
+    of fewer than :data:`MIN_SPLIT_TEXTS` texts (``tested_splits``: how many it rests on). ``statistics``: the test, its
     level and the overlaps (:class:`Statistics`). ``split_kinds`` (dataset -> split id -> kind): those datasets'
     intervals and tests are stratified by kind."""
     sub = scores[(scores.algorithm == algorithm) & (scores.reduction == reduction)]
@@ -902,14 +977,6 @@ def table_statistics(
     noise = _per_split_noise(sub, metric)
     models = list(dict.fromkeys(k[0] for k in per))
     out = []
-
-    def weighted(model, column_datasets) -> float:
-        """The mean over datasets of each dataset's mean over splits weighted by split size (NaN: no sizes)."""
-        keys = [(model, d, reduction, algorithm) for d in column_datasets]
-        if not all(k in sizes for k in keys):
-            return np.nan
-        joined = [pd.concat([per[k], sizes[k]], axis=1, join="inner").to_numpy(float) for k in keys]
-        return float(np.mean([np.average(j[:, 0], weights=j[:, 1]) for j in joined]))
 
     def column(name, series_by_model, column_test, column_datasets):
         if not series_by_model:
@@ -921,52 +988,32 @@ def table_statistics(
         model_noise = None
         if noise is not None and all(k in noise for ks in keys.values() for k in ks):
             model_noise = {m: [noise[k] for k in ks] for m, ks in keys.items()}
-        overlaps = [statistics.design_effect(d) for d in column_datasets]
+        splits = ColumnSplits(
+            kinds=kinds if any(kinds) else None,
+            design_effects=[statistics.design_effect(d) for d in column_datasets],
+            noise=model_noise,
+            sizes=split_sizes,
+            min_texts=MIN_SPLIT_TEXTS,
+        )
         cmp = compare_to_best(
             series_by_model,
-            kinds=kinds if any(kinds) else None,
             test=column_test,
             alpha=statistics.alpha,
             confidence=statistics.confidence,
             n_resamples=statistics.n_resamples,
             seed=statistics.seed,
-            design_effects=overlaps,
-            noise=model_noise,
-            sizes=split_sizes,
-            min_texts=min_texts,
+            splits=splits,
         )
         for row in cmp.to_dict("records"):
             series = series_by_model[row["model"]]
-            strata = [_kinds_of(split_kinds, d, s.index) for d, s in zip(column_datasets, series)]
-            # the level's interval: the percentile bootstrap over splits, as before issue 53, labelled in the
-            # note as not for comparing models (a split's level differs by its design: its labels and size, so
-            # the overlap correction of differences does not apply to it)
-            low, high = bootstrap_interval(
-                [s.to_numpy() for s in series],
-                strata=strata if any(k is not None for k in strata) else None,
-                confidence=statistics.confidence,
-                n_resamples=statistics.n_resamples,
-                seed=statistics.seed,
-            )
+            low, high = _level_interval(series, column_datasets, split_kinds, statistics)
             n = sum(len(s) for s in series)
-            texts = (
-                sum(int(sizes[k].reindex(s.index).sum()) for k, s in zip(keys[row["model"]], series))
-                if split_sizes
-                else np.nan
-            )
-            tested = (
-                n
-                if split_sizes is None
-                else sum(
-                    int(usable_splits(sizes[k].reindex(s.index).to_numpy(float)).sum())
-                    for k, s in zip(keys[row["model"]], series)
-                )
-            )
+            texts, tested = _texts_and_tested(sizes, keys[row["model"]], series, split_sizes is not None)
             out.append(
                 {"column": name, **row, "ci_low": low, "ci_high": high, "n_splits": n}
                 | {"n_texts": texts, "tested_splits": tested, "test": column_test}
             )
-            out[-1]["size_weighted"] = weighted(row["model"], column_datasets)
+            out[-1]["size_weighted"] = _size_weighted(per, sizes, keys[row["model"]])
 
     for d in datasets:
         column(
