@@ -372,9 +372,8 @@ def test_table5_and_figure(tmp_path):
     pretrain_tables.render(
         inputs,
         outputs,
-        table_epochs={"wwm": [10], "tsdae": [1]},
+        rows=pretrain_tables.Table5Rows(epochs={"wwm": [10], "tsdae": [1]}, model_names={"gbert-base": "GBERT-base"}),
         budgets={"wwm": 10, "tsdae": 1},
-        model_names={"gbert-base": "GBERT-base"},
         log=lambda m: None,
         not_comparable={"BlurbsClusteringS2S": ""},
         statistics=Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=500, seed=42),

@@ -248,7 +248,6 @@ def table6(
     a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
     floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
-    draws = {"n_resamples": statistics.n_resamples, "seed": statistics.seed}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
     datasets = {d: i for i, d in enumerate(dataset_order(long.dataset.unique()))}
@@ -257,89 +256,112 @@ def table6(
     )
     for key in jobs:
         seeds = sorted(s for k, s in ((k[:4], k[4]) for k in meta) if k == key)
-        skipped = [meta[(*key, s)]["protocol"].get("skipped") for s in seeds]
         label = f"{model_names.get(key[0], key[0])} · {METHOD_NAMES.get(key[1], key[1])} · {key[2]} · {header_label(key[3])}"
         index.append(label)
-        if any(skipped):
-            rows.append({"base": np.nan, "adapted": np.nan, "Δ": np.nan, "p": f"skipped: {skipped[0]}"})
-            marks.append({})
-            pvals.append(np.nan)
-            continue
-        base, finals, per_seed = _arm_scores(long, key, seeds)
-        joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
-        sizes = split_sizes(long, key).reindex(joined.index)
-        joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits, every row alike
-        b = joined.b.to_numpy(float)
-        by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
-        a = by_seed.mean(axis=0)
-        kinds_of = (split_kinds or {}).get(key[3])
-        strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
-        training = [meta[(*key, s)].get("training", {}) for s in seeds]
-        seed_means = [float(f.v_measure.mean() * 100) for f in finals]
-        interval = {"confidence": statistics.confidence, **draws, "strata": strata}
-        lo_b, hi_b = stats.bootstrap_interval(b, **interval)
-        detectable = np.nan
-        if statistics.test == "mean":  # interval and test from one t of the splits' and the seeds' variance
-            overlap = statistics.design_effect(key[3])
-            noise_b, noise_a = arm_noise(long, key, seeds, joined.index)
-            adapted = stats.seeds_mean_test(by_seed, design_effect=overlap, noise=noise_a, **interval)
-            delta = stats.contrast_test(
-                by_seed, b[None, :], design_effect=overlap, noise_a=noise_a, noise_b=noise_b, **interval
-            )
-            (lo_a, hi_a), (lo_d, hi_d), p = (
-                (adapted.ci_low, adapted.ci_high),
-                (delta.ci_low, delta.ci_high),
-                delta.p_value,
-            )
-            detectable = delta.detectable * 100
-        else:
-            lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
-            lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
-            p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
+        row, mark, p = _table6_row(long, meta, key, seeds, statistics=statistics, split_kinds=split_kinds)
+        rows.append(row)
+        marks.append(mark)
         pvals.append(p)
-        rows.append(
-            {
-                "base": b.mean() * 100,
-                "adapted": a.mean() * 100,
-                "Δ": (a - b).mean() * 100,
-                "p": p,
-                "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
-                "detectable": detectable,
-                "seeds": len(seeds),
-                "splits": len(joined),
-                "texts": int(sizes.reindex(joined.index).sum()) if sizes.notna().any() else np.nan,
-                "steps": " / ".join(dict.fromkeys(steps_shown(t) for t in training)),
-                "device": training[0].get("device", ""),
-                "precision": training[0].get("precision", ""),
-                "ran": " / ".join(
-                    dict.fromkeys(
-                        what_ran(key[1], t, meta[(*key, s)].get("warnings", ())) for t, s in zip(training, seeds)
-                    )
-                ),
-            }
-        )
-        if key[2] in POSITIVE_CONTROLS and key[1] not in CONTROLS:
-            rows[-1]["ran"] = ", ".join(x for x in (POSITIVE_CONTROL_RAN, rows[-1]["ran"]) if x)
-        marks.append(
-            {
-                "base": f" [{stats.format_bound(lo_b * 100)}, {stats.format_bound(hi_b * 100)}]",
-                "adapted": f" [{stats.format_bound(lo_a * 100)}, {stats.format_bound(hi_a * 100)}]",
-                "Δ": f" [{stats.format_bound(lo_d * 100, signed=True)}, {stats.format_bound(hi_d * 100, signed=True)}]",
-            }
-        )
     if chance:
-        from tecb.report.chance import chance_summary
-        from tecb.report.tables import CHANCE_ROW
-
-        floor = chance_summary(chance, metric="v_measure", confidence=statistics.confidence).set_index("column")
-        for dataset in dataset_order([d for d in chance if d in floor.index]):
-            cell = floor.loc[dataset]
-            index.append(f"{CHANCE_ROW} · all splits · {header_label(dataset)}")
-            rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
-            marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
-            pvals.append(np.nan)
+        _chance_rows(chance, statistics, (index, rows, marks, pvals))
     controls = [is_control(k) for k in jobs] + [False] * (len(pvals) - len(jobs))  # then the chance rows
     adjusted = holm_by_family(pvals, controls)
+    return _table6_frame(rows, marks, index, adjusted, alpha=statistics.alpha)
+
+
+def _table6_row(long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split_kinds) -> tuple[dict, dict, float]:
+    """One job's row of Table 6 (``key``: model, method, variant, dataset; over ``seeds``), its cells' interval
+    suffixes and its p before Holm; a skipped job's row says why (no mark, no p)."""
+    skipped = [meta[(*key, s)]["protocol"].get("skipped") for s in seeds]
+    if any(skipped):
+        return {"base": np.nan, "adapted": np.nan, "Δ": np.nan, "p": f"skipped: {skipped[0]}"}, {}, np.nan
+    base, finals, per_seed = _arm_scores(long, key, seeds)
+    joined = pd.concat([base.rename("b"), per_seed], axis=1, join="inner").dropna()
+    sizes = split_sizes(long, key).reindex(joined.index)
+    joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits, every row alike
+    b = joined.b.to_numpy(float)
+    by_seed = joined.drop(columns="b").to_numpy(float).T  # seeds x splits
+    a = by_seed.mean(axis=0)
+    kinds_of = (split_kinds or {}).get(key[3])
+    strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
+    training = [meta[(*key, s)].get("training", {}) for s in seeds]
+    seed_means = [float(f.v_measure.mean() * 100) for f in finals]
+    bounds, p, detectable = _table6_test(long, key, seeds, joined.index, b, by_seed, strata, statistics)
+    row = {
+        "base": b.mean() * 100,
+        "adapted": a.mean() * 100,
+        "Δ": (a - b).mean() * 100,
+        "p": p,
+        "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
+        "detectable": detectable,
+        "seeds": len(seeds),
+        "splits": len(joined),
+        "texts": int(sizes.reindex(joined.index).sum()) if sizes.notna().any() else np.nan,
+        "steps": " / ".join(dict.fromkeys(steps_shown(t) for t in training)),
+        "device": training[0].get("device", ""),
+        "precision": training[0].get("precision", ""),
+        "ran": " / ".join(
+            dict.fromkeys(what_ran(key[1], t, meta[(*key, s)].get("warnings", ())) for t, s in zip(training, seeds))
+        ),
+    }
+    if key[2] in POSITIVE_CONTROLS and key[1] not in CONTROLS:
+        row["ran"] = ", ".join(x for x in (POSITIVE_CONTROL_RAN, row["ran"]) if x)
+    (lo_b, hi_b), (lo_a, hi_a), (lo_d, hi_d) = bounds
+    mark = {
+        "base": f" [{stats.format_bound(lo_b * 100)}, {stats.format_bound(hi_b * 100)}]",
+        "adapted": f" [{stats.format_bound(lo_a * 100)}, {stats.format_bound(hi_a * 100)}]",
+        "Δ": f" [{stats.format_bound(lo_d * 100, signed=True)}, {stats.format_bound(hi_d * 100, signed=True)}]",
+    }
+    return row, mark, p
+
+
+def _table6_test(long, key, seeds, splits, b, by_seed, strata, statistics) -> tuple[tuple, float, float]:
+    """One job's intervals of base, adapted and Δ (fractions), Δ's p and its detectable Δ (x 100; NaN but for
+    the ``mean`` test): from one t of the splits' and the seeds' variance (``mean``), else bootstrap intervals and
+    an intersection-union test over the seeds. ``b``: the base per split, ``by_seed``: seeds x splits."""
+    draws = {"n_resamples": statistics.n_resamples, "seed": statistics.seed}
+    interval = {"confidence": statistics.confidence, **draws, "strata": strata}
+    lo_b, hi_b = stats.bootstrap_interval(b, **interval)
+    detectable = np.nan
+    if statistics.test == "mean":  # interval and test from one t of the splits' and the seeds' variance
+        overlap = statistics.design_effect(key[3])
+        noise_b, noise_a = arm_noise(long, key, seeds, splits)
+        adapted = stats.seeds_mean_test(by_seed, design_effect=overlap, noise=noise_a, **interval)
+        delta = stats.contrast_test(
+            by_seed, b[None, :], design_effect=overlap, noise_a=noise_a, noise_b=noise_b, **interval
+        )
+        (lo_a, hi_a), (lo_d, hi_d), p = (
+            (adapted.ci_low, adapted.ci_high),
+            (delta.ci_low, delta.ci_high),
+            delta.p_value,
+        )
+        detectable = delta.detectable * 100
+    else:
+        lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
+        lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
+        p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
+    return ((lo_b, hi_b), (lo_a, hi_a), (lo_d, hi_d)), p, detectable
+
+
+def _chance_rows(chance: dict, statistics, into: tuple[list, list, list, list]) -> None:
+    """Append Table 6's chance rows (one per dataset: a random partition's expected V-measure and its interval over
+    the draws) to ``into``: its (index, rows, marks, pvals)."""
+    from tecb.report.chance import chance_summary
+    from tecb.report.tables import CHANCE_ROW
+
+    index, rows, marks, pvals = into
+    floor = chance_summary(chance, metric="v_measure", confidence=statistics.confidence).set_index("column")
+    for dataset in dataset_order([d for d in chance if d in floor.index]):
+        cell = floor.loc[dataset]
+        index.append(f"{CHANCE_ROW} · all splits · {header_label(dataset)}")
+        rows.append({"base": cell["mean"] * 100, "adapted": np.nan, "Δ": np.nan, "p": ""})
+        marks.append({"base": f" [{cell['ci_low'] * 100:.2f}, {cell['ci_high'] * 100:.2f}]"})
+        pvals.append(np.nan)
+
+
+def _table6_frame(rows, marks, index, adjusted, *, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 6 and its suffixes from its rows, their interval marks and Holm-adjusted p: p printed, ``*`` on Δ
+    where the adjusted p is under ``alpha``, counts as text and empty cells for the rows without them."""
     columns = ["base", "adapted", "Δ", "p", "detectable", "SD seeds", "seeds", "splits", "texts", "steps", "device"]
     columns += ["precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
@@ -350,7 +372,7 @@ def table6(
             suffix.iat[i, columns.index(col)] = text
         if not np.isnan(p):
             table.iat[i, columns.index("p")] = stats.format_p(p)
-            if p < statistics.alpha:
+            if p < alpha:
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits", "texts"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
@@ -755,58 +777,87 @@ def contrasts(
             notes.append(f"{contrast.name}: skipped, this run has no such pair of arms")
             continue
         for ka, kb in pairs:
-            base, a_seeds = scores[ka]
-            b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
-            joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
-            sizes = split_sizes(long, ka).reindex(joined.index)
-            joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits
-            sizes = sizes.reindex(joined.index)
-            a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
-            b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T
-            noise_base, noise_a = arm_noise(long, ka, list(a_seeds.columns), joined.index)
-            noise_b = noise_base[None, :] if kb is None and noise_base is not None else None
-            if kb is not None:
-                noise_b = arm_noise(long, kb, list(b_seeds.columns), joined.index)[1]
-                noise_a = noise_a if noise_b is not None else None
+            arms = _pair_arrays(long, scores, ka, kb)
             kinds_of = (split_kinds or {}).get(ka[3])
-            kinds = np.asarray([kinds_of.get(int(s)) for s in joined.index], dtype=object) if kinds_of else None
-            designs = [("all", np.ones(len(joined), bool))]
+            kinds = np.asarray([kinds_of.get(int(s)) for s in arms["splits"]], dtype=object) if kinds_of else None
+            designs = [("all", np.ones(len(arms["splits"]), bool))]
             if kinds is not None:
                 designs += [(k, kinds == k) for k in dict.fromkeys(kinds.tolist())]
-            b_label = "base" if kb is None else f"{METHOD_NAMES.get(kb[1], kb[1])} {kb[2]}"
-            for design, mask in designs:
-                result = stats.contrast_test(
-                    a[:, mask],
-                    b[:, mask],
-                    noise_a=None if noise_a is None or noise_b is None else noise_a[:, mask],
-                    noise_b=None if noise_a is None or noise_b is None else noise_b[:, mask],
-                    strata=list(kinds) if design == "all" and kinds is not None else None,
-                    design_effect=statistics.design_effect(ka[3] if design == "all" else f"{ka[3]}/{design}"),
-                    confidence=statistics.confidence,
-                    n_resamples=statistics.n_resamples,
-                    seed=statistics.seed,
-                )
-                rows.append(
-                    {
-                        "control": is_control(ka) or (kb is not None and is_control(kb)),
-                        "contrast": contrast.name,
-                        "model": model_names.get(ka[0], ka[0]),
-                        "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
-                        "b": b_label,
-                        "dataset": ka[3],
-                        "design": design,
-                        "splits": int(mask.sum()),
-                        "texts": int(sizes[mask].sum()) if sizes.notna().all() else np.nan,
-                        "seeds": f"{a.shape[0]} / {b.shape[0]}" if kb is not None else str(a.shape[0]),
-                        "mean_a": a[:, mask].mean() * 100,
-                        "mean_b": b[:, mask].mean() * 100,
-                        "delta": result.mean * 100,
-                        "ci_low": result.ci_low * 100,
-                        "ci_high": result.ci_high * 100,
-                        "p": result.p_value,
-                        "detectable": result.detectable * 100,
-                    }
-                )
+            named = {
+                "control": is_control(ka) or (kb is not None and is_control(kb)),
+                "contrast": contrast.name,
+                "model": model_names.get(ka[0], ka[0]),
+                "a": f"{METHOD_NAMES.get(ka[1], ka[1])} {ka[2]}",
+                "b": "base" if kb is None else f"{METHOD_NAMES.get(kb[1], kb[1])} {kb[2]}",
+                "dataset": ka[3],
+            }
+            rows += [_design_row(named, arms, design, mask, kinds, statistics) for design, mask in designs]
+    return _contrasts_table(rows, statistics), notes
+
+
+def _pair_arrays(long: pd.DataFrame, scores: dict, ka: tuple, kb: tuple | None) -> dict:
+    """The two arms of one comparison on their shared usable splits: ``a`` and ``b`` (seeds x splits; the base
+    as one row where ``kb`` is None), their clustering variance ``noise_a``, ``noise_b`` (None where either arm
+    has none), the splits' ``sizes`` and the ``splits`` themselves, and ``paired`` (b has seeds of its own)."""
+    base, a_seeds = scores[ka]
+    b_seeds = base.to_frame("base") if kb is None else scores[kb][1]
+    joined = pd.concat([a_seeds.add_prefix("a"), b_seeds.add_prefix("b")], axis=1, join="inner").dropna()
+    sizes = split_sizes(long, ka).reindex(joined.index)
+    joined = joined[stats.usable_splits(sizes.to_numpy(float))]  # the rule for tiny splits
+    sizes = sizes.reindex(joined.index)
+    a = joined[[c for c in joined if str(c).startswith("a")]].to_numpy(float).T
+    b = joined[[c for c in joined if str(c).startswith("b")]].to_numpy(float).T
+    noise_base, noise_a = arm_noise(long, ka, list(a_seeds.columns), joined.index)
+    noise_b = noise_base[None, :] if kb is None and noise_base is not None else None
+    if kb is not None:
+        noise_b = arm_noise(long, kb, list(b_seeds.columns), joined.index)[1]
+    if noise_a is None or noise_b is None:
+        noise_a = noise_b = None
+    return {
+        "a": a,
+        "b": b,
+        "noise_a": noise_a,
+        "noise_b": noise_b,
+        "sizes": sizes,
+        "splits": joined.index,
+        "paired": kb is not None,
+    }
+
+
+def _design_row(named: dict, arms: dict, design: str, mask, kinds, statistics) -> dict:
+    """One row of the contrasts table: the comparison ``named`` (control, contrast, model, a, b, dataset) on the
+    splits of ``mask`` (one split ``design``, or ``all`` stratified by ``kinds``), before Holm and printing."""
+    a, b, noise_a, noise_b, sizes = arms["a"], arms["b"], arms["noise_a"], arms["noise_b"], arms["sizes"]
+    dataset = named["dataset"]
+    result = stats.contrast_test(
+        a[:, mask],
+        b[:, mask],
+        noise_a=None if noise_a is None else noise_a[:, mask],
+        noise_b=None if noise_b is None else noise_b[:, mask],
+        strata=list(kinds) if design == "all" and kinds is not None else None,
+        design_effect=statistics.design_effect(dataset if design == "all" else f"{dataset}/{design}"),
+        confidence=statistics.confidence,
+        n_resamples=statistics.n_resamples,
+        seed=statistics.seed,
+    )
+    return named | {
+        "design": design,
+        "splits": int(mask.sum()),
+        "texts": int(sizes[mask].sum()) if sizes.notna().all() else np.nan,
+        "seeds": f"{a.shape[0]} / {b.shape[0]}" if arms["paired"] else str(a.shape[0]),
+        "mean_a": a[:, mask].mean() * 100,
+        "mean_b": b[:, mask].mean() * 100,
+        "delta": result.mean * 100,
+        "ci_low": result.ci_low * 100,
+        "ci_high": result.ci_high * 100,
+        "p": result.p_value,
+        "detectable": result.detectable * 100,
+    }
+
+
+def _contrasts_table(rows: list[dict], statistics) -> pd.DataFrame:
+    """The contrasts table from its rows: p Holm-adjusted by family (controls apart), ``*`` where under alpha,
+    p and the bounds printed, one index label per row."""
     columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "texts", "seeds", "mean_a", "mean_b"]
     table = pd.DataFrame(rows, columns=columns + ["delta", "ci_low", "ci_high", "p", "detectable"])
     adjusted = holm_by_family(table["p"].to_numpy(float), [r["control"] for r in rows])
@@ -817,4 +868,4 @@ def contrasts(
         table[col] = [stats.format_bound(v, signed=True) for v in table[col]]
     table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
     table.index.name = "contrast · model · a · dataset · design"
-    return table, notes
+    return table

@@ -57,7 +57,7 @@ def run_pretrain_report_job(job, *, log=print) -> None:
     """The pretrain_report job: Table 5, the best epochs, the comparison with the paper, the contrasts and Figure 2
     from the pre-training jobs' scores (params ``seed_keys``) and the un-adapted models' (``baseline_keys``)."""
     from tecb.report.paper import comparability
-    from tecb.report.pretrain_tables import ReportInputs, render
+    from tecb.report.pretrain_tables import ReportInputs, Table5Rows, render
     from tecb.report.stats import Statistics
     from tecb.report.tables import split_kinds, split_overlaps
 
@@ -81,9 +81,8 @@ def run_pretrain_report_job(job, *, log=print) -> None:
     render(
         inputs,
         outputs,
-        table_epochs=p.table_epochs,
+        rows=Table5Rows(epochs=p.table_epochs, model_names=p.model_names),
         budgets=p.budgets,
-        model_names=p.model_names,
         not_comparable=not_comparable,
         statistics=statistics,
         split_kinds=kinds,

@@ -290,13 +290,21 @@ class ReportInputs:
     contrasts: Sequence[Mapping] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Table5Rows:
+    """The rows Table 5 shows and how it names them: ``epochs`` (method -> the epochs Table 5 shows, also those
+    of its delta cells and of the comparison with the paper) and ``model_names`` (model -> its printed name)."""
+
+    epochs: dict
+    model_names: dict | None = None
+
+
 def render(
     inputs: ReportInputs,
     outputs: dict,
     *,
-    table_epochs: dict,
+    rows: Table5Rows,
     budgets: dict,
-    model_names: dict | None = None,
     not_comparable: dict | None = None,
     statistics=None,
     split_kinds: dict | None = None,
@@ -304,38 +312,25 @@ def render(
 ) -> None:
     """Workflow entry point; writes exactly the files of ``outputs`` (the rule declares them):
     ``scores`` (Parquet), ``figure2`` (PNG) and, per table (``table5``, ``best_epochs``, ``table5_vs_paper``),
-    a mapping format -> path (``md``, ``csv``, ``tex``, ``html``). ``table_epochs``: method -> the epochs Table 5
-    shows; ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`). ``statistics`` (a
-    :class:`tecb.report.stats.Statistics`, with the datasets' split overlaps; None: none): Table 5's delta cells
-    get the interval and mark of :func:`delta_statistics`, and ``contrasts`` in ``outputs`` (format -> path) gets
-    the contrasts of ``inputs.contrasts`` among the methods (:func:`contrasts`)."""
+    a mapping format -> path (``md``, ``csv``, ``tex``, ``html``). ``rows``: the epochs Table 5 shows per method and
+    the models' names (:class:`Table5Rows`); ``budgets``: method -> its fixed epoch budget (:func:`best_epochs`).
+    ``statistics`` (a :class:`tecb.report.stats.Statistics`, with the datasets' split overlaps; None: none): Table
+    5's delta cells get the interval and mark of :func:`delta_statistics`, and ``contrasts`` in ``outputs`` (format
+    -> path) gets the contrasts of ``inputs.contrasts`` among the methods (:func:`contrasts`)."""
     import pyarrow as pa
 
-    reference_path = inputs.reference
+    from tecb.report.paper import comparability_line
+
     long = collect(inputs.scores, inputs.keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
     summ = summary(per_seed(long), baselines(inputs.baselines))
-    t5 = table5(summ, table_epochs, model_names)
-    from tecb.report.paper import comparability_line
-
+    t5 = table5(summ, rows.epochs, rows.model_names)
     status = comparability_line(not_comparable, list(dict.fromkeys(summ.dataset))) if not_comparable is not None else ""
     suffix, notes = None, ([status] if status else []) + ([training_note(long)] if "optimizer_steps" in long else [])
     if statistics is not None:
-        deltas = delta_statistics(long, baseline_splits(inputs.baselines), table_epochs, statistics, split_kinds)
-        suffix = delta_marks(t5, deltas, statistics, model_names)
-        rests = "; ".join(
-            dict.fromkeys(f"{r.dataset} {r.splits} splits, {r.texts:,.0f} texts" for r in deltas.itertuples())
-        )
-        notes.append(
-            f"delta [low, high]: {statistics.confidence:.0%} t interval of the mean over seeds and splits of the "
-            "pre-trained minus the un-adapted score per split (the splits' text variance widened per split kind for "
-            "splits subsampled from one pool, the seeds' variance over seeds; stratified by split kind where the "
-            "dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
-            f"table's cells (α = {statistics.alpha:g}); (detectable d): the smallest true delta that test finds with "
-            f"80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out; each delta rests on: "
-            f"{rests or 'no split'}. SD: over seeds; 1 seed: not estimated."
-        )
-        notes += [n for n in [noise_floor_note(long, alpha=statistics.alpha)] if n]
+        deltas = delta_statistics(long, baseline_splits(inputs.baselines), rows.epochs, statistics, split_kinds)
+        suffix = delta_marks(t5, deltas, statistics, rows.model_names)
+        notes += _delta_notes(long, deltas, statistics)
     write_formats(
         t5,
         outputs["table5"],
@@ -349,45 +344,76 @@ def render(
         outputs["best_epochs"],
         "Score at the fixed epoch budget and at the best epoch (by mean over seeds).",
     )
+    _write_versus_paper(summ, inputs.reference, rows, not_comparable, (outputs["table5_vs_paper"], status))
+    figure2(summ, outputs["figure2"], rows.model_names)
+    log(to_markdown(t5))
+    if "contrasts" in outputs:
+        _write_contrasts(long, inputs, outputs["contrasts"], budgets, statistics, split_kinds)
+
+
+def _delta_notes(long: pd.DataFrame, deltas: pd.DataFrame, statistics) -> list[str]:
+    """Table 5's notes on its delta cells (their interval, test and the splits they rest on) and its noise floor."""
+    rests = "; ".join(
+        dict.fromkeys(f"{r.dataset} {r.splits} splits, {r.texts:,.0f} texts" for r in deltas.itertuples())
+    )
+    notes = [
+        f"delta [low, high]: {statistics.confidence:.0%} t interval of the mean over seeds and splits of the "
+        "pre-trained minus the un-adapted score per split (the splits' text variance widened per split kind for "
+        "splits subsampled from one pool, the seeds' variance over seeds; stratified by split kind where the "
+        "dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
+        f"table's cells (α = {statistics.alpha:g}); (detectable d): the smallest true delta that test finds with "
+        f"80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out; each delta rests on: "
+        f"{rests or 'no split'}. SD: over seeds; 1 seed: not estimated."
+    ]
+    return notes + [n for n in [noise_floor_note(long, alpha=statistics.alpha)] if n]
+
+
+def _write_versus_paper(summ: pd.DataFrame, reference_path, rows: Table5Rows, not_comparable, out: tuple) -> None:
+    """Write ``table5_vs_paper`` (``out``: its format -> path and the comparability line): our means beside the
+    published ones (:func:`versus_paper`), empty without a reference file."""
+    paths, status = out
     if reference_path and Path(reference_path).exists():
-        vs = versus_paper(summ, reference_path, table_epochs, model_names, not_comparable)
+        vs = versus_paper(summ, reference_path, rows.epochs, rows.model_names, not_comparable)
     else:
         vs = pd.DataFrame(columns=["ours", "paper", "ours_minus_paper"], index=pd.Index([], name="cell"))
     reasons = [f"{d}: {r}" for d, r in (not_comparable or {}).items() if r and d in set(summ.dataset)]
     caption = "Our Table 5 means next to the published ones." if len(vs) else "No reference table given."
     if len(vs) and reasons:
         caption += " Not comparable with the paper's datasets (no difference shown): " + "; ".join(reasons) + "."
-    write_formats(vs, outputs["table5_vs_paper"], caption, footnotes=[status] if status else [])
-    figure2(summ, outputs["figure2"], model_names)
-    log(to_markdown(t5))
-    if "contrasts" in outputs and statistics is None:
+    write_formats(vs, paths, caption, footnotes=[status] if status else [])
+
+
+def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budgets, statistics, split_kinds) -> None:
+    """Write the contrasts table (``paths``: format -> path) of ``inputs.contrasts`` (:func:`contrasts`), or a
+    table saying none were computed where ``statistics`` is off."""
+    if statistics is None:
         off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · a · dataset"))
-        write_formats(off, outputs["contrasts"], "No contrasts: tables.statistics is off.")
-    elif "contrasts" in outputs:
-        found, skipped = contrasts(
-            long,
-            baseline_splits(inputs.baselines),
-            declared=inputs.contrasts,
-            budgets=budgets,
-            statistics=statistics,
-            split_kinds=split_kinds,
-        )
-        write_formats(
-            found,
-            outputs["contrasts"],
-            "Contrasts declared in tables.contrasts among the pre-training methods, each at its fixed epoch budget: "
-            "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
-            footnotes=[
-                f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} t interval and p its two-sided t test "
-                "(the splits' text variance widened per split kind for splits subsampled from one pool, stratified "
-                "by split kind where the dataset records kinds, and each arm's seeds' variance, seeds: a / b), so "
-                f"p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
-                f"row; *: p_holm < {statistics.alpha:g}; detectable: the smallest true delta the row's test finds "
-                f"with 80 % power; splits, texts: what each row rests on (splits of fewer than {MIN_SPLIT_TEXTS} "
-                "texts left out)."
-            ]
-            + skipped,
-        )
+        write_formats(off, paths, "No contrasts: tables.statistics is off.")
+        return
+    found, skipped = contrasts(
+        long,
+        baseline_splits(inputs.baselines),
+        declared=inputs.contrasts,
+        budgets=budgets,
+        statistics=statistics,
+        split_kinds=split_kinds,
+    )
+    write_formats(
+        found,
+        paths,
+        "Contrasts declared in tables.contrasts among the pre-training methods, each at its fixed epoch budget: "
+        "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
+        footnotes=[
+            f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} t interval and p its two-sided t test "
+            "(the splits' text variance widened per split kind for splits subsampled from one pool, stratified "
+            "by split kind where the dataset records kinds, and each arm's seeds' variance, seeds: a / b), so "
+            f"p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
+            f"row; *: p_holm < {statistics.alpha:g}; detectable: the smallest true delta the row's test finds "
+            f"with 80 % power; splits, texts: what each row rests on (splits of fewer than {MIN_SPLIT_TEXTS} "
+            "texts left out)."
+        ]
+        + skipped,
+    )
 
 
 def contrasts(
@@ -404,10 +430,7 @@ def contrasts(
     :func:`baseline_splits`; ``*``: every method) on the shared splits, with the interval and two-sided p of
     :func:`tecb.report.stats.contrast_test` (both arms' seeds, the split overlap) and Holm over the rows. Arms
     this run lacks: a note each. V-measure x 100."""
-    from tecb.report import stats
-
     at_budget = long[long.epoch == long.method.map(budgets)]
-    has_sizes = "n_texts" in at_budget
     arms = {
         (model, method, dataset): part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
         for (model, method, dataset), part in at_budget.groupby(["model", "method", "dataset"], sort=False)
@@ -426,32 +449,52 @@ def contrasts(
             continue
         for ka, kb in pairs:
             right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
-            part = at_budget[at_budget.dataset == ka[2]]
-            sizes = part.groupby("split").n_texts.max().astype(float) if has_sizes else pd.Series(dtype=float)
-            shared = [s for s in arms[ka].columns if s in right.columns]
-            shared = [s for s, k in zip(shared, stats.usable_splits(sizes.reindex(shared).to_numpy(float))) if k]
-            kinds = (split_kinds or {}).get(ka[2])
-            result = stats.contrast_test(
-                arms[ka][shared].to_numpy(float),
-                right[shared].to_numpy(float),
-                strata=[kinds.get(int(s)) for s in shared] if kinds else None,
-                design_effect=statistics.design_effect(ka[2]),
-                confidence=statistics.confidence,
-                n_resamples=statistics.n_resamples,
-                seed=statistics.seed,
-            )
             rows.append(
-                {"contrast": f"{a} − {b}", "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
-                | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
-                | {"splits": len(shared), "texts": float(sizes.reindex(shared).sum()) if has_sizes else np.nan}
-                | {"seeds": f"{len(arms[ka])} / {len(right)}" if kb else str(len(arms[ka]))}
-                | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
-                | {"p": result.p_value, "detectable": result.detectable * 100}
+                _contrast_row(f"{a} − {b}", at_budget, (ka, arms[ka]), (kb, right), budgets, statistics, split_kinds)
             )
+    return _contrasts_table(rows, statistics.alpha), notes
+
+
+def _contrast_row(name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, statistics, split_kinds) -> dict:
+    """One row of the contrasts: arm ``a`` (key, seeds x splits) minus arm ``b`` (key or None for the base, its
+    seeds x splits) on their shared usable splits, before Holm and printing."""
+    from tecb.report import stats
+
+    (ka, left), (kb, right) = arm_a, arm_b
+    has_sizes = "n_texts" in at_budget
+    part = at_budget[at_budget.dataset == ka[2]]
+    sizes = part.groupby("split").n_texts.max().astype(float) if has_sizes else pd.Series(dtype=float)
+    shared = [s for s in left.columns if s in right.columns]
+    shared = [s for s, k in zip(shared, stats.usable_splits(sizes.reindex(shared).to_numpy(float))) if k]
+    kinds = (split_kinds or {}).get(ka[2])
+    result = stats.contrast_test(
+        left[shared].to_numpy(float),
+        right[shared].to_numpy(float),
+        strata=[kinds.get(int(s)) for s in shared] if kinds else None,
+        design_effect=statistics.design_effect(ka[2]),
+        confidence=statistics.confidence,
+        n_resamples=statistics.n_resamples,
+        seed=statistics.seed,
+    )
+    return (
+        {"contrast": name, "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
+        | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
+        | {"splits": len(shared), "texts": float(sizes.reindex(shared).sum()) if has_sizes else np.nan}
+        | {"seeds": f"{len(left)} / {len(right)}" if kb else str(len(left))}
+        | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
+        | {"p": result.p_value, "detectable": result.detectable * 100}
+    )
+
+
+def _contrasts_table(rows: list[dict], alpha: float) -> pd.DataFrame:
+    """The contrasts table from its rows: p Holm-adjusted over every row, ``*`` where under ``alpha``, p and the
+    bounds printed, one index label per row."""
+    from tecb.report import stats
+
     columns = ["contrast", "model", "a", "b", "dataset", "splits", "texts", "seeds", "delta", "ci_low", "ci_high"]
     table = pd.DataFrame(rows, columns=columns + ["p", "detectable"])
     adjusted = stats.holm(table["p"].to_numpy(float))
-    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
+    table["significant"] = ["*" if p < alpha else "" for p in adjusted]
     table["p"] = [stats.format_p(p) for p in table["p"]]
     table["p_holm"] = [stats.format_p(p) for p in adjusted]
     for col in ("ci_low", "ci_high"):  # printed so that a bound's sign survives rounding
@@ -460,4 +503,4 @@ def contrasts(
         [f"{r.contrast} · {r.model} · {r.a} · {r.dataset}" for r in table.itertuples()], dtype=object
     )
     table.index.name = "contrast · model · a · dataset"
-    return table, notes
+    return table
