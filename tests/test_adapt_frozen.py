@@ -46,19 +46,22 @@ def v_measure(vectors, splits) -> float:
     return float(np.mean([r["v_measure"] for r in rows]))
 
 
+SMALL_HEAD = frozen.HeadTraining(dim=32, epochs=60, lr=1e-2, batch_size=64)
+
+
 def test_the_positive_control_wins_through_the_projects_scoring_path():
     x, y = synthetic()
     splits = splits_of(y)
     base = v_measure(x, splits)
     gains = {}
     for kind in ("supcon", "classifier"):
-        head = frozen.fit_label_head(x, y, kind=kind, dim=32, epochs=60, lr=1e-2, batch_size=64, seed=1)
+        head = frozen.fit_label_head(x, y, kind=kind, training=SMALL_HEAD, seed=1)
         gains[kind] = v_measure(head.transform(x), splits)
         assert base < 0.2 and gains[kind] > base + 0.4, (kind, base, gains[kind])
         assert head.info["loss_end"] < head.info["loss_start"]
     # the same head on labels that carry nothing (shuffled) falls far short: the gain is the labels', not the head's
     shuffled = np.random.default_rng(5).permutation(y)
-    noise = frozen.fit_label_head(x, shuffled, kind="supcon", dim=32, epochs=60, lr=1e-2, batch_size=64, seed=1)
+    noise = frozen.fit_label_head(x, shuffled, kind="supcon", training=SMALL_HEAD, seed=1)
     assert v_measure(noise.transform(x), splits) < gains["supcon"] - 0.3
 
 

@@ -114,12 +114,12 @@ KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": 
 def _run(folder, arm, tmp_path, *, name, pairs=None, text_kind="s2s", settings=None):
     from tecb.adapt import frozen_jobs
 
-    frozen_jobs.run(
+    frozen_jobs.run(frozen_jobs.FrozenJob(
         arm=arm, dataset=(name, "s", folder / "texts.parquet", folder / "splits.parquet"),
         embeddings=folder / "e.parquet", settings=settings or {}, seed=1, algorithm=KMEANS, eval_seed=42,
         protocol={"min_categories": 4}, text_kind=text_kind, pairs=pairs,
-        scores_out=tmp_path / f"{arm}.parquet", timings_out=tmp_path / f"{arm}.json", log=lambda *a: None,
-    )  # fmt: skip
+        scores_out=tmp_path / f"{arm}.parquet", timings_out=tmp_path / f"{arm}.json",
+    ), log=lambda *a: None)  # fmt: skip
     table = pq.read_table(tmp_path / f"{arm}.parquet")
     return table.to_pandas(), __import__("json").loads(table.schema.metadata[b"tecb"])
 

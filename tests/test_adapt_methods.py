@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tecb.adapt import argue, clusterns, cob, simcse, triplet  # noqa: E402
-from tecb.adapt.training import METHODS, TrainingData, TrainingRun, method_module, train  # noqa: E402
+from tecb.adapt.training import METHODS, RunOptions, TrainingData, TrainingRun, method_module, train  # noqa: E402
 from tecb.cluster.metrics import score  # noqa: E402
 
 # --- numpy oracles, written from the papers' equations -------------------------------------
@@ -612,7 +612,7 @@ def test_training_logs_progress_lines(base_model, tmp_path):
         TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
                     settings={**settings_for("simcse"), "batch_size": 4, "epochs": 2}, seed=0),
         device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None, log=lines.append,
-        progress_seconds=3600,
+        options=RunOptions(progress_seconds=3600),
     )  # fmt: skip
     total = out["steps"]
     assert total == 2 * len(set(texts)) // 4
@@ -685,7 +685,7 @@ def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_
     train(
         TrainingRun(method="simcse", base_model_dir=base_model, data=TrainingData(texts=tuple(texts)),
                     settings={**settings_for("simcse"), "batch_size": 8}, seed=0),
-        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None, save_max_length=96,
+        device="cpu", output_dir=tmp_path / "m", eval_every=None, evaluate=None, options=RunOptions(save_max_length=96),
     )  # fmt: skip
     assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
 

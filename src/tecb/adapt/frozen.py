@@ -163,21 +163,26 @@ def supcon_loss(z, labels, temperature: float):
     return per_anchor.mean()
 
 
+@dataclass(frozen=True)
+class HeadTraining:
+    """A label head's training settings (:func:`fit_label_head`): ``dim`` outputs, Adam at ``lr`` for ``epochs``
+    epochs of ``batch_size`` mini-batches, ``temperature`` for :func:`supcon_loss`."""
+
+    dim: int = 256
+    epochs: int = 100
+    lr: float = 1e-3
+    batch_size: int = 256
+    temperature: float = 0.1
+
+
 def fit_label_head(
-    x,
-    labels: Sequence,
-    *,
-    kind: str = "supcon",
-    dim: int = 256,
-    epochs: int = 100,
-    lr: float = 1e-3,
-    batch_size: int = 256,
-    temperature: float = 0.1,
-    seed: int,
+    x, labels: Sequence, *, kind: str = "supcon", training: HeadTraining = HeadTraining(), seed: int
 ) -> Head:
-    """A head ``tanh(W (x - mu) + b)`` of ``dim`` outputs trained on ``labels`` (``kind``: ``classifier``, its
-    outputs fed to a linear classifier under cross-entropy; ``supcon``, :func:`supcon_loss` on its outputs) with
-    Adam for ``epochs`` epochs of seeded mini-batches, the last epoch kept (no selection, nothing held out)."""
+    """A head ``tanh(W (x - mu) + b)`` of ``training.dim`` outputs trained on ``labels`` (``kind``: ``classifier``,
+    its outputs fed to a linear classifier under cross-entropy; ``supcon``, :func:`supcon_loss` on its outputs) with
+    Adam for ``training.epochs`` epochs of seeded mini-batches, the last epoch kept (no selection, nothing held out)."""
+    dim, epochs, lr, batch_size = training.dim, training.epochs, training.lr, training.batch_size
+    temperature = training.temperature
     if kind not in ("classifier", "supcon"):
         raise ValueError(f"label head kind must be classifier or supcon, got {kind!r}")
     x = _matrix(x)
@@ -267,17 +272,10 @@ def fit_self_training(
     ``n_clusters`` centroids (started by k-means on the centred vectors) trained to lower ``KL(P || Q)`` (DEC Eq. 2),
     Q the Student-t assignment (:func:`student_t_assignment`), P its sharpened target (:func:`target_distribution`)
     recomputed on all vectors every ``update_every`` epochs; the last epoch kept. No label is read."""
-    from sklearn.cluster import KMeans
-
     x = _matrix(x)
     if not 2 <= int(n_clusters) < len(x):
         raise ValueError(f"self_training: n_clusters must be in [2, {len(x)}), got {n_clusters}")
-    torch = _torch_setup(seed)
-    mean = x.mean(axis=0)
-    xt = torch.from_numpy(x - mean)
-    layer = _linear(torch, x.shape[1], x.shape[1], identity=True)
-    start = KMeans(n_clusters=int(n_clusters), n_init=10, random_state=int(seed)).fit(x - mean).cluster_centers_
-    centroids = torch.nn.Parameter(torch.from_numpy(start.copy()))
+    torch, mean, xt, layer, centroids = _self_training_start(x, n_clusters, seed)
     optimizer = torch.optim.Adam(list(layer.parameters()) + [centroids], lr=float(lr))
     rng = np.random.default_rng(seed)
     target = {}
@@ -308,6 +306,19 @@ def fit_self_training(
         "confidence_end": confidence(),
     }
     return _head_of(mean, layer, "none", info)
+
+
+def _self_training_start(x: np.ndarray, n_clusters: int, seed: int):
+    """A self-training head's start: ``(torch, mean, centred vectors, identity map, k-means centroids)``."""
+    from sklearn.cluster import KMeans
+
+    torch = _torch_setup(seed)
+    mean = x.mean(axis=0)
+    xt = torch.from_numpy(x - mean)
+    layer = _linear(torch, x.shape[1], x.shape[1], identity=True)
+    start = KMeans(n_clusters=int(n_clusters), n_init=10, random_state=int(seed)).fit(x - mean).cluster_centers_
+    centroids = torch.nn.Parameter(torch.from_numpy(start.copy()))
+    return torch, mean, xt, layer, centroids
 
 
 def _fit_epoch(optimizer, loss_of, n: int, batch_size: int, rng) -> None:

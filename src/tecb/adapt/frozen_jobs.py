@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -140,7 +142,7 @@ def fit_arm(arm: str, *, vectors, evaluated: proto.LabelledData, all_vectors, se
 
         def per_split(split):
             rows = vectors[np.asarray(split[1], dtype=np.int64)]
-            head = frozen.fit_label_head(rows, list(split[2]), seed=seed, **_head_settings(settings))
+            head = _fit_label_head(rows, list(split[2]), settings, seed=seed)
             per_split.info.append(head.info)
             return head.transform(rows)
 
@@ -150,9 +152,7 @@ def fit_arm(arm: str, *, vectors, evaluated: proto.LabelledData, all_vectors, se
         items = pairs  # (texts, labels) of the training half, from disjoint_items
         row = {t: i for i, t in enumerate(evaluated.texts)}
         x = all_vectors[np.asarray([row[t] for t, _ in items], dtype=np.int64)]
-        head = frozen.fit_label_head(
-            x, [label for _, label in items], seed=seed, **{**_head_settings(settings), "kind": "supcon"}
-        )
+        head = _fit_label_head(x, [label for _, label in items], {**settings, "kind": "supcon"}, seed=seed)
         out = head.transform(vectors)
         return (lambda split: out[np.asarray(split[1], dtype=np.int64)]), {**head.info, "items": len(items)}
     if arm in PAIR_ARMS:
@@ -171,48 +171,60 @@ def _head_settings(settings: dict) -> dict:
     return {k: settings[k] for k in keys if k in settings and settings[k] is not None}
 
 
+def _fit_label_head(x, labels, settings: dict, *, seed: int) -> frozen.Head:
+    """:func:`tecb.adapt.frozen.fit_label_head` with the settings set (:func:`_head_settings`); the rest defaults."""
+    given = _head_settings(settings)
+    kind = given.pop("kind", "supcon")
+    return frozen.fit_label_head(x, labels, kind=kind, training=frozen.HeadTraining(**given), seed=seed)
+
+
 def _median_labels(evaluated: proto.LabelledData) -> int:
     """The self-training head's K where none is set: the median number of labels of the dataset's splits (the
     k-means of the benchmark is given each split's own; one head serves every split)."""
     return max(2, int(np.median([len(set(labels)) for _, _, labels in evaluated.splits])))
 
 
-def run(
-    *,
-    arm: str,
-    dataset: tuple[str, str, str, str],
-    embeddings,
-    settings: dict,
-    seed: int,
-    algorithm: dict,
-    eval_seed: int,
-    protocol: dict,
-    text_kind: str | None,
-    pairs=None,
-    scores_out,
-    timings_out,
-    log=print,
-) -> None:
+@dataclass(frozen=True)
+class FrozenJob:
     """One arm on one dataset and seed: ``dataset`` is ``(name, source, texts.parquet, splits.parquet)``,
     ``embeddings`` the model's cached embeddings of it (the embed stage's file), ``pairs`` the embedded unseen
-    pairs (:func:`write_pairs`; pair arms only). Writes the scores (step 0 base, step 1 the arm, every split of the
-    arm's evaluation) with the job's record in their metadata, and the timings."""
-    from tecb.adapt.jobs import _rows, _write_scores, is_p2p, score_vectors
+    pairs (:func:`write_pairs`; pair arms only), ``scores_out`` and ``timings_out`` the files :func:`run` writes."""
+
+    arm: str
+    dataset: tuple[str, str, str, str]
+    embeddings: Any
+    settings: dict
+    seed: int
+    algorithm: dict
+    eval_seed: int
+    protocol: dict
+    text_kind: str | None
+    scores_out: Any
+    timings_out: Any
+    pairs: Any = None
+
+
+def run(job: FrozenJob, *, log=print) -> None:
+    """One arm on one dataset and seed (:class:`FrozenJob`). Writes the scores (step 0 base, step 1 the arm, every
+    split of the arm's evaluation) with the job's record in their metadata, and the timings."""
+    from tecb.adapt.jobs import _rows, _write_scores, is_p2p
 
     started = time.perf_counter()
-    name, source, texts_path, splits_path = dataset
+    arm, seed, settings, algorithm = job.arm, job.seed, job.settings, job.algorithm
+    name, source, texts_path, splits_path = job.dataset
     evaluated = proto.read_labelled(name, source, texts_path, splits_path)
-    matrix, _ = io.read_embeddings(embeddings)
+    matrix, _ = io.read_embeddings(job.embeddings)
     vectors = all_vectors = np.asarray(matrix, dtype=np.float64)
     variant = VARIANTS[arm]
-    meta = {"method": arm, "variant": variant, "dataset": name, "seed": seed, "eval_seed": eval_seed}
-    meta.update(settings=settings, algorithm=algorithm, embeddings=str(embeddings))
-    texts, splits, record, fit_data = _plan(arm, evaluated, protocol, eval_seed, text_kind, pairs, is_p2p)
+    meta = {"method": arm, "variant": variant, "dataset": name, "seed": seed, "eval_seed": job.eval_seed}
+    meta.update(settings=settings, algorithm=algorithm, embeddings=str(job.embeddings))
+    texts, splits, record, fit_data = _plan(arm, evaluated, job.protocol, job.eval_seed, job.text_kind, job.pairs,
+                                            is_p2p)  # fmt: skip
     if isinstance(record, str):  # the arm does not apply: every output says why
         log(f"{arm} on {name}: skipped: {record}")
         meta["protocol"] = {"variant": variant, "skipped": record}
-        _write_scores([], meta, scores_out)
-        io.write_json({"method": arm, "variant": variant, "seed": seed, "skipped": record}, timings_out)
+        _write_scores([], meta, job.scores_out)
+        io.write_json({"method": arm, "variant": variant, "seed": seed, "skipped": record}, job.timings_out)
         return
     if texts is not evaluated.texts:  # a re-indexed subset (disjoint): its rows of the dataset's vectors
         row = {t: i for i, t in enumerate(evaluated.texts)}
@@ -221,12 +233,7 @@ def run(
     t0 = time.perf_counter()
     transform, info = fit_arm(arm, vectors=vectors, evaluated=evaluated, all_vectors=all_vectors, settings=settings,
                               seed=seed, pairs=fit_data)  # fmt: skip
-    base_rows = score_vectors(vectors, splits, algorithm=algorithm, seed=eval_seed, log=log)
-    adapted = [(s, list(range(len(ids))), labels) for s, ids, labels in splits]
-    arm_rows = [
-        score_vectors(transform(split), [adapted[i]], algorithm=algorithm, seed=eval_seed, log=log)[0]
-        for i, split in enumerate(splits)
-    ]
+    base_rows, arm_rows = _score_base_and_arm(job, vectors, splits, transform, log)
     fit_seconds = time.perf_counter() - t0
     meta["protocol"] = record
     meta["training"] = {"method": arm, "steps": 0, "device": "cpu", "precision": "float64", "settings": settings,
@@ -235,12 +242,30 @@ def run(
         f"{arm} on {name}: mean V-measure {np.mean([r['v_measure'] for r in base_rows]):.4f} (base) -> "
         f"{np.mean([r['v_measure'] for r in arm_rows]):.4f}"
     )
-    _write_scores(_rows(0, base_rows) + _rows(1, arm_rows), meta, scores_out)
+    _write_scores(_rows(0, base_rows) + _rows(1, arm_rows), meta, job.scores_out)
+    _write_timings(job, fit_seconds, started)
+
+
+def _score_base_and_arm(job: FrozenJob, vectors, splits, transform, log) -> tuple[list, list]:
+    """The base vectors' score rows and the arm's (its vectors of each split, scored on that split alone)."""
+    from tecb.adapt.jobs import score_vectors
+
+    base_rows = score_vectors(vectors, splits, algorithm=job.algorithm, seed=job.eval_seed, log=log)
+    adapted = [(s, list(range(len(ids))), labels) for s, ids, labels in splits]
+    arm_rows = [
+        score_vectors(transform(split), [adapted[i]], algorithm=job.algorithm, seed=job.eval_seed, log=log)[0]
+        for i, split in enumerate(splits)
+    ]
+    return base_rows, arm_rows
+
+
+def _write_timings(job: FrozenJob, fit_seconds: float, started: float) -> None:
+    """The job's timings file (all on the CPU, no training step)."""
     io.write_json(
         {
-            "method": arm,
-            "variant": variant,
-            "seed": seed,
+            "method": job.arm,
+            "variant": VARIANTS[job.arm],
+            "seed": job.seed,
             "steps": 0,
             "device": "cpu",
             "train_seconds": round(fit_seconds, 3),
@@ -248,7 +273,7 @@ def run(
             "total_seconds": round(time.perf_counter() - started, 3),
             "processes": 1,
         },
-        timings_out,
+        job.timings_out,
     )
 
 
@@ -282,7 +307,7 @@ def run_frozen_job(job, *, log) -> None:
 
     torch.set_num_threads(job.threads)
     p, i, out, w = job.params, job.input, job.output, job.wildcards
-    run(
+    job_spec = FrozenJob(
         arm=w.method,
         dataset=(w.dataset, p.source, i.texts, i.splits),
         embeddings=i.embeddings,
@@ -295,8 +320,8 @@ def run_frozen_job(job, *, log) -> None:
         pairs=i.get("pairs"),
         scores_out=out.scores,
         timings_out=out.timings,
-        log=log,
     )
+    run(job_spec, log=log)
 
 
 def run_pairs_job(job, *, log) -> None:

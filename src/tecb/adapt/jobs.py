@@ -265,7 +265,7 @@ def run(
     says (:func:`what_ran`) fails instead of being flagged in its outputs. ``resume_every``: optimizer steps
     between saves of the training state to ``files.resume`` (``adapt.resume_every``), keyed by :func:`resume_key`."""
     from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
-    from tecb.adapt.training import TrainingRun, train
+    from tecb.adapt.training import RunOptions, TrainingRun, train
     from tecb.embed.encode import encode_options
 
     started = time.perf_counter()
@@ -293,8 +293,7 @@ def run(
             eval_every=scoring.every,
             evaluate=evaluation,
             log=log,
-            save_max_length=meta["eval_max_length"],
-            job_started=started,
+            options=RunOptions(save_max_length=meta["eval_max_length"], job_started=started),
         )
     _write_outputs(job, result, _scored_rows(result["history"], evaluation.calls), meta, files, strict=strict, log=log)
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)

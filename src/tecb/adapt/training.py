@@ -274,6 +274,16 @@ def chunked(order, size: int) -> list:
     return [order[i : i + size] for i in range(0, len(order), size)]
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How :func:`train` runs, beside what it trains: ``progress_seconds`` between progress lines,
+    ``save_max_length`` and ``job_started`` (see :func:`train`)."""
+
+    progress_seconds: float = 30.0
+    save_max_length: int | None = None
+    job_started: float | None = None
+
+
 def train(
     run: TrainingRun,
     *,
@@ -282,9 +292,7 @@ def train(
     eval_every: int | None,
     evaluate: Callable | None,
     log: Callable[[str], None] | None = None,
-    progress_seconds: float = 30.0,
-    save_max_length: int | None = None,
-    job_started: float | None = None,
+    options: RunOptions = RunOptions(),
 ) -> dict:
     """Train ``run`` (:class:`TrainingRun`), save the adapted model to ``output_dir`` (a sentence-transformers
     folder, written atomically) and return the history:
@@ -293,7 +301,7 @@ def train(
     after the last step (a run without an update, a control: after its phases, recorded as step 1); its value is
     stored as ``"score"``. ``log`` (the job's log) gets a line per phase (its
     steps) and progress lines (step / total, loss, elapsed, ETA) at its first and last step and every
-    ``progress_seconds`` in between. ``save_max_length``: the sequence length the adapted model is saved with (the
+    ``options.progress_seconds`` in between. ``options`` (:class:`RunOptions`): ``save_max_length``: the sequence length the adapted model is saved with (the
     benchmark's; None: the training length). ``job_started``: the ``time.perf_counter()`` at which the calling
     process began the job (None: now); a resumed run returns ``earlier_seconds``, the wall time of the processes
     before it up to their last saved state (what a killed process spent after that save is lost), and
@@ -313,9 +321,8 @@ def train(
             output_dir,
             eval_every,
             evaluate,
-            Progress(log, progress_seconds),
-            save_max_length,
-            time.perf_counter() if job_started is None else job_started,
+            Progress(log, options.progress_seconds),
+            replace(options, job_started=time.perf_counter() if options.job_started is None else options.job_started),
         )
 
 
@@ -370,8 +377,9 @@ def epochs_for(phase: Phase, rng: np.random.Generator, max_epochs: int = 1000) -
     return epochs
 
 
-def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, save_length, job_started):
+def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, progress, options: RunOptions):
     method, settings = run.method, run.settings
+    save_length, job_started = options.save_max_length, options.job_started
     model = load_base(run.base_model_dir, device=device, max_seq_length=settings.get("max_length"))  # control: none
     frozen = freeze_word_embeddings(model) if settings.get(FREEZE_KEY) else {"word_embeddings_frozen": 0}
     rng = np.random.default_rng(run.seed)
