@@ -98,8 +98,7 @@ real-study: real-data
 test: setup
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
-# The quick unit tests (no snakemake runs, no slow oracle comparisons) on 2 workers, under a minute on 2 cores
-# (measured: benchmarks/lane_times.md).
+# The quick unit tests (no snakemake runs, no slow oracle comparisons) on 2 workers; measured in benchmarks/lane_times.md
 test-fast: setup
 	$(BIN)/python -m pytest -q -n 2 -m "not workflow and not slurm and not slow"
 
