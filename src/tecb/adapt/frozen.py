@@ -218,15 +218,7 @@ def _fit(torch, optimizer, loss_of, n: int, epochs: int, batch_size: int, rng) -
     with torch.no_grad():
         losses = [float(loss_of(everything))]
     for _ in range(int(epochs)):
-        order = rng.permutation(n)
-        for start in range(0, n, int(batch_size)):
-            idx = order[start : start + int(batch_size)]
-            if len(idx) < 2:
-                continue
-            optimizer.zero_grad()
-            loss = loss_of(idx)
-            loss.backward()
-            optimizer.step()
+        _fit_epoch(optimizer, loss_of, n, batch_size, rng)
     with torch.no_grad():
         losses.append(float(loss_of(everything)))
     return [round(v, 6) for v in losses]
