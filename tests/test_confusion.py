@@ -91,6 +91,11 @@ def test_cluster_view_on_a_labels_file(tmp_path):
     first = out.read_bytes()
     C.write_view(*inputs, out, title="tfidf / Demo", log=lambda m: None)
     assert out.read_bytes() == first
+    # scoring.restarts > 1: the labels file holds every state's rows; the view is state 0's (the seed's run)
+    shuffled = labels.assign(cluster=labels.cluster.to_numpy()[::-1])
+    states = pd.concat([labels.assign(state=0), shuffled.assign(state=1)], ignore_index=True)
+    again = C.cluster_view(texts, splits, states.astype({"state": np.int16}))
+    assert again["scores"] == view["scores"] and again["confusion"].equals(view["confusion"])
 
 
 def test_noise_cluster_is_named():

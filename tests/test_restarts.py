@@ -17,6 +17,7 @@ from tecb.cluster import batch
 from tecb.cluster.algorithms import (
     ClusterFiles,
     cluster_splits,
+    labels_table,
     minibatch_kmeans,
     restart_seeds,
     run_configuration,
@@ -82,9 +83,38 @@ def test_the_row_holds_the_mean_and_each_states_value_by_hand():
     assert row["ari"] == pytest.approx((1 + 1 - 0.5) / 3)  # the crossed partition's ARI is -1/2
     crossed = score(GOLD, [0, 1, 0, 1])["ami"]
     assert row["ami"] == pytest.approx((1 + 1 + crossed) / 3)
-    # the counts and the kept labels are state 0's
+    # the counts are state 0's; the predictions every state's, state 0 first
     assert row["n_clusters"] == 2 and not row["degenerate"]
-    assert predictions[0][1].tolist() == [0, 0, 1, 1]
+    assert predictions[0][1].tolist() == [[0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 0, 1]]
+
+
+def test_the_labels_file_holds_every_states_predictions_at_several_restarts():
+    """At R > 1 a ``state`` column (int16) and each state's rows, split by split (the text-level bootstrap
+    recomputes each state's V-measure from them); at R = 1 the table has the three columns it always had."""
+    rows, _, predictions = cluster_splits(
+        [(0, np.zeros((4, 2)), GOLD), (3, np.zeros((4, 2)), GOLD)], {**PARITY, "restarts": 3}, seed=42, **QUIET
+    )
+    ids = {0: [10, 11, 12, 13], 3: [11, 12, 13, 14]}
+    table = labels_table(predictions, ids)
+    assert table.schema.names == ["split", "text_id", "cluster", "state"]
+    assert table.schema.field("state").type == pa.int16() and table.schema.field("split").type == pa.int16()
+    frame = table.to_pandas()
+    assert len(frame) == 2 * 3 * 4
+    assert frame.split.tolist() == [0] * 12 + [3] * 12
+    assert frame.state.tolist() == ([0] * 4 + [1] * 4 + [2] * 4) * 2
+    assert frame.text_id.tolist() == ids[0] * 3 + ids[3] * 3
+    # each state's V-measure recomputed from its rows is the row's v_measure_restarts
+    for row in rows:
+        part = frame[frame.split == row["split"]]
+        again = [score(GOLD, g.cluster.to_numpy())["v_measure"] for _, g in part.groupby("state")]
+        assert again == row["v_measure_restarts"]
+    one = labels_table(cluster_splits([(0, np.zeros((4, 2)), GOLD)], PARITY, seed=42, **QUIET)[2], ids)
+    assert one.schema.names == ["split", "text_id", "cluster"]
+    assert one.column("cluster").to_pylist() == [0, 0, 1, 1]
+    # a deterministic method at R > 1: one state, still with the column (the run's files share one format)
+    det = {"method": "sklearn.cluster.Birch", "params": {"threshold": 0.01}, "restarts": 3}
+    table = labels_table(cluster_splits([(0, np.eye(4)[[0, 0, 1, 1]], GOLD)], det, seed=42, **QUIET)[2], ids)
+    assert table.column("state").to_pylist() == [0, 0, 0, 0]
 
 
 def test_one_restart_is_the_paper_row_and_state_zero_is_that_run():
@@ -99,9 +129,10 @@ def test_one_restart_is_the_paper_row_and_state_zero_is_that_run():
         assert cluster_splits(data, with_restarts(spec, 1), seed=42, **QUIET)[0] == one[0]
         assert all("restarts" not in r and "v_measure_restarts" not in r for r in one[0])
         three, _, predictions = cluster_splits(data, with_restarts(spec, 3), seed=42, **QUIET)
-        for r1, r3, (_, p1), (_, p3) in zip(one[0], three, one[2], predictions):
+        for r1, r3, (_, p1), (_, p3), (_, _, lab) in zip(one[0], three, one[2], predictions, data):
             assert r3["restarts"] == 3 and r3["v_measure_restarts"][0] == r1["v_measure"], name
-            assert np.array_equal(p1, p3), name  # the labels file keeps state 0's
+            assert p3.shape == (3, len(p1)) and np.array_equal(p1, p3[0]), name  # state 0 is the one run
+            assert [score(lab, p)["v_measure"] for p in p3] == r3["v_measure_restarts"], name
             assert r3["v_measure"] == pytest.approx(np.mean(r3["v_measure_restarts"]))
             assert len(set(r3["v_measure_restarts"])) > 1, name  # the states differ on this data
     # each k-means state is MiniBatchKMeans at that state's seed
@@ -166,6 +197,8 @@ def test_the_batch_writes_the_per_configuration_bytes_at_three_restarts(tmp_path
         assert pa.types.is_list(kind) and kind.value_type == pa.float64()
         expected = 1 if member["name"] == "a/agglomerative" else 3
         assert table.column("restarts").to_pylist() == [expected, expected], member["name"]
+        labels = pq.read_table(member["labels"]).to_pandas()  # every state's predictions, 100 texts per split
+        assert labels.groupby(["split", "state"]).size().tolist() == [100] * 2 * expected, member["name"]
     # the restarts are part of each member's key: back at one restart every member is computed again
     keys = json.loads((tmp_path / "batch" / "keys.json").read_text())
     one = batch.member_key(

@@ -539,7 +539,9 @@ def cluster_splits(
 
     ``spec["restarts"]`` (R, :func:`with_restarts`; absent or 1: the paper's protocol, as before): each split
     clustered in the states of :func:`state_seeds`, at R > 1 its row as :func:`restart_columns` says; the
-    ``predictions``, ``n_clusters``, ``noise_fraction`` and ``degenerate`` are state 0's, the seconds all states'.
+    ``n_clusters``, ``noise_fraction`` and ``degenerate`` are state 0's, the seconds all states'. A split's
+    predicted labels: one array at R = 1, at R > 1 a states x texts array (state 0 first; one row for a
+    deterministic method), so :func:`labels_table` writes each state's.
     """
     from tecb.cluster.metrics import score
 
@@ -554,10 +556,10 @@ def cluster_splits(
         n_labels = len(set(labels.tolist()))
         log(f"split {split}: {method} on {len(labels)} x {points.shape[1]} ...")  # a long step says what it does
         start = time.perf_counter()
-        predicted = cluster(points, method, n_labels, seed=seed, **run, **params)
-        states = [score(labels, predicted)] + [
-            score(labels, restart_labels(points, method, n_labels, seed=s, params=params, **run)) for s in seeds[1:]
+        predicted = [cluster(points, method, n_labels, seed=seed, **run, **params)] + [
+            restart_labels(points, method, n_labels, seed=s, params=params, **run) for s in seeds[1:]
         ]
+        states = [score(labels, p) for p in predicted]
         seconds = time.perf_counter() - start
         row = {"split": int(split), **states[0]}
         why = degenerate(row["n_clusters"], row["n_texts"])
@@ -574,7 +576,7 @@ def cluster_splits(
         )
         rows.append(row)
         timings.append((int(split), seconds))
-        predictions.append((int(split), predicted))
+        predictions.append((int(split), np.stack(predicted) if restarts > 1 else predicted[0]))
     return rows, timings, predictions
 
 
@@ -596,23 +598,31 @@ def timings_table(timings):
 
 
 def labels_table(predictions, text_ids):
-    """``split`` int16, ``text_id`` int32, ``cluster`` int32: the predicted cluster of every item, in split order."""
+    """``split`` int16, ``text_id`` int32, ``cluster`` int32: the predicted cluster of every item, in split order.
+
+    ``predictions``: ``[(split, labels)]`` as :func:`cluster_splits` returns them. Where a split's labels are a
+    states x texts array (``scoring.restarts`` > 1), a fourth column ``state`` int16 (0 = the seed's run, the
+    paper's) and each state's rows in turn, split by split; at one restart the table is as it always was."""
     import pyarrow as pa
 
-    splits = [np.full(len(p), s, dtype=np.int16) for s, p in predictions]
-    ids = [np.asarray(text_ids[s], dtype=np.int32) for s, _ in predictions]
-    clusters = [np.asarray(p).astype(np.int32) for _, p in predictions]
+    stacked = any(np.ndim(p) == 2 for _, p in predictions)
+    states = [np.atleast_2d(np.asarray(p)) for _, p in predictions]
+    splits = [np.full(p.size, s, dtype=np.int16) for (s, _), p in zip(predictions, states)]
+    ids = [np.tile(np.asarray(text_ids[s], dtype=np.int32), len(p)) for (s, _), p in zip(predictions, states)]
+    clusters = [p.astype(np.int32).ravel() for p in states]
 
     def cat(parts, dtype):
         return np.concatenate(parts) if parts else np.array([], dtype)
 
-    return pa.table(
-        {
-            "split": pa.array(cat(splits, np.int16)),
-            "text_id": pa.array(cat(ids, np.int32)),
-            "cluster": pa.array(cat(clusters, np.int32)),
-        }
-    )
+    columns = {
+        "split": pa.array(cat(splits, np.int16)),
+        "text_id": pa.array(cat(ids, np.int32)),
+        "cluster": pa.array(cat(clusters, np.int32)),
+    }
+    if stacked:
+        rows = [np.repeat(np.arange(len(p), dtype=np.int16), p.shape[1]) for p in states]
+        columns["state"] = pa.array(cat(rows, np.int16))
+    return pa.table(columns)
 
 
 def load_points(splits_path, embeddings_path=None, reduced_path=None):
@@ -652,7 +662,8 @@ class ClusterFiles:
     """A clustering configuration's files. Inputs: ``splits`` (the dataset's splits) and exactly one of
     ``embeddings`` (the raw embeddings) and ``reduced`` (a reduced file, :func:`load_points`). Outputs:
     ``scores`` (one row per split, no durations), ``timings`` (``split``, ``seconds``) and ``labels`` (the
-    predicted labels: ``split``, ``text_id``, ``cluster``)."""
+    predicted labels: ``split``, ``text_id``, ``cluster``, and ``state`` at ``scoring.restarts`` > 1:
+    :func:`labels_table`)."""
 
     splits: str | Path
     scores: str | Path

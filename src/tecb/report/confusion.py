@@ -97,9 +97,12 @@ def cluster_view(
     texts: pd.DataFrame, splits: pd.DataFrame, labels: pd.DataFrame, split: int | str = "largest", top_n: int = 8
 ) -> dict:
     """The pieces of one (model, dataset, configuration)'s view: the chosen split, its confusion table, each
-    cluster's top terms, size and majority label. ``labels``: the saved predictions (``split, text_id, cluster``)."""
+    cluster's top terms, size and majority label. ``labels``: the saved predictions (``split, text_id, cluster``;
+    with a ``state`` column, ``scoring.restarts`` > 1: state 0's, the seed's run)."""
     from tecb.cluster.metrics import score
 
+    if "state" in labels:
+        labels = labels[labels["state"] == 0]
     s = choose_split(splits, split)
     gold = splits[splits["split"] == s][["text_id", "label"]]
     pred = labels[labels["split"] == s][["text_id", "cluster"]]
