@@ -10,6 +10,11 @@ their configs and provenance. A document quotes a kept file whole between
 ``tests/test_kept_runs.py`` holds equal to the file, so a quote cannot drift from the run it came from.
 
     python -m tecb.report.kept results/real-e5 runs/real-e5 config/real.yaml config/real-e5.yaml
+
+:func:`rerender_tables` renders a kept run's Tables 1-3 (and their statistics) again from its kept scores and
+chance draws with today's code, so a change of the statistics needs no re-run (``make rerender``):
+
+    python -m tecb.report.kept --rerender runs/real
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from tecb.io import atomic_dir, write_json
@@ -111,6 +117,65 @@ def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]
     return dest
 
 
+#: what :func:`rerender_tables` copies from a kept run into its scratch results: the inputs of the tables rule
+#: that the run's clusterings made (the datasets are built again from the kept configs and the raw data)
+RERENDER_INPUTS = ("scores.parquet", "chance/*.parquet")
+#: the rules a re-render may run: the demo's generated raw data, the datasets, the tables
+RERENDER_RULES = ("demo_data", "build_dataset", "tables")
+
+
+def rerender_tables(
+    kept: str | Path, *, configs: list[str | Path] | None = None, workdir: str | Path = ".", cores: int = 1, log=print
+) -> list[Path]:
+    """Render the Tables 1-3 of the kept run ``kept`` (``runs/{run}``) again from its kept ``scores.parquet`` and
+    chance draws with the code of this checkout, and write them over its ``tables/`` files.
+
+    The kept configs (``configs``; default: those its provenance names for the benchmark's part) run
+    Snakemake's :data:`RERENDER_RULES` only (``--allowed-rules``) in ``workdir`` (the project's root), in the
+    scratch run ``rerender-{run}`` (``results/rerender-{run}/``, the kept inputs copied in): no model embeds and
+    nothing is clustered; the raw data the configs name must be there (``make real-data`` for the real runs). The
+    table files the rule writes replace the kept ones; the others (MTEB v2's table, Tables 5 and 6) stay as they
+    were. ``provenance.json`` records the commit under ``parts.run.rendered``. Returns the files written."""
+    kept, workdir = Path(kept).resolve(), Path(workdir)
+    if not (kept / "scores.parquet").is_file() or not (kept / "tables").is_dir():
+        raise FileNotFoundError(f"{kept}: no scores.parquet and tables/ to render again (not a benchmark's run)")
+    provenance = json.loads((kept / "provenance.json").read_text())
+    run = provenance.get("parts", {}).get("run", provenance)
+    configs = [Path(c).resolve() for c in configs] if configs else [kept / "config" / c for c in run["configs"]]
+    missing = [str(c) for c in configs if not c.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{kept}: the config(s) {', '.join(missing)} are missing")
+    name = f"rerender-{kept.name}"
+    results = workdir / "results" / name
+    _copy_inputs(kept, results)
+    command = [sys.executable, "-m", "snakemake", "tables", "--configfile", *map(str, configs)]
+    command += ["--config", f"run={name}", "--allowed-rules", *RERENDER_RULES, "--cores", str(cores)]
+    log(f"rerender {kept}: {' '.join(command[1:])}")
+    subprocess.run(command, check=True, cwd=workdir)
+    written = []
+    for path in sorted(p for p in (results / "tables").glob("*") if p.suffix in (".md", ".csv", ".tex")):
+        shutil.copy2(path, kept / "tables" / path.name)
+        written.append(kept / "tables" / path.name)
+    own = {k: v for k, v in provenance.items() if k != "parts"}
+    provenance.setdefault("parts", {}).setdefault("run", own)["rendered"] = {
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(_git("status", "--porcelain", "src")),
+    }
+    write_json(provenance, kept / "provenance.json")
+    log(f"rerender {kept}: {len(written)} table files written")
+    return written
+
+
+def _copy_inputs(kept: Path, results: Path) -> None:
+    """:data:`RERENDER_INPUTS` of ``kept`` into a fresh ``results`` folder."""
+    shutil.rmtree(results, ignore_errors=True)
+    for pattern in RERENDER_INPUTS:
+        for path in kept.glob(pattern):
+            target = results / path.relative_to(kept)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
 def _blas_kernels() -> list[str]:
     """The BLAS libraries and CPU kernels of the keeping machine (e.g. ``openblas Haswell``): kernels move a few
     scores in the last decimals (benchmarks/blas_kernels.md), so a kept run says which it was made with."""
@@ -127,9 +192,13 @@ def _git(*args: str) -> str:
         return ""
 
 
-if __name__ == "__main__":
-    import sys
+USAGE = "usage: python -m tecb.report.kept RESULTS_DIR DEST CONFIG [CONFIG ...] | --rerender KEPT [KEPT ...]"
 
-    if len(sys.argv) < 4:
-        sys.exit("usage: python -m tecb.report.kept RESULTS_DIR DEST CONFIG [CONFIG ...]")
-    print(keep_run(sys.argv[1], sys.argv[2], configs=sys.argv[3:]))
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--rerender"] and len(sys.argv) > 2:
+        for path in sys.argv[2:]:
+            rerender_tables(path)
+    elif len(sys.argv) < 4:
+        sys.exit(USAGE)
+    else:
+        print(keep_run(sys.argv[1], sys.argv[2], configs=sys.argv[3:]))
