@@ -8,6 +8,13 @@ changed.
 
     python benchmarks/real_table2_differences.py --before 8806bca --kept runs/real/tables/table2.md \
         --out benchmarks/real_table2_differences.md
+
+With ``--before-path`` the previous table is that kept file at ``--before`` (a kept table rendered again, issue
+53), and ``--statistics`` adds each comparison of ``tables/table2_statistics.csv`` before and after (its p values,
+the new detectable difference):
+
+    python benchmarks/real_table2_differences.py --before 91b9323 --before-path runs/real/tables/table2.md \
+        --kept runs/real/tables/table2.md --statistics --out benchmarks/real_table2_rerender.md
 """
 
 from __future__ import annotations
@@ -52,18 +59,34 @@ def main() -> None:
     parser.add_argument("--before", required=True, help="the commit whose README held the previous table")
     parser.add_argument("--kept", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--before-path", default="README.md", help="the file at --before that holds the table")
+    parser.add_argument("--statistics", action="store_true", help="add table2_statistics.csv before and after")
     args = parser.parse_args()
-    readme = subprocess.run(["git", "show", f"{args.before}:README.md"], capture_output=True, text=True, check=True)
-    before, after = table_rows(readme.stdout), table_rows(Path(args.kept).read_text())
+    previous = _show(args.before, args.before_path)
+    before, after = table_rows(previous), table_rows(Path(args.kept).read_text())
     old_header, new_header = before.pop("__header__"), after.pop("__header__")
+    if args.before_path == "README.md":
+        title, intro = (
+            "this round's statistics",
+            (
+                f"the README's Table 2 at commit `{args.before}` (from an earlier run, typed, never kept) beside "
+                f"`{args.kept}` (regenerated, kept). Marks: bold the column's best, † not significantly worse than it, "
+                "‡ not above the chance range. The earlier marks came from a rank test; the new ones from the mean test "
+                "that agrees with its interval, with splits of one pool treated as overlapping (docs/statistics.md)."
+            ),
+        )
+    else:
+        title, intro = (
+            "the statistics of issue 53",
+            (
+                f"`{args.before_path}` as kept at commit `{args.before}` beside `{args.kept}` as it is now. Marks: bold "
+                "the column's best, † not significantly worse than it, ‡ not above the chance range."
+            ),
+        )
     lines = [
-        "# The real run's Table 2: before and after this round's statistics",
+        f"# The real run's Table 2: before and after {title}",
         "",
-        f"Written by `benchmarks/real_table2_differences.py`: the README's Table 2 at commit `{args.before}` (from an "
-        f"earlier run, typed, never kept) beside `{args.kept}` (regenerated, kept). Marks: bold the column's best, "
-        "† not significantly worse than it, ‡ not above the chance range. The earlier marks came from a rank test; "
-        "the new ones from the mean test that agrees with its interval, with splits of one pool treated as "
-        "overlapping (docs/statistics.md).",
+        f"Written by `benchmarks/real_table2_differences.py`: {intro}",
         "",
         "| model | column | before | after | what changed |",
         "|---|---|---|---|---|",
@@ -87,8 +110,45 @@ def main() -> None:
     gone = sorted(set(before) - set(after))
     if gone:
         lines += ["", "Rows only before: " + ", ".join(gone) + "."]
+    if args.statistics:
+        lines += statistics_lines(args.before, Path(args.kept).with_name("table2_statistics.csv"))
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(Path(args.out).read_text())
+
+
+def _show(commit: str, path: str | Path) -> str:
+    """``path`` (relative to the repository) as committed at ``commit``."""
+    return subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
+
+
+def statistics_lines(commit: str, kept: Path) -> list[str]:
+    """A table of each non-best comparison of ``kept`` (a table2_statistics.csv) at ``commit`` and now: p, Holm p
+    (before), p, Hsu's MCB p and the detectable difference (after), whether it is marked not worse (†)."""
+    import io
+
+    import pandas as pd
+
+    old = pd.read_csv(io.StringIO(_show(commit, kept))).set_index(["column", "model"])
+    new = pd.read_csv(kept).set_index(["column", "model"])
+    lines = [
+        "",
+        f"`{kept}`, each model against its column's best (x 100 for the differences): before, the p and Holm p the "
+        "kept file printed; after, the t test's p, Hsu's MCB p (the † decision) and the smallest difference the "
+        "test detects with 80 % power.",
+        "",
+        "| column | model | diff | p before | Holm p before | † before | p after | MCB p after | detectable | † after |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for key, row in new[~new.best].iterrows():
+        was = old.loc[key] if key in old.index else None
+        before = (
+            [f"{was.p_value:.3g}", f"{was.p_holm:.3g}", "†" if was.not_worse else ""]
+            if was is not None
+            else ["", "", ""]
+        )
+        after = [f"{row.p_value:.3g}", f"{row.p_mcb:.3g}", f"{100 * row.detectable:.2f}", "†" if row.not_worse else ""]
+        lines.append("| " + " | ".join([*key, f"{100 * row['diff']:.2f}", *before, *after]) + " |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -205,3 +205,14 @@ def test_rerendering_the_kept_demo_writes_its_kept_tables_again(tmp_path):
     assert (demo / "tables" / "table2.md").read_bytes() != before["table2.md"]
     with pytest.raises(FileNotFoundError, match="no scores.parquet"):
         kept.rerender_tables(tmp_path / "runs", workdir=work)
+
+
+def test_refresh_kept_blocks_copies_each_file_into_its_blocks(tmp_path):
+    from tecb.report.quotes import refresh_kept_blocks
+
+    (tmp_path / "runs" / "x").mkdir(parents=True)
+    (tmp_path / "runs" / "x" / "t.md").write_text("| a | 2.00 |\n")
+    text = "before\n<!-- kept: runs/x/t.md -->\n| a | 1.00 |\n<!-- /kept -->\nafter 1.00\n"
+    new = refresh_kept_blocks(text, tmp_path)
+    assert new == "before\n<!-- kept: runs/x/t.md -->\n| a | 2.00 |\n<!-- /kept -->\nafter 1.00\n"
+    assert refresh_kept_blocks(new, tmp_path) == new

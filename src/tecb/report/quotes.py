@@ -13,7 +13,9 @@ glued to letters, as the 2 of "S2S", is not one) and asks that the row hold it, 
 the row's name contain it);
 :func:`untagged_contrasts` finds lines that compare two methods with a signed number but carry no tag (numbers
 typed by hand). A whole kept file (a table of ``runs/``, :mod:`tecb.report.kept`) is quoted between
-``<!-- kept: PATH -->`` and ``<!-- /kept -->``: :func:`kept_blocks`.
+``<!-- kept: PATH -->`` and ``<!-- /kept -->``: :func:`kept_blocks`; :func:`refresh_kept_blocks` copies each
+file into its blocks again after the kept file changed (``python -m tecb.report.quotes --refresh DOC...``; the
+prose around a block is not rewritten: read it again).
 """
 
 from __future__ import annotations
@@ -92,3 +94,26 @@ def untagged_contrasts(text: str) -> list[str]:
 def kept_blocks(text: str) -> list[tuple[str, str]]:
     """``(path, quoted text)`` of every ``<!-- kept: PATH -->`` … ``<!-- /kept -->`` block of a document."""
     return [(m["path"], m["text"]) for m in KEPT_BLOCK.finditer(text)]
+
+
+def refresh_kept_blocks(text: str, root) -> str:
+    """``text`` with every :func:`kept_blocks` block replaced by its file under ``root`` as it is now."""
+
+    def block(match):
+        body = (Path(root) / match["path"]).read_text(encoding="utf-8").strip()
+        return f"<!-- kept: {match['path']} -->\n{body}\n<!-- /kept -->"
+
+    return KEPT_BLOCK.sub(block, text)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] != ["--refresh"]:
+        sys.exit("usage: python -m tecb.report.quotes --refresh DOCUMENT [DOCUMENT ...]")
+    for doc in map(Path, sys.argv[2:]):
+        old = doc.read_text(encoding="utf-8")
+        new = refresh_kept_blocks(old, ".")
+        if new != old:
+            doc.write_text(new, encoding="utf-8")
+            print(f"{doc}: kept blocks refreshed")
