@@ -216,3 +216,28 @@ def test_refresh_kept_blocks_copies_each_file_into_its_blocks(tmp_path):
     new = refresh_kept_blocks(text, tmp_path)
     assert new == "before\n<!-- kept: runs/x/t.md -->\n| a | 2.00 |\n<!-- /kept -->\nafter 1.00\n"
     assert refresh_kept_blocks(new, tmp_path) == new
+
+
+def test_keep_run_keeps_the_labels_of_table2s_configuration(tmp_path):
+    """The predictions behind Table 2 (every text's cluster per split, per state at R > 1) travel with the kept
+    run, so a statistic recomputed from the texts can be rendered again; the other configurations' stay out."""
+    results = tmp_path / "results" / "r"
+    (results / "tables").mkdir(parents=True)
+    (results / "tables" / "table2.md").write_text("| m | 1 |\n")
+    for reduction in ("none", "pca"):
+        for algorithm in ("kmeans", "agglomerative"):
+            path = results / "labels" / "m" / "D" / reduction / f"{algorithm}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(f"{reduction}/{algorithm}".encode())
+    config = tmp_path / "c.yaml"
+    config.write_text("run: r\n")
+    assert [p for p in _kept(results, tmp_path / "runs" / "a", config) if p.startswith("labels/")] == [
+        "labels/m/D/none/kmeans.parquet"
+    ]
+    other = tmp_path / "o.yaml"
+    other.write_text("tables: {table2: {reduction: pca}}\n")
+    kept.keep_run(results, tmp_path / "runs" / "b", configs=[config, other])
+    labels = sorted(
+        p.relative_to(tmp_path / "runs" / "b").as_posix() for p in (tmp_path / "runs" / "b").rglob("*.parquet")
+    )
+    assert labels == ["labels/m/D/pca/kmeans.parquet"]

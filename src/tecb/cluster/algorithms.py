@@ -540,8 +540,7 @@ def cluster_splits(
     ``spec["restarts"]`` (R, :func:`with_restarts`; absent or 1: the paper's protocol, as before): each split
     clustered in the states of :func:`state_seeds`, at R > 1 its row as :func:`restart_columns` says; the
     ``n_clusters``, ``noise_fraction`` and ``degenerate`` are state 0's, the seconds all states'. A split's
-    predicted labels: one array at R = 1, at R > 1 a states x texts array (state 0 first; one row for a
-    deterministic method), so :func:`labels_table` writes each state's.
+    predictions: one array at R = 1, else states x texts (state 0 first; :func:`labels_table` writes each).
     """
     from tecb.cluster.metrics import score
 

@@ -82,15 +82,29 @@ def _previous(dest: Path) -> tuple[dict, list[Path]]:
     return {part: provenance.get("parts", {}).get(part, own) for part in parts}, files
 
 
+def table2_labels(configs: list[str | Path]) -> str:
+    """The pattern of the labels files of Table 2's configuration (``tables.table2`` of the ``configs`` merged in
+    order, default k-means on raw vectors): every text's predicted cluster per split (and per restart state at
+    ``scoring.restarts`` > 1), so a statistic recomputed from the texts can be rendered again from a kept run.
+    Their size at the real run's scale: ~160 KB per model at R = 1, ~1.2 MB at R = 10."""
+    from tecb.config import load_yaml, merge
+
+    settings = {"algorithm": "kmeans", "reduction": "none"}
+    for config in configs:
+        settings = merge(settings, (load_yaml(config).get("tables") or {}).get("table2") or {})
+    return f"labels/*/*/{settings['reduction']}/{settings['algorithm']}.parquet"
+
+
 def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]) -> Path:
-    """Copy :data:`KEPT_PATTERNS` of ``results`` and the ``configs`` into ``dest`` (replaced atomically), with
-    ``provenance.json`` (the commit, whether the work tree had changes, the configs' names, the BLAS kernels).
+    """Copy :data:`KEPT_PATTERNS` and :func:`table2_labels` of ``results`` and the ``configs`` into ``dest``
+    (replaced atomically), with ``provenance.json`` (the commit, whether the work tree had changes, the configs'
+    names, the BLAS kernels).
 
     Only the parts (:func:`part_of`) ``results`` holds are replaced: the other parts ``dest`` holds are carried
     over as they are (``make real`` after ``make real-adapt`` keeps Table 6), with their configs and their
     provenance (``provenance.json``'s ``parts``: each part's own)."""
     results, dest = Path(results), Path(dest)
-    files = sorted(p for pattern in KEPT_PATTERNS for p in results.glob(pattern))
+    files = sorted(p for pattern in (*KEPT_PATTERNS, table2_labels(configs)) for p in results.glob(pattern))
     if not any(p.parent.name in ("tables", "pretrain", "adapt") and p.suffix == ".md" for p in files):
         raise FileNotFoundError(f"{results}: no tables/, pretrain/ or adapt/ tables to keep (is the run finished?)")
     made = {part_of(p.relative_to(results)) for p in files}
@@ -118,8 +132,9 @@ def keep_run(results: str | Path, dest: str | Path, *, configs: list[str | Path]
 
 
 #: what :func:`rerender_tables` copies from a kept run into its scratch results: the inputs of the tables rule
-#: that the run's clusterings made (the datasets are built again from the kept configs and the raw data)
-RERENDER_INPUTS = ("scores.parquet", "chance/*.parquet")
+#: that the run's clusterings made, and the kept labels (the datasets are built again from the kept configs and
+#: the raw data)
+RERENDER_INPUTS = ("scores.parquet", "chance/*.parquet", "labels/**/*.parquet")
 #: the rules a re-render may run: the demo's generated raw data, the datasets, the tables
 RERENDER_RULES = ("demo_data", "build_dataset", "tables")
 
