@@ -255,6 +255,11 @@ def test_the_workflow_scores_alike_per_configuration_and_batched_at_three_restar
         for i, c in enumerate(layer["configurations"])
     }
     assert restarts == {"kmeans": [3, 3], "agglomerative": [1, 1], "dbstream": [3, 3]}
+    states = {
+        c["algorithm"]: sorted(set(pq.read_table(work / "results/batched" / rels[3 + i]).column("state").to_pylist()))
+        for i, c in enumerate(layer["configurations"])
+    }
+    assert states == {"kmeans": [0, 1, 2], "agglomerative": [0], "dbstream": [0, 1, 2]}  # every state's predictions
     # back to the paper's one run: the clusterings are computed again (the restarts are in their params), each
     # job given its one-restart minutes; at R = 3 a stochastic method's job gets 3 x those (SLURM's --time)
     one = run("perjob", False, "-n", scoring={"restarts": 1})
