@@ -111,7 +111,10 @@ def main() -> None:
     if gone:
         lines += ["", "Rows only before: " + ", ".join(gone) + "."]
     if args.statistics:
-        lines += statistics_lines(args.before, Path(args.kept).with_name("table2_statistics.csv"))
+        stats = "table2_statistics.csv"
+        lines += statistics_lines(
+            args.before, Path(args.before_path).with_name(stats), Path(args.kept).with_name(stats)
+        )
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(Path(args.out).read_text())
 
@@ -121,20 +124,21 @@ def _show(commit: str, path: str | Path) -> str:
     return subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
 
 
-def statistics_lines(commit: str, kept: Path) -> list[str]:
-    """A table of each non-best comparison of ``kept`` (a table2_statistics.csv) at ``commit`` and now: p, Holm p
-    (before), p, Hsu's MCB p and the detectable difference (after), whether it is marked not worse (†)."""
+def statistics_lines(commit: str, previous: Path, kept: Path) -> list[str]:
+    """A table of each non-best comparison of ``kept`` (a table2_statistics.csv) beside ``previous`` at ``commit``:
+    p, Holm p (before), p, Hsu's MCB p and the detectable difference (after), whether it is marked not worse
+    (†)."""
     import io
 
     import pandas as pd
 
-    old = pd.read_csv(io.StringIO(_show(commit, kept))).set_index(["column", "model"])
+    old = pd.read_csv(io.StringIO(_show(commit, previous))).set_index(["column", "model"])
     new = pd.read_csv(kept).set_index(["column", "model"])
     lines = [
         "",
-        f"`{kept}`, each model against its column's best (x 100 for the differences): before, the p and Holm p the "
-        "kept file printed; after, the t test's p, Hsu's MCB p (the † decision) and the smallest difference the "
-        "test detects with 80 % power.",
+        f"`{kept}` beside `{previous}` at `{commit}`, each model against its column's best (x 100 for the "
+        "differences): before, the p and Holm p the file printed; after, the t test's p, Hsu's MCB p (the † "
+        "decision) and the smallest difference the test detects with 80 % power.",
         "",
         "| column | model | diff | p before | Holm p before | † before | p after | MCB p after | detectable | † after |",
         "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
