@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--before-path", default="README.md", help="the file at --before that holds the table")
     parser.add_argument("--statistics", action="store_true", help="add table2_statistics.csv before and after")
+    parser.add_argument("--title", help="what differs between the two (default: the statistics)")
     args = parser.parse_args()
     previous = _show(args.before, args.before_path)
     before, after = table_rows(previous), table_rows(Path(args.kept).read_text())
@@ -83,6 +84,7 @@ def main() -> None:
                 "the column's best, † not significantly worse than it, ‡ not above the chance range."
             ),
         )
+    title = args.title or title
     lines = [
         f"# The real run's Table 2: before and after {title}",
         "",
@@ -124,6 +126,11 @@ def _show(commit: str, path: str | Path) -> str:
     return subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
 
 
+def _points(value) -> str:
+    """A difference x 100 at two decimals, empty where the file has none."""
+    return "" if value is None or value != value else f"{100 * value:.2f}"
+
+
 def statistics_lines(commit: str, previous: Path, kept: Path) -> list[str]:
     """A table of each non-best comparison of ``kept`` (a table2_statistics.csv) beside ``previous`` at ``commit``:
     p, Holm p (before), p, Hsu's MCB p and the detectable difference (after), whether it is marked not worse
@@ -137,20 +144,21 @@ def statistics_lines(commit: str, previous: Path, kept: Path) -> list[str]:
     lines = [
         "",
         f"`{kept}` beside `{previous}` at `{commit}`, each model against its column's best (x 100 for the "
-        "differences): before, the p and Holm p the file printed; after, the t test's p, Hsu's MCB p (the † "
+        "differences): before, the p, Holm p and detectable difference the file printed (against its own column's best); after, the t test's p, Hsu's MCB p (the † "
         "decision) and the smallest difference the test detects with 80 % power.",
         "",
-        "| column | model | diff | p before | Holm p before | † before | p after | MCB p after | detectable | † after |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+        "| column | model | diff | p before | Holm p before | detectable before | † before | p after | MCB p after "
+        "| detectable | † after |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for key, row in new[~new.best].iterrows():
         was = old.loc[key] if key in old.index else None
         before = (
-            [f"{was.p_value:.3g}", f"{was.p_holm:.3g}", "†" if was.not_worse else ""]
+            [f"{was.p_value:.3g}", f"{was.p_holm:.3g}", _points(was.get("detectable")), "†" if was.not_worse else ""]
             if was is not None
-            else ["", "", ""]
+            else ["", "", "", ""]
         )
-        after = [f"{row.p_value:.3g}", f"{row.p_mcb:.3g}", f"{100 * row.detectable:.2f}", "†" if row.not_worse else ""]
+        after = [f"{row.p_value:.3g}", f"{row.p_mcb:.3g}", _points(row.detectable), "†" if row.not_worse else ""]
         lines.append("| " + " | ".join([*key, f"{100 * row['diff']:.2f}", *before, *after]) + " |")
     return lines
 
