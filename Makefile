@@ -141,7 +141,7 @@ paper-scale: setup
 # (nothing embedded or clustered; the real data and the packaged models' folders, which the configs' preflight
 # checks, must be there), then the docs' kept blocks refreshed
 # (read the prose around them again). After a change of tecb.report.stats: make rerender.
-KEPT_TABLES := runs/demo runs/real runs/real-e5
+KEPT_TABLES := runs/demo runs/real runs/real-e5 runs/real-s2s runs/real-s2s-r10
 rerender: real-data
 	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
 	@$(BIN)/python -m tecb.embed.packaged resources/real/models
