@@ -65,6 +65,32 @@ def test_the_positive_control_wins_through_the_projects_scoring_path():
     assert v_measure(noise.transform(x), splits) < gains["supcon"] - 0.3
 
 
+def test_the_positive_control_beats_the_base_by_three_times_its_detectable_delta():
+    """Issue 54's bar for a positive control, in miniature: over 3 training seeds and 6 splits, the label head's Δ
+    against the base (Table 6's test: tecb.report.stats.contrast_test of seeds x splits against the base) is
+    significant and at least 3x the smallest Δ that test detects; labels that carry nothing do not pass it."""
+    from tecb.report.stats import contrast_test
+
+    x, y = synthetic()
+    splits = splits_of(y, n_splits=6)
+
+    def per_split(vectors):
+        rows = score_vectors(vectors, splits, algorithm=KMEANS, seed=42, log=lambda *a: None)
+        return [r["v_measure"] for r in sorted(rows, key=lambda r: r["split"])]
+
+    base = np.asarray([per_split(x)])
+
+    def delta(labels):
+        heads = [frozen.fit_label_head(x, labels, kind="supcon", training=SMALL_HEAD, seed=s) for s in (42, 1, 2)]
+        return contrast_test(np.asarray([per_split(h.transform(x)) for h in heads]), base, seed=0)
+
+    won = delta(y)
+    assert won.ci_low > 0 and won.p_value < 0.05, won
+    assert 0 < won.detectable and won.mean >= 3 * won.detectable, won
+    shuffled = delta(np.random.default_rng(5).permutation(y))
+    assert not shuffled.mean >= 3 * shuffled.detectable, shuffled
+
+
 def test_whitening_gives_the_identity_covariance_and_matches_the_hand_computed_map():
     x, _ = synthetic()
     head = frozen.fit_whitening(x)
