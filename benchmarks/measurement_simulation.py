@@ -1,17 +1,20 @@
 """Issue 53.6, the large version of tests/test_simulation.py: the simulation that can fail both ways
 (:mod:`tecb.report.simulation`: V-measure from k-means clusterings of latent-class data, splits by the project's
 recipes) on the designs of Blurbs S2S (28 splits), TenKGnad P2P (10) and Table 6 (3 seeds x 28), at R = 1 and
-R = 10 restarts, for this code's statistics (``now``) and for those of an earlier commit (``before``: the
-statistics module as it was, loaded from git; they see the same simulated scores). Writes a CSV and a Markdown
-table with each row's acceptance (coverage in [93 %, 98.5 %], false positives <= 6 %, power >= 0.75 x a z test's
-that knows the true SD). Run it with nice; about 10-15 minutes on one core.
+R = 10 restarts, at the real pools' sizes (Blurbs S2S: 1,808 unique titles; TenKGnad P2P: 1,028 texts), for the
+text-level bootstrap over the predictions (``bootstrap``), the analytic test from the per-split scores
+(``analytic``, the tables' fallback without saved predictions) and optionally the statistics of an earlier commit
+(``--before``: the module as it was, loaded from git; they all see the same simulated runs). Writes a CSV and a
+Markdown table with each row's acceptance (coverage in [93 %, 98.5 %], false positives <= 6 %, power >= 0.75 x a
+z test's that knows the true SD). Run it with nice.
 
-    nice -n 10 python benchmarks/measurement_simulation.py --before 06b2461 --out benchmarks/measurement_simulation
+    nice -n 10 python benchmarks/measurement_simulation.py --runs 60 --out benchmarks/measurement_simulation
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 import time
@@ -38,7 +41,7 @@ def before_test(old):
     """The earlier commit's contrast test, as its tables called it (one dataset-wide overlap factor, 2,000
     resamples; it has no restarts' variance)."""
 
-    def test(a, b, *, strata, overlap, noise_a, noise_b):
+    def test(a, b, *, strata, overlap, noise_a, noise_b, predictions):
         effect = old.Overlap(design_effect=overlap.design_effect, df_scale=overlap.df_scale)
         return old.contrast_test(a, b, strata=strata, design_effect=effect, n_resamples=2000, seed=0)
 
@@ -47,17 +50,19 @@ def before_test(old):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", required=True, help="the commit whose statistics to compare with")
+    parser.add_argument("--before", help="a commit whose statistics to compare with (before issue 53's)")
     parser.add_argument("--out", required=True, help="output stem (.csv, .md)")
-    parser.add_argument("--runs", type=int, default=60, help="runs per design and hypothesis (TenKGnad: x3)")
+    parser.add_argument("--runs", type=int, default=60, help="runs per design and hypothesis")
     parser.add_argument("--restarts", type=int, default=10)
     args = parser.parse_args()
-    tests = {"now": simulation.test_now, "before": before_test(old_stats(args.before))}
+    tests = dict(simulation.TESTS)
+    if args.before:
+        tests["before"] = before_test(old_stats(args.before))
     frames, seconds = [], {}
     for key, design in simulation.DESIGNS.items():
         start = time.perf_counter()
-        runs = args.runs * (3 if key == "tenkgnad_p2p" else 1)
-        frames.append(simulation.run_design(design, runs=runs, restarts=args.restarts, seed=53, tests=tests))
+        design = dataclasses.replace(design, pool=simulation.REAL_POOLS[key], effect=simulation.REAL_EFFECTS[key])
+        frames.append(simulation.run_design(design, runs=args.runs, restarts=args.restarts, seed=53, tests=tests))
         seconds[design.name] = time.perf_counter() - start
         print(f"{design.name}: {seconds[design.name]:.0f} s", flush=True)
     table = pd.concat(frames, ignore_index=True)
@@ -69,10 +74,14 @@ def main() -> None:
     lines = [
         "# The measurement simulation (issue 53.6)",
         "",
-        f"`python benchmarks/measurement_simulation.py --before {args.before} --runs {args.runs}`: "
-        f"{args.runs} runs per design under the null and {args.runs} under the effect (TenKGnad: "
-        f"{3 * args.runs}), {args.restarts} restarts per split; `now`: this code's statistics, `before`: those "
-        f"of {args.before}, on the same simulated scores; R1: the first restart alone (today's protocol). "
+        f"`python benchmarks/measurement_simulation.py{' --before ' + args.before if args.before else ''} "
+        f"--runs {args.runs}`: {args.runs} runs per design under the null and {args.runs} under the effect, pools "
+        f"of the real sizes ({', '.join(f'{k} {v}' for k, v in simulation.REAL_POOLS.items())} texts), "
+        f"{args.restarts} restarts per split; `bootstrap`: the text-level bootstrap over the predictions "
+        f"({simulation.SIMULATION_RESAMPLES} replicates), `analytic`: the test from per-split scores (the "
+        "tables' fallback; the statistics of 91b9323)"
+        f"{', `before`: those of ' + args.before if args.before else ''}, on the same simulated runs; R1: the "
+        "first restart alone (the paper's protocol). "
         "Acceptance: coverage in [93 %, 98.5 %], false positives <= 6 %, power >= 0.75 x the z test's that knows "
         "the true SD. V-measure x 100; detectable: the median Δ a row can detect (80 % power, α 0.05).",
         "",
