@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import v_measure_score
 
-from tecb.report import bootstrap
+from tecb.report import bootstrap, stats
 
 
 def _noisy(labels, keep, rng, clusters=6):
@@ -72,3 +75,52 @@ def test_seeds_and_states_and_bad_input():
         bootstrap.contrast_test([a[0][:3]], b, texts=texts, labels=labels, n_resamples=10, seed=0)
     with pytest.raises(ValueError, match="labels and"):
         bootstrap.contrast_test(a, b, texts=texts, labels=[y[:-1] for y in labels], n_resamples=10, seed=0)
+
+
+def _run_files(rng, states=1):
+    """A dataset's splits file, three models' labels files (model c as good as b) and their scores."""
+    pool = rng.integers(0, 4, 500)
+    split_ids = [np.sort(rng.choice(500, size=350, replace=False)) for _ in range(5)]
+    splits = pd.DataFrame(
+        [(s, int(t), f"l{pool[t]}") for s, ids in enumerate(split_ids) for t in ids],
+        columns=["split", "text_id", "label"],
+    )
+    labels, scores = {}, []
+    for model, keep in (("a", 0.7), ("b", 0.5), ("c", 0.5)):
+        rows = []
+        for s, ids in enumerate(split_ids):
+            values = []
+            for state in range(states):
+                clusters = _noisy(pool[ids], keep, rng)
+                rows += [(s, int(t), int(c), state) for t, c in zip(ids, clusters)]
+                values.append(v_measure_score(pool[ids], clusters))
+            scores.append((model, "d", "none", "kmeans", s, float(np.mean(values)), len(ids)))
+        frame = pd.DataFrame(rows, columns=["split", "text_id", "cluster", "state"])
+        labels[(model, "d", "none", "kmeans")] = frame if states > 1 else frame.drop(columns="state")
+    columns = ["model", "dataset", "reduction", "algorithm", "split", "v_measure", "n_texts"]
+    return splits, labels, pd.DataFrame(scores, columns=columns)
+
+
+@pytest.mark.parametrize("states", [1, 3])
+def test_table_statistics_use_the_bootstrap_where_predictions_are_saved(states):
+    splits, labels, scores = _run_files(np.random.default_rng(9), states=states)
+    predictions = {k: bootstrap.split_predictions(splits, v, source=str(k)) for k, v in labels.items()}
+    pairs = bootstrap.TablePairs(predictions, {"d": splits.text_id.to_numpy()}, n_resamples=200, seed=0)
+    spec = stats.Statistics(test="mean", alpha=0.05, confidence=0.95, n_resamples=1000, seed=0)
+    call = dict(algorithm="kmeans", reduction="none", datasets=["d"], averages={})
+    analytic = stats.table_statistics(scores, statistics=spec, **call).set_index("model")
+    boot = stats.table_statistics(scores, statistics=replace(spec, pairs=pairs), **call).set_index("model")
+    assert boot["mean"].equals(analytic["mean"]) and boot.loc["a", "best"]
+    assert boot.loc["b", "diff"] == pytest.approx(analytic.loc["b", "diff"])  # the same scores, recomputed
+    assert not np.isclose(boot.loc["b", "se"], analytic.loc["b", "se"])  # but another test
+    assert 0 < boot.loc["b", "p_value"] < 0.05 and boot.loc["b", "diff_low"] > 0
+    assert boot.loc["c", "p_mcb"] < 0.05  # c is as bad as b
+
+
+def test_split_predictions_name_the_file_and_split_on_bad_input():
+    splits, labels, _ = _run_files(np.random.default_rng(1))
+    frame = labels[("a", "d", "none", "kmeans")]
+    with pytest.raises(ValueError, match="f.parquet: split 2: its texts differ"):
+        bootstrap.split_predictions(splits, frame[~((frame.split == 2) & (frame.index % 7 == 0))], source="f.parquet")
+    with pytest.raises(ValueError, match="f.parquet: labels file lacks column"):
+        bootstrap.split_predictions(splits, frame.drop(columns="cluster"), source="f.parquet")

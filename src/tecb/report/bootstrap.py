@@ -19,9 +19,11 @@ excludes 0, and p is never 0. docs/statistics.md says why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from tecb.report import stats
 
@@ -85,10 +87,27 @@ def resample_weights(pool: int, *, n_resamples: int, seed: int) -> np.ndarray:
     return rng.multinomial(pool, np.full(pool, 1.0 / pool), size=n_resamples).astype(float)
 
 
-def _side(weights, members, labels, side) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One side's (seeds x splits) cells: replicates x seeds x splits, observed seeds x splits, and the
-    restarts' variance of each cell's mean (NaN at one state)."""
+@dataclass(frozen=True)
+class Replicates:
+    """One side's cells (its seeds x its splits) under the replicates of one pool: ``boot`` replicates x seeds x
+    splits, ``observed`` seeds x splits (unit weights), ``noise`` the restarts' variance / R of each cell (NaN
+    at one state), all V-measure x :data:`SCALE`. Sides computed with the same weights pair column by column."""
+
+    boot: np.ndarray
+    observed: np.ndarray
+    noise: np.ndarray
+
+    def columns(self, keep) -> Replicates:
+        """These cells on the splits ``keep`` (positions or a mask)."""
+        return Replicates(boot=self.boot[..., keep], observed=self.observed[:, keep], noise=self.noise[:, keep])
+
+
+def replicates(side: Sequence, *, members: Sequence, labels: Sequence, weights: np.ndarray) -> Replicates:
+    """:class:`Replicates` of ``side`` (per seed, per split the predicted clusters, states x texts) on the splits
+    ``members`` (positions in the pool) with true ``labels``, under ``weights`` (:func:`resample_weights`)."""
     seeds = len(side)
+    if not seeds:
+        raise ValueError("a side has no seeds")
     boot = np.empty((weights.shape[0], seeds, len(members)))
     observed, noise = np.empty((seeds, len(members))), np.full((seeds, len(members)), np.nan)
     for i, per_split in enumerate(side):
@@ -99,7 +118,7 @@ def _side(weights, members, labels, side) -> tuple[np.ndarray, np.ndarray, np.nd
             observed[i, j] = states.mean()
             if states.size > 1:
                 noise[i, j] = states.var(ddof=1) / states.size
-    return boot, observed, noise
+    return Replicates(boot=boot * SCALE, observed=observed * SCALE, noise=noise * SCALE**2)
 
 
 def _positions(texts: Sequence) -> tuple[list[np.ndarray], int]:
@@ -155,28 +174,96 @@ def contrast_test(
     members, pool = _positions(texts)
     if len(labels) != len(members):
         raise ValueError(f"{len(members)} splits but labels for {len(labels)}")
-    if not len(a):
-        raise ValueError("a has no seeds")
     weights = resample_weights(pool, n_resamples=n_resamples, seed=seed)
-    boot_a, obs_a, noise_a = _side(weights, members, labels, a)
-    diff_boot, diff = boot_a.mean(axis=1), obs_a.mean(axis=0)
-    restart_noise = np.nansum(noise_a, axis=0) / len(a) ** 2 if np.all(np.isfinite(noise_a)) else None
-    sides = [obs_a]
+    side_a = replicates(a, members=members, labels=labels, weights=weights)
+    side_b = None if b is None else replicates(b, members=members, labels=labels, weights=weights)
+    return stats._decide(*paired_parts(side_a, side_b, strata=strata), confidence)
+
+
+def paired_parts(a: Replicates, b: Replicates | None, *, strata) -> tuple[float, list[tuple[float, float]]]:
+    """The mean over splits of ``a``'s seeds' mean minus ``b``'s (None: 0) and the parts of its variance,
+    (contribution, df) each (module docstring): the replicates' variance, the split-level noise per kind
+    (``strata``: each split's kind) and each side's seeds."""
+    diff_boot, diff, noise = a.boot.mean(axis=1), a.observed.mean(axis=0), a.noise.sum(axis=0) / len(a.observed) ** 2
+    sides = [a.observed]
     if b is not None:
-        boot_b, obs_b, noise_b = _side(weights, members, labels, b)
-        diff_boot, diff = diff_boot - boot_b.mean(axis=1), diff - obs_b.mean(axis=0)
-        if restart_noise is not None and np.all(np.isfinite(noise_b)):
-            restart_noise = restart_noise + noise_b.sum(axis=0) / len(b) ** 2
-        else:
-            restart_noise = None
-        sides.append(obs_b)
-    if restart_noise is None:
-        restart_noise = np.full(diff.size, np.nan)
-    diff_boot, diff, restart_noise = diff_boot * SCALE, diff * SCALE, restart_noise * SCALE**2
-    parts = [(float(diff_boot.mean(axis=1).var(ddof=1)), n_resamples - 1.0)]
-    parts += _split_noise(diff_boot, diff, restart_noise, strata)
+        diff_boot, diff = diff_boot - b.boot.mean(axis=1), diff - b.observed.mean(axis=0)
+        noise = noise + b.noise.sum(axis=0) / len(b.observed) ** 2
+        sides.append(b.observed)
+    parts = [(float(diff_boot.mean(axis=1).var(ddof=1)), diff_boot.shape[0] - 1.0)]
+    parts += _split_noise(diff_boot, diff, noise, strata)
     for side in sides:
         if side.shape[0] > 1:
-            means = side.mean(axis=1) * SCALE
+            means = side.mean(axis=1)
             parts.append((float(means.var(ddof=1)) / means.size, means.size - 1.0))
-    return stats._decide(float(diff.mean()), parts, confidence)
+    return float(diff.mean()), parts
+
+
+#: replicates of the tables' bootstrap (each model's replicates are computed once per dataset and paired with
+#: every other model's: the same weights)
+TABLE_RESAMPLES = 1000
+
+
+def split_predictions(splits: pd.DataFrame, labels: pd.DataFrame, *, source: str) -> dict[int, tuple]:
+    """Split id -> (text ids, true labels, predicted clusters: states x texts) from a dataset's splits file
+    (``split``, ``text_id``, ``label``) and a cluster job's labels file (``split``, ``text_id``, ``cluster``, and
+    ``state`` at R > 1; ``source`` names it in errors), each split's texts in the splits file's order."""
+    missing = {"split", "text_id", "cluster"} - set(labels.columns)
+    if missing:
+        raise ValueError(f"{source}: labels file lacks column(s) {sorted(missing)}")
+    if "state" not in labels:
+        labels = labels.assign(state=0)
+    gold = {int(s): g for s, g in splits.groupby("split", sort=True)}
+    out = {}
+    for s, group in labels.groupby("split", sort=True):
+        if int(s) not in gold:
+            raise ValueError(f"{source}: split {int(s)} is not in the dataset's splits file")
+        want = gold[int(s)]
+        wide = group.pivot(index="text_id", columns="state", values="cluster")
+        if len(wide) != len(want) or not want.text_id.isin(wide.index).all() or wide.isna().any(axis=None):
+            raise ValueError(
+                f"{source}: split {int(s)}: its texts differ from the splits file's (or a state lacks some)"
+            )
+        clusters = wide.reindex(want.text_id.to_numpy()).to_numpy().T
+        out[int(s)] = (want.text_id.to_numpy(), want.label.to_numpy(), clusters)
+    return out
+
+
+class TablePairs:
+    """The paired bootstrap for a table (:func:`tecb.report.stats.table_statistics`): per dataset one set of
+    weights over its pool (the splits file's unique text ids), per key (model, dataset, reduction, algorithm)
+    its :class:`Replicates` on every split it has predictions for, computed once; :meth:`parts` pairs two keys
+    on given splits. ``predictions``: key -> split id -> (text ids, labels, clusters) (:func:`split_predictions`);
+    ``pools``: dataset -> its splits file's text ids."""
+
+    def __init__(self, predictions: Mapping, pools: Mapping, *, n_resamples: int = TABLE_RESAMPLES, seed: int):
+        self.predictions, self.n_resamples, self.seed = predictions, n_resamples, seed
+        self.positions = {
+            d: {t: i for i, t in enumerate(dict.fromkeys(np.asarray(ids).tolist()))} for d, ids in pools.items()
+        }
+        self.cache: dict = {}
+
+    def _replicates(self, key) -> tuple[list, Replicates]:
+        if key not in self.cache:
+            dataset, per_split = key[1], self.predictions[key]
+            pos = self.positions[dataset]
+            weights = resample_weights(len(pos), n_resamples=self.n_resamples, seed=self.seed)
+            ids = sorted(per_split)
+            members = [np.array([pos[t] for t in per_split[s][0].tolist()]) for s in ids]
+            side = [[per_split[s][2] for s in ids]]
+            reps = replicates(side, members=members, labels=[per_split[s][1] for s in ids], weights=weights)
+            self.cache[key] = (ids, reps)
+        return self.cache[key]
+
+    def parts(self, key_a, key_b, splits: Sequence, kinds) -> tuple[float, list] | None:
+        """(mean difference a - b over ``splits``, its variance parts) as :func:`paired_parts`, ``kinds``: each
+        of those splits' kind or None; None where either key has no predictions for every one of them."""
+        if key_a not in self.predictions or key_b not in self.predictions:
+            return None
+        (ids_a, a), (ids_b, b) = self._replicates(key_a), self._replicates(key_b)
+        splits = [int(s) for s in splits]
+        if not set(splits) <= set(ids_a) or not set(splits) <= set(ids_b):
+            return None
+        a = a.columns([ids_a.index(s) for s in splits])
+        b = b.columns([ids_b.index(s) for s in splits])
+        return paired_parts(a, b, strata=kinds)
