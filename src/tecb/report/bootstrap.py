@@ -19,6 +19,7 @@ excludes 0, and p is never 0. docs/statistics.md says why.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -80,7 +81,7 @@ def split_scores(weights: np.ndarray, *, members: np.ndarray, labels, clusters) 
     return values[:, 1:].mean(axis=0), values[:, 0]
 
 
-def resample_weights(pool: int, *, n_resamples: int, seed: int) -> np.ndarray:
+def resample_weights(pool: int, *, n_resamples: int, seed: int | Sequence[int]) -> np.ndarray:
     """Multinomial bootstrap weights (``n_resamples`` x ``pool``): how often each of the pool's texts is drawn
     when ``pool`` texts are drawn with replacement."""
     rng = np.random.default_rng(seed)
@@ -247,7 +248,8 @@ class TablePairs:
         if key not in self.cache:
             dataset, per_split = key[1], self.predictions[key]
             pos = self.positions[dataset]
-            weights = resample_weights(len(pos), n_resamples=self.n_resamples, seed=self.seed)
+            stream = [self.seed, zlib.crc32(str(dataset).encode())]  # each dataset its own draws, by name
+            weights = resample_weights(len(pos), n_resamples=self.n_resamples, seed=stream)
             ids = sorted(per_split)
             members = [np.array([pos[t] for t in per_split[s][0].tolist()]) for s in ids]
             side = [[per_split[s][2] for s in ids]]

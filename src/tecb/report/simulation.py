@@ -1,8 +1,10 @@
 """A simulation that can fail both ways (issue 53.6): V-measure from actual k-means clusterings of synthetic
-latent-class data, splits drawn by the project's own recipes (:mod:`tecb.data.splits`), the statistics of
-:mod:`tecb.report.stats` asked for each run's interval, p and detectable Δ.
+latent-class data, splits drawn by the project's own recipes (:mod:`tecb.data.splits`), the tables' tests asked
+for each run's interval, p and detectable Δ: the paired text-level bootstrap over the predictions
+(:mod:`tecb.report.bootstrap`) and the analytic test from the per-split scores (:mod:`tecb.report.stats`).
 
-A pool of texts has coarse classes (genres) and fine classes within them; a text's embedding under an encoder is
+A dataset's population (:func:`geometry`, drawn once per design) has coarse classes (genres) of unequal shares
+and fine classes within them; a run draws a new pool of texts from it; a text's embedding under an encoder is
 its fine class's centre (coarse centre plus a fine offset) plus the text's own deviation (shared by every
 encoder: the text-level variance the overlap correction is about) plus the encoder's noise, scaled by the
 encoder's ``separation`` (a better encoder: more separation). A split is clustered ``restarts`` times by k-means
