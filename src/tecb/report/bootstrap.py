@@ -12,7 +12,7 @@ What the replicates cannot see, because the predictions are held fixed, is added
 independent across splits, per split kind the larger of the restarts' variance / R (each split's states; R >
 1) and the kind's spread of per-split differences less the spread the text replicates already explain (method
 of moments; at R = 1 the only estimate); and for a side with several training seeds the variance of its mean
-over seeds (seeds - 1 degrees of freedom). The interval and p are a t with Welch-Satterthwaite degrees of
+over seeds that the replicates and restarts do not explain (method of moments, seeds - 1 degrees of freedom). The interval and p are a t with Welch-Satterthwaite degrees of
 freedom over these parts (:func:`tecb.report.stats._decide`), so p < 1 - confidence exactly when the interval
 excludes 0, and p is never 0. docs/statistics.md says why.
 """
@@ -186,18 +186,28 @@ def paired_parts(a: Replicates, b: Replicates | None, *, strata) -> tuple[float,
     (contribution, df) each (module docstring): the replicates' variance, the split-level noise per kind
     (``strata``: each split's kind) and each side's seeds."""
     diff_boot, diff, noise = a.boot.mean(axis=1), a.observed.mean(axis=0), a.noise.sum(axis=0) / len(a.observed) ** 2
-    sides = [a.observed]
     if b is not None:
         diff_boot, diff = diff_boot - b.boot.mean(axis=1), diff - b.observed.mean(axis=0)
         noise = noise + b.noise.sum(axis=0) / len(b.observed) ** 2
-        sides.append(b.observed)
     parts = [(float(diff_boot.mean(axis=1).var(ddof=1)), diff_boot.shape[0] - 1.0)]
     parts += _split_noise(diff_boot, diff, noise, strata)
-    for side in sides:
-        if side.shape[0] > 1:
-            means = side.mean(axis=1)
-            parts.append((float(means.var(ddof=1)) / means.size, means.size - 1.0))
+    for side in (a, b):
+        if side is not None and len(side.observed) > 1:
+            parts.append(_seed_part(side))
     return float(diff.mean()), parts
+
+
+def _seed_part(side: Replicates) -> tuple[float, float]:
+    """(contribution, df) of a side's training seeds: the variance of its mean over seeds that neither the texts
+    (the spread of the seeds' means within a replicate) nor the restarts explain, method of moments, with seeds
+    - 1 degrees of freedom (the seeds' shared text variance is in the replicates already)."""
+    seeds, splits = side.observed.shape
+    means = side.observed.mean(axis=1)
+    boot = side.boot.mean(axis=2)
+    explained = float((boot - boot.mean(axis=0)).var(axis=1, ddof=1).mean())
+    clustering = float(side.noise.sum(axis=1).mean()) / splits**2 if np.all(np.isfinite(side.noise)) else 0.0
+    residual = max(float(means.var(ddof=1)) - explained - clustering, 0.0)
+    return residual / seeds, seeds - 1.0
 
 
 #: replicates of the tables' bootstrap (each model's replicates are computed once per dataset and paired with
