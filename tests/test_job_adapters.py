@@ -324,6 +324,13 @@ def test_a_tables_job_is_built_from_the_snakemake_job(monkeypatch):
     job.run_tables_job(tables)
     settings, inputs, _ = calls[1]
     assert (inputs.reference, inputs.reference_table1, inputs.chance, settings.statistics) == (None, None, None, None)
+    assert inputs.labels is None  # no labels files named: the analytic test
+    tables.input.labels, tables.params.labels_keys = ["l.parquet"], [["m", "A", "none", "kmeans"]]
+    job.run_tables_job(tables)
+    assert calls[2][1].labels == {("m", "A", "none", "kmeans"): "l.parquet"}
+    tables.params.labels_keys = []
+    with pytest.raises(ValueError, match="1 labels files but 0 labels_keys"):
+        job.run_tables_job(tables)
 
 
 def test_a_pretrain_report_job_is_built_from_the_snakemake_job(monkeypatch):

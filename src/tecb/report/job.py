@@ -49,8 +49,19 @@ def run_tables_job(job, *, log=print) -> None:
         chance=list(inp.chance) if p.chance else None,
         reference=reference,
         reference_table1=reference_table1,
+        labels=_labels_inputs(job),
     )
     render_tables(settings, inputs, outputs=outputs, log=log)
+
+
+def _labels_inputs(job) -> dict | None:
+    """(model, dataset, reduction, algorithm) -> labels file, where the rule names them (input ``labels`` and
+    param ``labels_keys``, in the same order); None: the rule gives none (the analytic test)."""
+    paths = list(getattr(job.input, "labels", None) or [])
+    keys = [tuple(k) for k in (getattr(job.params, "labels_keys", None) or [])]
+    if len(paths) != len(keys):
+        raise ValueError(f"the tables rule names {len(paths)} labels files but {len(keys)} labels_keys")
+    return dict(zip(keys, paths)) if paths else None
 
 
 def run_pretrain_report_job(job, *, log=print) -> None:

@@ -1,8 +1,10 @@
 """A simulation that can fail both ways (issue 53.6): V-measure from actual k-means clusterings of synthetic
-latent-class data, splits drawn by the project's own recipes (:mod:`tecb.data.splits`), the statistics of
-:mod:`tecb.report.stats` asked for each run's interval, p and detectable Δ.
+latent-class data, splits drawn by the project's own recipes (:mod:`tecb.data.splits`), the tables' tests asked
+for each run's interval, p and detectable Δ: the paired text-level bootstrap over the predictions
+(:mod:`tecb.report.bootstrap`) and the analytic test from the per-split scores (:mod:`tecb.report.stats`).
 
-A pool of texts has coarse classes (genres) and fine classes within them; a text's embedding under an encoder is
+A dataset's population (:func:`geometry`, drawn once per design) has coarse classes (genres) of unequal shares
+and fine classes within them; a run draws a new pool of texts from it; a text's embedding under an encoder is
 its fine class's centre (coarse centre plus a fine offset) plus the text's own deviation (shared by every
 encoder: the text-level variance the overlap correction is about) plus the encoder's noise, scaled by the
 encoder's ``separation`` (a better encoder: more separation). A split is clustered ``restarts`` times by k-means
@@ -21,13 +23,14 @@ estimate over the runs) and the median detectable Δ. ``tests/test_simulation.py
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from tecb.data.splits import random_fraction_splits, within_group_splits
-from tecb.report import stats
+from tecb.report import bootstrap, stats
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,17 +66,32 @@ DESIGNS = {
     ),
 }
 
+#: the real designs' pools (benchmarks/measurement_simulation.py): Blurbs S2S's unique titles, TenKGnad P2P's texts
+REAL_POOLS = {"blurbs_s2s": 1808, "tenkgnad_p2p": 1028, "table6": 1808}
+#: the effects (added separation) at the real pools: a difference the z test that knows the true SD detects about
+#: half of the time, so the power criterion discriminates (a large effect is detected by any test)
+REAL_EFFECTS = {"blurbs_s2s": 0.1, "tenkgnad_p2p": 0.2, "table6": 0.1}
 
-def _pool(design: Design, rng: np.random.Generator):
-    """(coarse label, fine label, latent position, text deviation) per text of the pool; genres of unequal size
-    (so within-genre splits range from a few texts to many, as Blurbs')."""
+
+def geometry(design: Design, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset's population: its genres' shares (unequal, so within-genre splits range from a few texts to
+    many, as Blurbs') and its fine classes' centres (coarse centre plus a fine offset). Drawn once per design:
+    what a test on one dataset infers is that dataset's population, so the runs redraw texts, not the
+    population."""
     shares = rng.dirichlet(np.full(design.genres, 1.5))
-    genre = rng.choice(design.genres, size=design.pool, p=shares)
-    fine = genre * design.fine_per_genre + rng.integers(0, design.fine_per_genre, size=design.pool)
     coarse_centres = rng.standard_normal((design.genres, design.dims))
     fine_centres = coarse_centres.repeat(design.fine_per_genre, axis=0) + 0.6 * rng.standard_normal(
         (design.genres * design.fine_per_genre, design.dims)
     )
+    return shares, fine_centres
+
+
+def _pool(design: Design, population: tuple[np.ndarray, np.ndarray], rng: np.random.Generator):
+    """(coarse label, fine label, latent position, text deviation) per text of a pool drawn from
+    ``population`` (:func:`geometry`)."""
+    shares, fine_centres = population
+    genre = rng.choice(design.genres, size=design.pool, p=shares)
+    fine = genre * design.fine_per_genre + rng.integers(0, design.fine_per_genre, size=design.pool)
     deviation = rng.standard_normal((design.pool, design.dims))
     return genre, fine, fine_centres[fine], deviation
 
@@ -127,13 +145,17 @@ def _kmeans(x: np.ndarray, k: int, restarts: int, rng, iterations: int = 8) -> n
             chosen.append(pick)
             closest = np.minimum(closest, ((x - x[pick]) ** 2).sum(1))
         centres[r] = x[chosen]
+    flat = np.arange(restarts)[:, None] * k
     for _ in range(iterations):
-        d = ((x[None, :, None, :] - centres[:, None, :, :]) ** 2).sum(-1)  # R x n x k
-        assign = d.argmin(-1)
-        onehot = np.eye(k)[assign]  # R x n x k
-        counts = onehot.sum(1)[..., None]
-        new = np.einsum("rnk,nd->rkd", onehot, x) / np.maximum(counts, 1)
-        centres = np.where(counts > 0, new, centres)
+        d = (x**2).sum(1)[None, :, None] - 2 * np.einsum("nd,rkd->rnk", x, centres) + (centres**2).sum(-1)[:, None]
+        assign = d.argmin(-1)  # R x n
+        cells = (flat + assign).ravel()
+        counts = np.bincount(cells, minlength=restarts * k).reshape(restarts, k, 1)
+        sums = np.stack(
+            [np.bincount(cells, weights=np.tile(x[:, j], restarts), minlength=restarts * k) for j in range(x.shape[1])],
+            axis=-1,
+        ).reshape(restarts, k, x.shape[1])
+        centres = np.where(counts > 0, sums / np.maximum(counts, 1), centres)
     return assign
 
 
@@ -143,31 +165,60 @@ def _embed(position, deviation, separation, noise, rng) -> np.ndarray:
     return separation * position + deviation + noise * rng.standard_normal(deviation.shape)
 
 
-def _score(emb, splits, restarts, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per split: the mean V-measure over the restarts, the first restart's (R = 1), the restarts' variance
-    and that variance / R (the clustering variance of the mean)."""
-    scores = np.stack(
-        [_v_measure(labels, _kmeans(emb[idx], len(np.unique(labels)), restarts, rng)) for _, idx, labels in splits]
-    )
+def _score(emb, splits, restarts, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    """Per split: the mean V-measure over the restarts, the first restart's (R = 1), the restarts' variance,
+    that variance / R (the clustering variance of the mean) and the predicted clusters (restarts x texts: what
+    the cluster jobs save)."""
+    clusters = [_kmeans(emb[idx], len(np.unique(labels)), restarts, rng) for _, idx, labels in splits]
+    scores = np.stack([_v_measure(labels, c) for (_, _, labels), c in zip(splits, clusters)])
     var = scores.var(axis=1, ddof=1) if restarts > 1 else np.full(len(splits), np.nan)
-    return scores.mean(axis=1), scores[:, 0], var, var / restarts
+    return scores.mean(axis=1), scores[:, 0], var, var / restarts, clusters
 
 
-def test_now(a, b, *, strata, overlap, noise_a, noise_b) -> stats.MeanTest:
-    """This code's test of a contrast (:func:`tecb.report.stats.contrast_test`), as the tables call it."""
+def test_analytic(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> stats.MeanTest:
+    """The analytic test of a contrast from the per-split scores (:func:`tecb.report.stats.contrast_test`), as
+    the tables call it where no predictions are saved (``predictions`` unused)."""
     return stats.contrast_test(a, b, strata=strata, design_effect=overlap, noise_a=noise_a, noise_b=noise_b, seed=0)
 
 
+#: replicates of the text-level bootstrap in the simulation (the tables use 1,000)
+SIMULATION_RESAMPLES = 200
+
+
+def test_bootstrap(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> stats.MeanTest:
+    """The paired text-level bootstrap over the predictions (:func:`tecb.report.bootstrap.contrast_test`; the
+    scores, overlap and noise unused: it recomputes them from ``predictions``)."""
+    return bootstrap.contrast_test(
+        predictions["a"],
+        predictions["b"],
+        texts=predictions["texts"],
+        labels=predictions["labels"],
+        strata=strata,
+        n_resamples=SIMULATION_RESAMPLES,
+        seed=0,
+    )
+
+
+#: the tests the simulation asks by default
+TESTS = {"bootstrap": test_bootstrap, "analytic": test_analytic}
+
+
 def simulate_run(
-    design: Design, *, effect: float, restarts: int, rng: np.random.Generator, tests: dict | None = None
+    design: Design,
+    *,
+    effect: float,
+    restarts: int,
+    population: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+    tests: dict | None = None,
 ) -> dict:
     """One run: a pool, its splits, the encoders' scores (each split clustered ``restarts`` times) and, per
-    test of ``tests`` (name -> a function as :func:`test_now`; default ``{"now": test_now}``), the statistics of
+    test of ``tests`` (name -> a function as :func:`test_bootstrap`; default :data:`TESTS`), the statistics of
     the difference (better minus base; Table 6: the seeds' mean minus the base), V-measure x 100: at R =
     ``restarts`` (the restarts' mean, their variance / R as clustering noise) and at R = 1 (the first restart
     alone, as today's protocol), as ``{name}@R{restarts}`` and ``{name}@R1``."""
-    tests = tests or {"now": test_now}
-    genre, fine, position, deviation = _pool(design, rng)
+    tests = tests or TESTS
+    genre, fine, position, deviation = _pool(design, population, rng)
     splits = _splits(design, genre, fine, rng)
     sizes = np.array([idx.size for _, idx, _ in splits])
     keep = stats.usable_splits(sizes)  # the tiny-split rule, as the tables apply it
@@ -186,8 +237,17 @@ def simulate_run(
         b = base[pick][None, :] * 100
         noise_a = np.stack([s[3] for s in scored]) * 100**2 if r > 1 else None
         noise_b = base[3][None, :] * 100**2 if r > 1 else None
+        keep = slice(None) if r > 1 else slice(0, 1)  # R = 1: the first restart's clusters alone
+        predictions = {
+            "texts": [idx for _, idx, _ in splits],
+            "labels": [labels for _, _, labels in splits],
+            "a": [[c[keep] for c in s[4]] for s in scored],
+            "b": [[c[keep] for c in base[4]]],
+        }
         for name, test in tests.items():
-            result = test(a, b, strata=strata, overlap=overlap, noise_a=noise_a, noise_b=noise_b)
+            result = test(
+                a, b, strata=strata, overlap=overlap, noise_a=noise_a, noise_b=noise_b, predictions=predictions
+            )
             detectable = getattr(result, "detectable", np.nan)  # an earlier commit's test has none
             out[f"{name}@R{r}"] = (result.mean, result.ci_low, result.ci_high, result.p_value, detectable)
     return out
@@ -202,8 +262,9 @@ def run_design(design: Design, *, runs: int, restarts: int, seed: int, tests: di
     from scipy.stats import norm
 
     rng = np.random.default_rng(seed)
-    null = [simulate_run(design, effect=0.0, restarts=restarts, rng=rng, tests=tests) for _ in range(runs)]
-    alt = [simulate_run(design, effect=design.effect, restarts=restarts, rng=rng, tests=tests) for _ in range(runs)]
+    run = functools.partial(simulate_run, design, restarts=restarts, population=geometry(design, rng), rng=rng)
+    null = [run(effect=0.0, tests=tests) for _ in range(runs)]
+    alt = [run(effect=design.effect, tests=tests) for _ in range(runs)]
     rows = []
     for method in [k for k in null[0] if "@R" in k]:
         n = pd.DataFrame([r[method] for r in null], columns=["estimate", "ci_low", "ci_high", "p", "detectable"])

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +57,9 @@ class Statistics:
     #: dataset -> the :class:`Overlap` of its splits (:func:`split_overlap`); the ``mean`` test and the intervals
     #: of differences use it (absent: splits taken as independent)
     design_effects: Mapping[str, Overlap] | None = None
+    #: the paired text-level bootstrap over the run's saved predictions (:class:`tecb.report.bootstrap.TablePairs`);
+    #: None: none saved, the analytic test of the per-split scores (the fallback, labelled so in the notes)
+    pairs: object | None = None
 
     @classmethod
     def from_config(cls, statistics: Mapping, *, seed: int, design_effects: Mapping | None = None) -> Statistics:
@@ -680,7 +683,7 @@ def paired_pvalue(diffs, *, strata=None, test: str = "mean", n_resamples: int = 
 def _paired(per_model, noise, kinds, i: str, j: str, min_texts, sizes):
     """Per dataset the differences ``i`` minus ``j`` on the splits both have (the splits with at least
     ``min_texts`` texts where ``sizes`` gives them), their clustering variance (None: no restarts) and kinds."""
-    diffs, noises, strata = [], [], []
+    diffs, noises, strata, index = [], [], [], []
     for n, (si, sj) in enumerate(zip(per_model[i], per_model[j], strict=True)):
         joined = pd.concat([si, sj], axis=1, join="inner").dropna()
         if sizes is not None and min_texts:
@@ -688,11 +691,13 @@ def _paired(per_model, noise, kinds, i: str, j: str, min_texts, sizes):
         if joined.empty:
             raise ValueError(f"models {i!r} and {j!r} share no split")
         diffs.append(joined.iloc[:, 0].to_numpy(float) - joined.iloc[:, 1].to_numpy(float))
+        index.append(joined.index)
         if noise is not None:
             noises.append((noise[i][n].reindex(joined.index) + noise[j][n].reindex(joined.index)).to_numpy(float))
         block_kinds = kinds[n] if kinds is not None else None
         strata.append([block_kinds[s] for s in joined.index] if block_kinds else None)
-    return diffs, (noises if noise is not None else None), (strata if any(k is not None for k in strata) else None)
+    kinds_out = strata if any(k is not None for k in strata) else None
+    return diffs, (noises if noise is not None else None), kinds_out, index
 
 
 def _max_t_pvalues(ts: Sequence[tuple[float, float]], k: int, n_resamples: int, seed: int) -> list[float]:
@@ -723,19 +728,28 @@ class ColumnSplits:
     ``kinds`` (split id -> split kind, or None; the tests are then stratified by kind), ``design_effects`` (the
     :class:`Overlap` of its splits), ``noise`` (model -> per dataset, split id -> clustering variance of its
     score, from the restarts; None: R = 1) and ``sizes`` (split id -> texts): the splits with fewer than
-    ``min_texts`` texts are left out, for every model alike."""
+    ``min_texts`` texts are left out, for every model alike. ``paired``: (model i, model j, dataset position,
+    split ids) -> (mean difference, variance parts) of the text-level bootstrap over saved predictions, or None
+    where they are not saved (then the analytic :func:`mean_test`)."""
 
     kinds: Sequence[Mapping | None] | None = None
     design_effects: Sequence[Overlap] | None = None
     noise: Mapping[str, Sequence[pd.Series]] | None = None
     sizes: Sequence[pd.Series] | None = None
     min_texts: int = 0
+    paired: Callable | None = None
 
 
 def _pair_test(per_model, splits: ColumnSplits, i: str, j: str, confidence: float, draws: Mapping):
     """(per-dataset differences ``i`` minus ``j``, their kinds, their :func:`mean_test`) on the splits both
     have (:func:`_paired`)."""
-    diffs, nz, strata = _paired(per_model, splits.noise, splits.kinds, i, j, splits.min_texts, splits.sizes)
+    diffs, nz, strata, index = _paired(per_model, splits.noise, splits.kinds, i, j, splits.min_texts, splits.sizes)
+    if splits.paired is not None:
+        parts = [splits.paired(i, j, n, idx) for n, idx in enumerate(index)]
+        if all(p is not None for p in parts):  # the bootstrap over the predictions: the mean over datasets
+            scale = 1.0 / len(parts) ** 2
+            combined = [(v * scale, df) for _, ps in parts for v, df in ps]
+            return diffs, strata, _decide(float(np.mean([m for m, _ in parts])), combined, confidence)
     effect = list(splits.design_effects) if splits.design_effects is not None else None
     return (
         diffs,
@@ -949,6 +963,20 @@ def _texts_and_tested(sizes: Mapping, keys: Sequence[tuple], series: Sequence[pd
     return texts, tested
 
 
+def _column_pairs(pairs, column_datasets, kinds, reduction: str, algorithm: str) -> Callable | None:
+    """:attr:`ColumnSplits.paired` of a column from a table's :attr:`Statistics.pairs` (None: none)."""
+    if pairs is None:
+        return None
+
+    def paired(i: str, j: str, n: int, splits):
+        known = kinds[n]
+        strata = [known[s] for s in splits] if known else None
+        key = (column_datasets[n], reduction, algorithm)
+        return pairs.parts((i, *key), (j, *key), list(splits), strata)
+
+    return paired
+
+
 def table_statistics(
     scores: pd.DataFrame,
     *,
@@ -994,6 +1022,7 @@ def table_statistics(
             noise=model_noise,
             sizes=split_sizes,
             min_texts=MIN_SPLIT_TEXTS,
+            paired=_column_pairs(statistics.pairs, column_datasets, kinds, reduction, algorithm),
         )
         cmp = compare_to_best(
             series_by_model,

@@ -119,6 +119,10 @@ class TableInputs:
     chance: Sequence | None = None
     reference: str | Path | None = None
     reference_table1: str | Path | None = None
+    #: (model, dataset, reduction, algorithm) -> that cluster job's labels file (``split``, ``text_id``,
+    #: ``cluster``[, ``state``]): Table 2's differences are then tested by the paired text-level bootstrap over the
+    #: predictions (:mod:`tecb.report.bootstrap`); None: the analytic test of the per-split scores
+    labels: Mapping[tuple, str | Path] | None = None
 
 
 def model_notes(notes: Mapping[str, str], model_names: Mapping[str, str]) -> list[str]:
@@ -291,6 +295,8 @@ class _Run:
     not_comparable: dict
     #: dataset -> the overlap of its splits (:func:`tecb.report.tables.split_overlaps`), for the mean test
     overlaps: dict = field(default_factory=dict)
+    #: the paired bootstrap over the saved predictions (:func:`table_pairs`), or None
+    pairs: object | None = None
 
     @cached_property
     def datasets(self) -> list[str]:
@@ -315,7 +321,7 @@ class _Run:
 
     @cached_property
     def spec(self) -> Statistics:
-        return replace(self.settings.statistics_spec, design_effects=self.overlaps)
+        return replace(self.settings.statistics_spec, design_effects=self.overlaps, pairs=self.pairs)
 
     @cached_property
     def nc_notes(self) -> list[str]:
@@ -357,7 +363,22 @@ def _prepare(settings: TableSettings, inputs: TableInputs, outputs) -> _Run:
     chance = _Chance(datasets, inputs.chance, kinds, confidence) if inputs.chance is not None else None
     scores = pd.read_parquet(inputs.scores)
     overlaps = split_overlaps(datasets, inputs.splits, kinds)
-    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, inputs.splits), overlaps)
+    pairs = table_pairs(datasets, inputs.splits, inputs.labels, seed=settings.seed) if inputs.labels else None
+    return _Run(settings, outputs, scores, kinds, chance, comparability(datasets, inputs.splits), overlaps, pairs)
+
+
+def table_pairs(datasets, splits_paths, labels: Mapping[tuple, str | Path], *, seed: int):
+    """The :class:`tecb.report.bootstrap.TablePairs` of a run: each dataset's splits file (its pool and true
+    labels) and the labels file of each (model, dataset, reduction, algorithm) of ``labels`` on those datasets."""
+    from tecb.report.bootstrap import TablePairs, split_predictions
+
+    splits = {d: pd.read_parquet(p, columns=["split", "text_id", "label"]) for d, p in zip(datasets, splits_paths)}
+    predictions = {
+        tuple(key): split_predictions(splits[key[1]], pd.read_parquet(path), source=str(path))
+        for key, path in labels.items()
+        if key[1] in splits
+    }
+    return TablePairs(predictions, {d: s.text_id.to_numpy() for d, s in splits.items()}, seed=seed)
 
 
 def _write_table1(run: _Run, texts_paths, splits_paths) -> pd.DataFrame:

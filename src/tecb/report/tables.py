@@ -294,6 +294,12 @@ def table2_statistics(
     note = S.describe_test(
         statistics.test, statistics.alpha, statistics.confidence, intervals, stratified, S.rests_on(long)
     )
+    if statistics.pairs is not None:  # without saved predictions the note stays as it was (the analytic test)
+        note += (
+            " Differences, their intervals, p and detectable Δ: the paired text-level bootstrap over the saved "
+            "predictions (the same resampled texts for both models; docs/statistics.md), where every model of a "
+            "comparison has them."
+        )
     return suffix, [note], long
 
 
