@@ -244,7 +244,7 @@ def table6(
     its level and the intervals' (:class:`tecb.report.stats.Statistics`). ``split_kinds``
     (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
     resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
-    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.report.chance.chance_scores`): one row per dataset,
+    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.scoring.chance.chance_scores`): one row per dataset,
     a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
     floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
@@ -458,7 +458,7 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
 class ReportInputs:
     """The files Table 6 is made from: per training job its ``scores`` and ``timings`` file, ``keys`` naming
     each job ``(model, method, variant, dataset, seed)`` in the order of both, and ``chance`` (dataset -> the
-    chance rule's file, :mod:`tecb.report.chance`; None or empty: no chance rows)."""
+    chance rule's file, :func:`tecb.scoring.chance.run`; None or empty: no chance rows)."""
 
     keys: Sequence[Sequence]
     scores: Sequence
