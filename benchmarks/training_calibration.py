@@ -28,7 +28,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import torch
 
-from tecb.adapt.pretrain import _Training, resolve_device
+from tecb.adapt.pretrain import _Training
+from tecb.adapt.runtime import resolve_device
 from tecb.config import layered_config
 from tecb.configcheck import validated_config
 from tecb.embed.encode import read_texts

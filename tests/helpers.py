@@ -247,3 +247,17 @@ class LookupEncoder:
 
     def similarity_pairwise(self, a, b):
         raise NotImplementedError
+
+
+def three_configurations_layer() -> dict:
+    """A config layer of the cluster-stage workflow tests (test_cluster_batch, test_restarts): TF-IDF on a
+    two-split dataset with three configurations, one on raw embeddings and two on PCA (a new dict each call)."""
+    return {
+        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32}},
+        "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s", "n_splits": 2}},
+        "configurations": [
+            {"algorithm": "kmeans", "reduction": "none"},
+            {"algorithm": "agglomerative", "reduction": "pca"},
+            {"algorithm": "dbstream", "reduction": "pca"},
+        ],
+    }

@@ -650,7 +650,8 @@ def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, t
     spec = {"kind": "local", "path": str(base_model), "prompt": "Thema: ", "pooling": "cls", "normalize": True}
     options = {"batch_size": 4, "device": "cpu", "dtype": "float32"}
     embed_dataset(
-        EmbedJob(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None), log=lambda *_: None
+        EmbedJob.from_spec(tmp_path / "t.parquet", tmp_path / "e.parquet", spec, options, seed=None),
+        log=lambda *_: None,
     )
     encoder = encoder_settings(spec, options, "D")
     model = load_base(encoder, device="cpu")

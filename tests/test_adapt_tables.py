@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tecb.adapt.jobs import _write_scores
-from tecb.report import adapt_tables
+from tecb.report import adapt_tables, contrasts
 from tecb.report.render import stem_paths
 from tecb.report.stats import Statistics
 
@@ -403,7 +403,7 @@ def test_the_random_head_control_is_a_row_apart_and_the_contrast_methods_are_rea
 
 def test_holm_by_family_adjusts_each_family_alone():
     p = [0.01, float("nan"), 0.02, 0.04, 0.03]
-    adjusted = adapt_tables.holm_by_family(p, [False, False, True, False, True])
+    adjusted = contrasts.holm_by_family(p, [False, False, True, False, True])
     assert adjusted[[0, 3]] == pytest.approx([0.02, 0.04])  # Holm over the two methods' rows alone
     assert adjusted[[2, 4]] == pytest.approx([0.04, 0.04])  # and over the two controls' rows alone
     assert pd.isna(adjusted[1])

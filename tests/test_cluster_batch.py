@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 import yaml
 from helpers import ALGORITHMS as SPECS
-from helpers import blobs, job_counts
+from helpers import blobs, job_counts, three_configurations_layer
 
 from tecb import io
 from tecb.cluster import batch
@@ -243,13 +243,7 @@ def test_batched_run_writes_the_per_configuration_bytes_and_reruns_exactly(tmp_p
 
     work = copy_project(tmp_path / "proj")
     layer = {
-        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32}},
-        "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s", "n_splits": 2}},
-        "configurations": [
-            {"algorithm": "kmeans", "reduction": "none"},
-            {"algorithm": "agglomerative", "reduction": "pca"},
-            {"algorithm": "dbstream", "reduction": "pca"},
-        ],
+        **three_configurations_layer(),
         # the steps after clustering: MTEB v2's score and the cluster view (of kmeans on raw embeddings)
         "scoring": {"protocols": ["paper", "mteb_v2"], "mteb_v2": {"sample_size": 100, "n_bootstraps": 3}},
     }

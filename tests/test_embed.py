@@ -97,7 +97,7 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     spec = {"kind": "tiny-bert", "path": str(tiny_dir), "batch_size": 3}
     timings = tmp_path / "timings" / "embed" / "D.json"
     meta = embed.embed_dataset(
-        embed.EmbedJob(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42, timings=timings),
+        embed.EmbedJob.from_spec(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42, timings=timings),
         log=lambda *a: None,
     )
     import os
@@ -115,7 +115,7 @@ def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatc
     assert took["seconds"] >= 0 and took["n_texts"] == len(TEXTS)
     first = out.read_bytes()
     embed.embed_dataset(
-        embed.EmbedJob(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=lambda *a: None
+        embed.EmbedJob.from_spec(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=lambda *a: None
     )
     assert out.read_bytes() == first
     np.testing.assert_allclose(vectors[17], model.encode([TEXTS[17]])[0], atol=1e-5)
@@ -151,7 +151,9 @@ def _lsa_by_hand(texts, k):
 def test_embed_dataset_tfidf(tmp_path):
     texts = write_texts(tmp_path / "texts.parquet", TEXTS)
     out = tmp_path / "tfidf.parquet"
-    embed.embed_dataset(embed.EmbedJob(texts, out, {"kind": "tfidf", "dim": 4}, {}, seed=42), log=lambda *a: None)
+    embed.embed_dataset(
+        embed.EmbedJob.from_spec(texts, out, {"kind": "tfidf", "dim": 4}, {}, seed=42), log=lambda *a: None
+    )
     vectors, meta = read_vectors(out)
     assert vectors.shape == (len(TEXTS), 4) and meta["n_texts_encoded"] == len(TEXTS) and meta["model"] == "tfidf"
     # the LSA of the texts' TF-IDF computed by hand: the same singular values (the vectors' column norms) and the
@@ -162,7 +164,9 @@ def test_embed_dataset_tfidf(tmp_path):
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=0), singular_values, rtol=1e-3)
     np.testing.assert_allclose(vectors @ vectors.T, expected @ expected.T, atol=0.02)
     again = tmp_path / "again.parquet"
-    embed.embed_dataset(embed.EmbedJob(texts, again, {"kind": "tfidf", "dim": 4}, {}, seed=42), log=lambda *a: None)
+    embed.embed_dataset(
+        embed.EmbedJob.from_spec(texts, again, {"kind": "tfidf", "dim": 4}, {}, seed=42), log=lambda *a: None
+    )
     np.testing.assert_array_equal(vectors, read_vectors(again)[0])
 
 
@@ -214,7 +218,7 @@ def test_half_precision_load_and_cpu_stays_float32(tmp_path, tiny_dir):
     assert next(half.parameters()).dtype == torch.bfloat16
     texts = write_texts(tmp_path / "texts.parquet", TEXTS[:5])
     meta = embed.embed_dataset(
-        embed.EmbedJob(
+        embed.EmbedJob.from_spec(
             texts,
             tmp_path / "o.parquet",
             {"kind": "local", "path": str(tiny_dir), "dtype": "bfloat16"},

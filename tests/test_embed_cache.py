@@ -74,7 +74,7 @@ def _texts(tmp_path, texts=None, name="texts.parquet"):
 def _computer(texts, key, calls):
     def compute(paths):
         calls.append(paths)
-        job = EmbedJob(texts, paths["embeddings"], {"kind": "tfidf", "dim": 8}, {}, seed=1, timings=paths["timings"],
+        job = EmbedJob.from_spec(texts, paths["embeddings"], {"kind": "tfidf", "dim": 8}, {}, seed=1, timings=paths["timings"],
                        cache_key=key)  # fmt: skip
         embed_dataset(job, log=lambda m: None)
 
@@ -189,7 +189,7 @@ def test_one_entry_has_the_same_bytes_whoever_computes_it(tmp_path, kind):
 
         def compute(paths, settings=settings, batch_size=batch_size, digest=digest, key=key):
             options = {"device": "cpu", "batch_size": batch_size}
-            job = EmbedJob(texts, paths["embeddings"], settings, options, seed=1 if kind == "tfidf" else None,
+            job = EmbedJob.from_spec(texts, paths["embeddings"], settings, options, seed=1 if kind == "tfidf" else None,
                            model_digest=digest, timings=paths["timings"], cache_key=key)  # fmt: skip
             embed_dataset(job, log=lambda m: None)
 
@@ -302,7 +302,7 @@ def test_a_damaged_entry_is_named_and_computed_again_to_the_same_bytes(tmp_path)
     # it is named and computed again, never used
     other = tmp_path / "other.parquet"
     texts = work / "results" / "b" / "datasets" / DATASET / "texts.parquet"
-    embed_dataset(EmbedJob(texts, other, {"kind": "tfidf", "dim": 8}, {}, seed=1), log=lambda m: None)
+    embed_dataset(EmbedJob.from_spec(texts, other, {"kind": "tfidf", "dim": 8}, {}, seed=1), log=lambda m: None)
     os.unlink(entry)
     entry.write_bytes(other.read_bytes())
     record_file = entry.with_suffix(".json")

@@ -57,11 +57,13 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path):
     pq.write_table(pa.table({"text_id": pa.array(range(N), pa.int32()), "text": TEXTS}), texts)
 
     whole = tmp_path / "whole.parquet"
-    encode.embed_dataset(encode.EmbedJob(texts, whole, spec, options, seed=1, dataset="d"))
+    encode.embed_dataset(encode.EmbedJob.from_spec(texts, whole, spec, options, seed=1, dataset="d"))
     shards = []
     for i, (start, stop) in enumerate(shard_ranges(N, encode.CHUNK_SIZE)):
         shards.append(tmp_path / f"shard{i}.parquet")
-        embed_shard(encode.EmbedJob(texts, shards[-1], spec, options, seed=1, dataset="d"), start=start, stop=stop)
+        embed_shard(
+            encode.EmbedJob.from_spec(texts, shards[-1], spec, options, seed=1, dataset="d"), start=start, stop=stop
+        )
     assert len(shards) == 3
     merged = tmp_path / "merged.parquet"
     merge_shards(shards, merged)

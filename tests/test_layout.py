@@ -21,6 +21,7 @@ LAYERS = {
     "embed": 2,
     "cluster": 3,
     "adapt": 4,
+    "scoring": 4,
     "report": 5,
     "preflight": 6,
     "configcheck": 7,

@@ -54,7 +54,8 @@ def run(tmp_path, spec, texts=TEXTS, name="out", **kwargs):
     texts_path = write_texts(tmp_path / f"{name}-texts.parquet", texts)
     out = tmp_path / f"{name}.parquet"
     meta = embed.embed_dataset(
-        embed.EmbedJob(texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **{"seed": 42, **kwargs}), **QUIET
+        embed.EmbedJob.from_spec(texts_path, out, spec, {"device": "cpu", "batch_size": 4}, **{"seed": 42, **kwargs}),
+        **QUIET,
     )
     table = pq.read_table(out)
     stored = json.loads(table.schema.metadata[b"tecb"])

@@ -177,7 +177,7 @@ def test_vectors_equal_mtebs_own_encode(tmp_path, minilm):
     write_texts(texts, TEXTS)
     spec = {"kind": "mteb", "name": MINILM, "path": str(minilm), "batch_size": 2}
     meta = embed.embed_dataset(
-        embed.EmbedJob(
+        embed.EmbedJob.from_spec(
             texts, tmp_path / "e.parquet", spec, {"device": "cpu", "batch_size": 32}, seed=None,
             dataset="BlurbsClusteringS2S",
         ),
@@ -269,7 +269,7 @@ def test_sharded_equals_unsharded_byte_for_byte(tmp_path, minilm):
     texts = tmp_path / "texts.parquet"
     write_texts(texts, TEXTS)
     whole = tmp_path / "whole.parquet"
-    job = embed.EmbedJob(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S")
+    job = embed.EmbedJob.from_spec(texts, whole, spec, options, seed=None, dataset="TenKGnadClusteringS2S")
     embed.embed_dataset(job, log=lambda *a: None)
     shards = []
     for i, (start, stop) in enumerate(shard_ranges(len(TEXTS), 2, 2)):

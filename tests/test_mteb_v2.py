@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from helpers import LookupEncoder
 
-from tecb.report import mteb_v2
+from tecb.scoring import mteb_v2
 
 mteb = pytest.importorskip("mteb")
 from datasets import Dataset, DatasetDict  # noqa: E402
@@ -333,7 +333,7 @@ def test_run_writes_identical_bytes_in_separate_processes(tmp_path):
     write_embeddings(x, tmp_path / "emb.parquet")
     # a model's v2 score and the v2 table's chance floor (the protocol on seeded random vectors)
     code = (
-        "import sys; from tecb.report import mteb_v2; from tecb.report.chance_v2 import mteb_v2_chance; "
+        "import sys; from tecb.scoring import mteb_v2; from tecb.scoring.chance import mteb_v2_chance; "
         "mteb_v2.run(sys.argv[1], sys.argv[2], sys.argv[3], dataset='BlurbsClusteringS2S', seed=42, "
         "sample_size=500, n_bootstraps=3, log=lambda m: None); "
         "mteb_v2_chance(sys.argv[2], sys.argv[3] + '.chance', dataset='BlurbsClusteringS2S', n_draws=2, seed=42, "

@@ -165,7 +165,7 @@ def test_evaluation_embeddings_equal_embed_stage(tiny, tmp_path):
     root, model = tiny
     out = tmp_path / "emb.parquet"
     embed_dataset(
-        EmbedJob(
+        EmbedJob.from_spec(
             root / "texts.parquet",
             out,
             {"kind": "tiny-bert", "path": str(model)},

@@ -52,7 +52,7 @@ def test_embed_path_equals_sentence_transformers_encode(tmp_path, minilm):
     pq.write_table(pa.table({"text_id": pa.array(range(len(TEXTS)), pa.int32()), "text": TEXTS}), texts)
     out = tmp_path / "minilm.parquet"
     meta = embed.embed_dataset(
-        embed.EmbedJob(
+        embed.EmbedJob.from_spec(
             texts, out, {"kind": "local", "path": str(minilm), "batch_size": 3}, {"device": "cpu"}, seed=42,
             model_digest="d" * 64,
         ),

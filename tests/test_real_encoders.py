@@ -53,7 +53,7 @@ def stored_vectors(tmp_path, texts: list[str], spec: dict) -> tuple[np.ndarray, 
     pq.write_table(pa.table({"text_id": pa.array(range(len(texts)), pa.int32()), "text": texts}), path)
     out = tmp_path / "vectors.parquet"
     embed.embed_dataset(
-        embed.EmbedJob(path, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=lambda *a: None
+        embed.EmbedJob.from_spec(path, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=lambda *a: None
     )
     table = pq.read_table(out)
     meta = json.loads(table.schema.metadata[b"tecb"])
@@ -106,7 +106,7 @@ USEM3_SHA256 = {
 ENCODE = """import json, sys
 from tecb.embed import encode
 texts, out, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-encode.embed_dataset(encode.EmbedJob(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=print)
+encode.embed_dataset(encode.EmbedJob.from_spec(texts, out, spec, {"device": "cpu", "batch_size": 32}, seed=42), log=print)
 """
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import ALGORITHMS, blobs
+from helpers import ALGORITHMS, blobs, three_configurations_layer
 
 from tecb import io
 from tecb.cluster import batch
@@ -224,13 +224,7 @@ def test_the_workflow_scores_alike_per_configuration_and_batched_at_three_restar
 
     work = copy_project(tmp_path / "proj")
     layer = {
-        "models": {"tfidf": {"name": "TF-IDF", "kind": "tfidf", "dim": 32}},
-        "datasets": {"TenKGnadClusteringS2S": {"source": "million_posts", "text": "s2s", "n_splits": 2}},
-        "configurations": [
-            {"algorithm": "kmeans", "reduction": "none"},
-            {"algorithm": "agglomerative", "reduction": "pca"},
-            {"algorithm": "dbstream", "reduction": "pca"},
-        ],
+        **three_configurations_layer(),
         "reductions": {"pca": {"method": "pca", "n_components": 2}},
         "scoring": {"restarts": 3},
     }

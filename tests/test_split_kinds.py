@@ -14,10 +14,10 @@ from tecb import io
 from tecb.data import datasets
 from tecb.data import demo as demo_data
 from tecb.report import chance as C
-from tecb.report import chance_v2 as C2
 from tecb.report import paper as P
 from tecb.report import stats as S
 from tecb.report import tables as T
+from tecb.scoring import chance as SC
 
 # --- stratified bootstrap ---------------------------------------------------------------------------------
 
@@ -160,10 +160,10 @@ def test_chance_of_two_texts_two_labels_is_one_half():
     splits = pd.DataFrame({"split": [0, 0], "text_id": [0, 1], "label": ["x", "y"]})
     # 200 draws: the mean's standard error is 0.035, so 0.5 +- 0.15 is 4 of them (seeded: the same draws each run);
     # a floor that always kept the two texts together (0) or apart (1) fails
-    rows = C.chance_scores(splits, n_draws=200, seed=0)
+    rows = SC.chance_scores(splits, n_draws=200, seed=0)
     assert set(rows.v_measure.round(12)) == {0.0, 1.0}
     assert rows.v_measure.mean() == pytest.approx(0.5, abs=0.15)
-    assert rows.equals(C.chance_scores(splits, n_draws=200, seed=0))
+    assert rows.equals(SC.chance_scores(splits, n_draws=200, seed=0))
 
 
 def test_chance_ami_is_about_zero_and_summary_intervals_hold_the_mean():
@@ -171,7 +171,7 @@ def test_chance_ami_is_about_zero_and_summary_intervals_hold_the_mean():
     splits = pd.DataFrame(
         {"split": np.repeat([0, 1, 2], 200), "text_id": np.arange(600), "label": rng.integers(0, 5, 600).astype(str)}
     )
-    rows = C.chance_scores(splits, n_draws=50, seed=1)
+    rows = SC.chance_scores(splits, n_draws=50, seed=1)
     assert abs(rows.ami.mean()) < 0.005 and rows.v_measure.mean() > 0.005
     summ = C.chance_summary(
         {"D": rows}, metric="ami", confidence=0.95, split_kinds={"D": {0: "c", 1: "c", 2: "f"}}
@@ -196,7 +196,7 @@ def test_tables_show_the_chance_row_per_kind_table_and_comparability(tmp_path):
         "BlurbsClusteringS2S",
         {"split_kinds": kinds, "not_comparable_because": "built from part of the source (30 books)"},
     )
-    C.run(tmp_path / "s.parquet", tmp_path / "chance.parquet", n_draws=40, seed=42, log=lambda m: None)
+    SC.run(tmp_path / "s.parquet", tmp_path / "chance.parquet", n_draws=40, seed=42, log=lambda m: None)
     out = tmp_path / "out"
     render(
         tmp_path / "scores.parquet",
@@ -246,7 +246,8 @@ def test_comparability_is_decided_in_one_place():
 def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     """Random vectors carry nothing of the labels: the v2 protocol's AMI is about 0 on them, its V-measure above
     0; the v2 table gets the chance row (not in its CSV)."""
-    from tecb.report import mteb_v2
+    from tecb.report import mteb_v2 as v2_table
+    from tecb.scoring import mteb_v2
 
     rng = np.random.default_rng(0)
     splits = pd.DataFrame(
@@ -254,7 +255,7 @@ def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     )
     splits.to_parquet(tmp_path / "s.parquet")
     opts = {"sample_size": 300, "n_bootstraps": 3}
-    rows = C2.mteb_v2_chance(
+    rows = SC.mteb_v2_chance(
         tmp_path / "s.parquet", tmp_path / "c.parquet", dataset="Mine", n_draws=3, seed=42, log=lambda m: None, **opts
     )
     assert len(rows) == 3 * 3 and rows.equals(pd.read_parquet(tmp_path / "c.parquet"))
@@ -269,12 +270,12 @@ def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     write_table(pa.Table.from_batches([embedding_batch(schema, 0, x)]), tmp_path / "e.parquet")
     mteb_v2.run(tmp_path / "e.parquet", tmp_path / "s.parquet", tmp_path / "m.parquet", dataset="Mine", seed=42, **opts)
     paths = {ext: tmp_path / f"v2.{ext}" for ext in ("md", "csv", "tex", "html")}
-    files = mteb_v2.TableFiles(
+    files = v2_table.TableFiles(
         results={("m", "Mine"): tmp_path / "m.parquet"},
         chance={"Mine": tmp_path / "c.parquet"},
         table=paths,
         long=tmp_path / "long.csv",
     )
-    mteb_v2.render_table(files, {"m": "M"}, ["Mine"], log=lambda m: None)
+    v2_table.render_table(files, {"m": "M"}, ["Mine"], log=lambda m: None)
     md = paths["md"].read_text()
     assert f"| {T.CHANCE_ROW} |" in md and T.CHANCE_ROW not in paths["csv"].read_text()

@@ -34,6 +34,14 @@ def locked(workdir: Path) -> Path:
     return lock
 
 
+def _reap(procs) -> None:
+    """Kill the processes a fixture started that still run, and wait for every one."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 @pytest.fixture()
 def sleeper():
     procs = []
@@ -44,10 +52,7 @@ def sleeper():
         return proc
 
     yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    _reap(procs)
 
 
 def test_no_locks_nothing_to_do(tmp_path):
@@ -206,10 +211,7 @@ def viewer():
         return proc
 
     yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    _reap(procs)
     for fd in fds:
         os.close(fd)
 

@@ -1,5 +1,5 @@
 # Second scoring mode (scoring.protocols: [paper, mteb_v2]): MTEB 2.x's clustering protocol per (model, dataset)
-# on the pooled texts (src/tecb/report/mteb_v2.py), beside the paper's per-split scores, and its table.
+# on the pooled texts (src/tecb/scoring/mteb_v2.py), beside the paper's per-split scores, and its table.
 
 
 MTEB_V2_FORMATS = ["md", "csv", "tex"]  # and html, a report item
@@ -10,7 +10,7 @@ SCORING_OUTPUTS = MTEB_V2_TABLE + [MTEB_V2_HTML, MTEB_V2_LONG] if MTEB_V2 else [
 
 
 # one job per (model, dataset); with cluster.batch its cluster_batch job scores it instead
-# (tecb.report.mteb_v2.batch_step; CLUSTER_STEP_MODELS: functions/cluster.smk)
+# (tecb.scoring.mteb_v2.batch_step; CLUSTER_STEP_MODELS: functions/cluster.smk)
 rule mteb_v2:
     """MTEB v2's pooled, bootstrapped k-means score of one (model, dataset): one row per (level, bootstrap)."""
     input:

@@ -2,8 +2,8 @@
 
 from threadpoolctl import threadpool_limits
 
-from tecb.report.chance_v2 import mteb_v2_chance
 from tecb.runlog import open_log
+from tecb.scoring.chance import mteb_v2_chance
 
 log = open_log(snakemake.log[0])
 p = snakemake.params

@@ -1,9 +1,9 @@
-"""MTEB v2's clustering protocol on one (model, dataset)'s embeddings (src/tecb/report/mteb_v2.py)."""
+"""MTEB v2's clustering protocol on one (model, dataset)'s embeddings (src/tecb/scoring/mteb_v2.py)."""
 
 from threadpoolctl import threadpool_limits
 
-from tecb.report import mteb_v2
 from tecb.runlog import finish, open_log
+from tecb.scoring import mteb_v2
 
 log = open_log(snakemake.log[0])
 p = snakemake.params

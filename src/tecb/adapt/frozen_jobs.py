@@ -109,7 +109,7 @@ def embed_pairs(titles, texts, *, model_spec: dict, embed_options: dict, dataset
         texts_file, vectors_file = Path(workdir) / f"{name}.parquet", Path(workdir) / f"{name}.vectors.parquet"
         io.write_texts(list(side), texts_file, provenance={"what": f"unseen books' {name}"})
         embed_dataset(
-            EmbedJob(
+            EmbedJob.from_spec(
                 texts=texts_file,
                 embeddings=vectors_file,
                 model_spec=model_spec,

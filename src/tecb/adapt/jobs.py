@@ -264,7 +264,7 @@ def run(
     base model is loaded and encoded as the embed stage does. ``strict``: a run that did not do what its method
     says (:func:`what_ran`) fails instead of being flagged in its outputs. ``resume_every``: optimizer steps
     between saves of the training state to ``files.resume`` (``adapt.resume_every``), keyed by :func:`resume_key`."""
-    from tecb.adapt.pretrain import resolve_device, seeded_global_rngs
+    from tecb.adapt.runtime import resolve_device, seeded_global_rngs
     from tecb.adapt.training import RunOptions, TrainingRun, train
     from tecb.embed.encode import encode_options
 

@@ -17,9 +17,7 @@ Training on the texts that are then clustered is the paper's transductive settin
 from __future__ import annotations
 
 import math
-import random
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import numpy as np
 
 from tecb import io
 from tecb.adapt import resume
+from tecb.adapt.runtime import mixed_precision, resolve_device, seeded_global_rngs
 from tecb.embed.encode import Progress, encode_transformer, library_versions, load_sentence_transformer, read_texts
 
 METHODS = ("wwm", "tsdae")
@@ -203,46 +202,6 @@ def evaluate_checkpoint(path, texts: list[str], splits, *, scoring: Scoring, dev
 # --- training -----------------------------------------------------------------------------
 
 
-@contextmanager
-def seeded_global_rngs(seed: int):
-    """Seed Python's, NumPy's and torch's global generators (dropout, TSDAE's noise) for the block, then put
-    back the states they had: the training is reproducible and the caller's process state is left as found."""
-    import torch
-
-    states = random.getstate(), np.random.get_state()
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=devices):
-        random.seed(seed)
-        np.random.seed(seed)
-        torch.manual_seed(seed)  # all devices
-        try:
-            yield
-        finally:
-            random.setstate(states[0])
-            np.random.set_state(states[1])
-
-
-def resolve_device(device: str | None) -> str:
-    import torch
-
-    if device in (None, "", "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def _autocast(device: str):
-    """bf16 (or fp16 with a grad scaler) autocast on CUDA; nothing on CPU."""
-    import contextlib
-
-    import torch
-
-    if not device.startswith("cuda"):
-        return contextlib.nullcontext, None, "float32"
-    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
-    return (lambda: torch.autocast("cuda", dtype=dtype)), scaler, str(dtype).replace("torch.", "")
-
-
 def _batches(n: int, batch_size: int, rng: np.random.Generator):
     order = rng.permutation(n)
     for start in range(0, n, batch_size):
@@ -402,7 +361,7 @@ class _Training:
         planned = self.steps_per_epoch * epochs
         self.warmup = int(round(params["warmup_ratio"] * min(planned, self.max_steps or planned)))
         self.scheduler = get_constant_schedule_with_warmup(self.optimizer, self.warmup)
-        self.autocast, self.scaler, self.amp_dtype = _autocast(device)
+        self.autocast, self.scaler, self.amp_dtype = mixed_precision(device)
         self.steps = 0
         # the first batch's loss before any update, beside the loss of uniform predictions over the vocabulary (the
         # MLM head's and TSDAE's decoder's: both predict tokens): how much the untrained heads leave to learn

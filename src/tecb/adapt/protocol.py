@@ -325,6 +325,28 @@ def _disjoint_halves(evaluated: LabelledData, *, min_categories: int, split_seed
     return scheme, train_half, eval_half, in_scheme, evaluation
 
 
+def _disjoint_record(evaluated: LabelledData, halves: tuple, *, split_seed: int, dropped: int, drawn=None) -> dict:
+    """The record of ``disjoint``'s ``halves`` (:func:`_disjoint_halves`) of ``evaluated``, ``dropped`` training
+    items of the same text as an evaluated one; ``drawn`` (a plan's ``instances``, ``instance_size``, ``rounds``)
+    also records whether the label schemes were declared. The keys in the order the files have always had."""
+    scheme, train_half, eval_half, _, (_, eval_splits) = halves
+    record = {
+        "variant": "disjoint",
+        "labels_seen": "training half of the categories only",
+        "train_datasets": [evaluated.name],
+        "label_scheme": scheme,
+    }
+    if drawn is not None:
+        record["label_schemes_declared"] = evaluated.schemes is not None
+    record |= {
+        "split_seed": split_seed,
+        "train_labels": sorted(train_half),
+        "eval_labels": sorted(eval_half),
+        "dropped_items": {"same_text": dropped},
+    }
+    return record | (drawn or {}) | {"eval_splits": len(eval_splits)}
+
+
 def disjoint_plan(
     evaluated: LabelledData, *, instance_size: int, rounds: int, min_categories: int, seed: int, split_seed: int
 ) -> Plan | str:
@@ -335,26 +357,13 @@ def disjoint_plan(
     halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)
     if isinstance(halves, str):
         return halves
-    scheme, train_half, eval_half, in_scheme, (eval_texts, eval_splits) = halves
+    _, train_half, _, in_scheme, (eval_texts, eval_splits) = halves
     unique, kept = _training_half(evaluated.texts, in_scheme, train_half, held_out=set(eval_texts))
     instances = clustering_instances([kept], instance_size=instance_size, rounds=rounds, seed=seed)
     if not instances:
         return f"no clustering instance of {instance_size} items from the training half ({len(kept)} items)"
-    record = {
-        "variant": "disjoint",
-        "labels_seen": "training half of the categories only",
-        "train_datasets": [evaluated.name],
-        "label_scheme": scheme,
-        "label_schemes_declared": evaluated.schemes is not None,
-        "split_seed": split_seed,
-        "train_labels": sorted(train_half),
-        "eval_labels": sorted(eval_half),
-        "dropped_items": {"same_text": len(unique) - len(kept)},
-        "instances": len(instances),
-        "instance_size": instance_size,
-        "rounds": rounds,
-        "eval_splits": len(eval_splits),
-    }
+    drawn = {"instances": len(instances), "instance_size": instance_size, "rounds": rounds}
+    record = _disjoint_record(evaluated, halves, split_seed=split_seed, dropped=len(unique) - len(kept), drawn=drawn)
     return Plan(_training_data(instances=instances), eval_texts, eval_splits, record)
 
 
@@ -365,21 +374,11 @@ def disjoint_items(evaluated: LabelledData, *, min_categories: int, split_seed: 
     halves = _disjoint_halves(evaluated, min_categories=min_categories, split_seed=split_seed)
     if isinstance(halves, str):
         return halves
-    scheme, train_half, eval_half, in_scheme, (eval_texts, eval_splits) = halves
+    _, train_half, _, in_scheme, (eval_texts, eval_splits) = halves
     unique, kept = _training_half(evaluated.texts, in_scheme, train_half, held_out=set(eval_texts))
     if len({label for _, label in kept}) < 2:
         return f"the training half keeps {len(kept)} items of fewer than 2 labels"
-    record = {
-        "variant": "disjoint",
-        "labels_seen": "training half of the categories only",
-        "train_datasets": [evaluated.name],
-        "label_scheme": scheme,
-        "split_seed": split_seed,
-        "train_labels": sorted(train_half),
-        "eval_labels": sorted(eval_half),
-        "dropped_items": {"same_text": len(unique) - len(kept)},
-        "eval_splits": len(eval_splits),
-    }
+    record = _disjoint_record(evaluated, halves, split_seed=split_seed, dropped=len(unique) - len(kept))
     return kept, eval_texts, eval_splits, record
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from tecb import io
 from tecb.adapt import resume
-from tecb.adapt.pretrain import _autocast, resolve_device, seeded_global_rngs
+from tecb.adapt.runtime import mixed_precision, resolve_device, seeded_global_rngs
 
 METHODS = ("simcse", "clusterns", "cob", "triplet", "argue")
 # controls: jobs that train nothing, run under the supervised variants so that they are evaluated on the splits of
@@ -383,7 +383,7 @@ def _train(module, run: TrainingRun, device, output_dir, eval_every, evaluate, p
     model = load_base(run.base_model_dir, device=device, max_seq_length=settings.get("max_length"))  # control: none
     frozen = freeze_word_embeddings(model) if settings.get(FREEZE_KEY) else {"word_embeddings_frozen": 0}
     rng = np.random.default_rng(run.seed)
-    autocast, scaler, precision = _autocast(device)
+    autocast, scaler, precision = mixed_precision(device)
     history = _History(model, evaluate)
     keeper = _Keeper(run, run_fingerprint(run, device=device, eval_every=eval_every, save_max_length=save_length))
     keeper.job_started = job_started

@@ -13,7 +13,7 @@ kept as it is, the others are computed with
 :func:`tecb.cluster.reduce.run_reduction` / :func:`tecb.cluster.algorithms.run_configuration`, the functions
 a reduce job and a per-configuration cluster job run, so the files are the same bytes either way. After the
 clusterings come the batch's other steps on the same (model, dataset), keyed the same way
-(:func:`step_key`): MTEB v2's score (:func:`tecb.report.mteb_v2.batch_step`) and the cluster view
+(:func:`step_key`): MTEB v2's score (:func:`tecb.scoring.mteb_v2.batch_step`) and the cluster view
 (:func:`tecb.report.confusion.batch_step`), which would otherwise be two more processes with the same imports.
 """
 

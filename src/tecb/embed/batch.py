@@ -93,7 +93,7 @@ def _embed_member(member: dict, embed_options: dict, *, seed: int | None, digest
     job = EmbedJob(
         texts=member["texts"],
         embeddings=member["embeddings"],
-        model_spec=member["settings"],
+        settings=member["settings"],
         embed_options=embed_options,
         seed=seed,
         dataset=member["dataset"],

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tecb.embed.spec import CHUNK_SIZE, batch_size_of, encoder_device, encoder_settings
+from tecb.embed.spec import CHUNK_SIZE, encoder_device, encoder_settings, run_options
 from tecb.io import (
     atomic_path,
     embedding_batch,
@@ -674,25 +674,35 @@ def read_texts(path: str | Path) -> list[str]:
 @dataclass(frozen=True)
 class EmbedJob:
     """One embeddings file and what it is made of: the dataset's ``texts`` (its texts.parquet) embedded into
-    ``embeddings`` by the model ``model_spec`` (a ``models.<key>`` config entry or its resolved settings,
-    :func:`tecb.embed.spec.encoder_settings`; ``dataset`` picks a per-dataset prompt), run as ``embed_options``
-    say (the config's ``embed``, its defaults filled: ``batch_size``, ``device``, ``dtype`` default; the model's
-    ``batch_size`` comes first). ``seed``: TF-IDF's (its SVD), required there; None for models that use none.
-    ``model_digest``: the local model's content hash, recorded when given. ``timings``: where how long it took is
-    written (None: nowhere). ``cache_key``: the key of what decides the vectors (the dataset's whole texts, the
-    model's settings and files: :func:`tecb.embed.cache.embedding_key`), recorded in the file, whose metadata then
-    names no model folder (:func:`tecb.embed.cache.keyed_metadata`); every job of the workflow gives it (None: a
-    file outside the workflow)."""
+    ``embeddings`` by the model of ``settings`` (resolved: :func:`tecb.embed.spec.encoder_settings`, for
+    ``dataset``), run as ``embed_options`` say (resolved: :func:`tecb.embed.spec.run_options`, the config's ``embed``
+    with its defaults filled and the model's own ``batch_size`` first). Both are taken as given: a workflow job
+    gets its settings from its rule's params and its options from :class:`tecb.embed.job.EmbedRun`; a caller
+    holding a ``models.<key>`` entry builds its job with :meth:`from_spec`. ``seed``: TF-IDF's (its SVD), required
+    there; None for models that use none. ``model_digest``: the local model's content hash, recorded when given.
+    ``timings``: where how long it took is written (None: nowhere). ``cache_key``: the key of what decides the
+    vectors (the dataset's whole texts, the model's settings and files: :func:`tecb.embed.cache.embedding_key`),
+    recorded in the file, whose metadata then names no model folder (:func:`tecb.embed.cache.keyed_metadata`);
+    every job of the workflow gives it (None: a file outside the workflow)."""
 
     texts: str | Path
     embeddings: str | Path
-    model_spec: dict
+    settings: dict
     embed_options: dict
     seed: int | None
     dataset: str | None = None
     model_digest: str | None = None
     timings: str | Path | None = None
     cache_key: str | None = None
+
+    @classmethod
+    def from_spec(
+        cls, texts, embeddings, model_spec: dict, embed_options: dict, seed: int | None, **fields
+    ) -> EmbedJob:
+        """The job of a ``models.<key>`` entry ``model_spec`` and the ``embed`` section ``embed_options``, both
+        resolved here once (for ``fields``' ``dataset``); ``fields``: the other fields of :class:`EmbedJob`."""
+        settings = encoder_settings(model_spec, embed_options, fields.get("dataset"))
+        return cls(texts, embeddings, settings, run_options(model_spec, embed_options), seed, **fields)
 
 
 def embed_dataset(job: EmbedJob, *, log=print) -> dict:
@@ -705,18 +715,17 @@ def embed_dataset(job: EmbedJob, *, log=print) -> dict:
     into the embeddings file.
     """
     started = time.perf_counter()
-    model_spec, embed_options, seed, model_digest = job.model_spec, job.embed_options, job.seed, job.model_digest
+    settings, embed_options, seed, model_digest = job.settings, job.embed_options, job.seed, job.model_digest
     texts = read_texts(job.texts)
-    settings = encoder_settings(model_spec, embed_options, job.dataset)
     kind = settings["kind"]
     if kind == "tfidf":
         meta, batches = _tfidf_batches(settings, texts, seed, log)
     elif kind in ("python", "precomputed", "static"):
-        meta, batches = _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
+        meta, batches = _non_transformer_batches(settings, texts, embed_options, model_digest, log)
     elif kind == "mteb":
-        meta, batches = _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
+        meta, batches = _mteb_batches(settings, texts, embed_options, model_digest, log)
     else:
-        meta, batches = _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log)
+        meta, batches = _transformer_batches(settings, texts, embed_options, model_digest, log)
     ran = meta  # the encoder adds final_batch_size to it while the batches are written
     if job.cache_key is not None:
         from tecb.embed.cache import keyed_metadata
@@ -764,14 +773,14 @@ def _tfidf_batches(settings, texts, seed, log):
     return meta, batches
 
 
-def _transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
+def _transformer_batches(settings, texts, embed_options, model_digest, log):
     """Metadata and ``(start, vectors)`` batches of a sentence-transformers model (``huggingface``, ``tiny-bert``
     ...): the texts sorted by length within each chunk, the batch size halved on out-of-memory errors."""
     kind = settings["kind"]
     device = encoder_device(embed_options)  # None: auto
     source = settings.get("path") or settings["id"]
     model = load_encoder(settings, device, settings["dtype"] if _on_cuda(device) else "float32")
-    batch_size = batch_size_of(model_spec, embed_options)
+    batch_size = int(embed_options["batch_size"])  # resolved: tecb.embed.spec.run_options
     prompt = effective_prompt(model, settings.get("prompt"), settings.get("prompt_name"))
     stats = truncation_stats(token_counts(model, texts, prompt), model.max_seq_length)
     meta = {
@@ -816,13 +825,13 @@ def _transformer_batches(settings, texts, model_spec, embed_options, model_diges
     return meta, batches
 
 
-def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log):
+def _mteb_batches(settings, texts, embed_options, model_digest, log):
     """Metadata and ``(start, vectors)`` batches of a ``kind: mteb`` model: mteb's own wrapper encodes each chunk of
     ``chunk_size`` texts in one call, as mteb's clustering evaluator calls it (tecb.embed.mteb_model)."""
     from tecb.embed import mteb_model
 
     wrapper = mteb_model.load_wrapper(settings, encoder_device(embed_options))
-    batch_size = batch_size_of(model_spec, embed_options)
+    batch_size = int(embed_options["batch_size"])  # resolved: tecb.embed.spec.run_options
     task = settings["task"]
     prompt = mteb_model.applied_prompt(wrapper, task)
     model = getattr(wrapper, "model", None)  # the sentence-transformers model inside mteb's wrapper, where it has one
@@ -864,10 +873,10 @@ def _mteb_batches(settings, texts, model_spec, embed_options, model_digest, log)
     return meta, encode_halving(encode, texts, batch_size, settings.get("chunk_size", CHUNK_SIZE), log, meta)
 
 
-def _non_transformer_batches(settings, texts, model_spec, embed_options, model_digest, log):
+def _non_transformer_batches(settings, texts, embed_options, model_digest, log):
     """Metadata and ``(start, vectors)`` batches of a ``python``, ``precomputed`` or ``static`` model."""
     kind = settings["kind"]
-    batch_size = batch_size_of(model_spec, embed_options)
+    batch_size = int(embed_options["batch_size"])  # resolved: tecb.embed.spec.run_options
     base = {"kind": kind, "model_sha256": model_digest, "device": "cpu", "dtype": "float32", "revision": None}
     batches = {"python": _python_batches, "precomputed": _precomputed_batches}.get(kind, _static_batches)
     return batches(settings, texts, base, batch_size, log)

@@ -68,7 +68,7 @@ def embed_job(job, *, embeddings, timings, cache_key: str) -> EmbedJob:
     return EmbedJob(
         texts=job.input.texts,
         embeddings=embeddings,
-        model_spec=job.params.settings,
+        settings=job.params.settings,
         embed_options=EmbedRun.from_job(job, model=model).options,
         seed=job.params.seed,  # the run's seed for TF-IDF, None for models that use none
         dataset=dataset,

@@ -11,7 +11,7 @@ applies them for that task (:func:`encode_texts`).
 
 The mteb task of a dataset (whose metadata the wrapper reads: its name, type and prompt) is the dataset's own
 name when mteb has a task of that name (the paper's Blurbs and TenKGnad datasets); the German Reddit datasets
-follow mteb's (English) Reddit clustering classes (:data:`DATASET_TASKS`, as :mod:`tecb.report.mteb_v2` does); any
+follow mteb's (English) Reddit clustering classes (:data:`DATASET_TASKS`, as :mod:`tecb.scoring.mteb_v2` does); any
 other dataset needs ``task:`` on the model entry (a task name, or a mapping dataset -> task name with an optional
 ``default``).
 
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from tecb.embed.options import CHUNK_SIZE, resolve_prompt
 
 #: Datasets of the benchmark that are not mteb task names -> the mteb task whose metadata their prompts come from:
-#: our German Reddit datasets follow mteb's (English) Reddit clustering classes (tecb.report.mteb_v2.RECIPES).
+#: our German Reddit datasets follow mteb's (English) Reddit clustering classes (tecb.scoring.mteb_v2.RECIPES).
 DATASET_TASKS = {"RedditClusteringS2S": "RedditClustering", "RedditClusteringP2P": "RedditClusteringP2P"}
 #: mteb's German clustering tasks: a model trained on one of these was trained on the data it is scored on there.
 GERMAN_TASKS = ("BlurbsClusteringS2S", "BlurbsClusteringP2P", "TenKGnadClusteringS2S", "TenKGnadClusteringP2P")

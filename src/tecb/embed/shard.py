@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tecb.embed import encode
-from tecb.embed.spec import CHUNK_SIZE, TRANSFORMER_KINDS, encoder_settings
+from tecb.embed.spec import CHUNK_SIZE, TRANSFORMER_KINDS
 from tecb.io import read_embeddings, scratch_dir, write_json
 
 #: Model kinds whose embedding can be sharded: each text encoded on its own, one row group per chunk.
@@ -50,12 +50,12 @@ def plan_shards(texts_path, *, shard_size: int, chunk_size: int | None) -> dict:
 def embed_shard(job: encode.EmbedJob, *, start: int, stop: int, log=print) -> dict:
     """Embed texts ``start`` to ``stop`` (a range of :func:`shard_ranges`) of ``job``'s texts into its embeddings
     file, a file of their own (:func:`tecb.embed.encode.embed_dataset`)."""
-    model_spec = job.model_spec
-    if model_spec.get("kind") == "tfidf":
+    settings = job.settings
+    if settings.get("kind") == "tfidf":
         raise ValueError("TF-IDF cannot be sharded: it fits on all texts of a dataset (embed.shard_size)")
-    if model_spec.get("kind") not in SHARDABLE_KINDS:
-        raise ValueError(f"kind {model_spec.get('kind')!r} is not sharded: only {', '.join(SHARDABLE_KINDS)} are")
-    chunk_size = encoder_settings(model_spec, job.embed_options).get("chunk_size", CHUNK_SIZE)
+    if settings.get("kind") not in SHARDABLE_KINDS:
+        raise ValueError(f"kind {settings.get('kind')!r} is not sharded: only {', '.join(SHARDABLE_KINDS)} are")
+    chunk_size = settings.get("chunk_size", CHUNK_SIZE)
     if start % chunk_size:
         raise ValueError(f"shard start {start} is not a multiple of the chunk size {chunk_size}")
     texts = pq.read_table(job.texts, columns=["text"]).slice(start, stop - start)

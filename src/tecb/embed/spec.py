@@ -376,13 +376,20 @@ def batch_size_of(model_spec: Mapping, embed_options: Mapping) -> int:
     return int(model_spec.get("batch_size") or embed_options["batch_size"])
 
 
-def job_embed_options(config: Mapping, *, model: str) -> dict:
-    """The options of one model's embedding job: the filled config's ``embed`` section, with the model's own
-    ``batch_size`` where its entry sets one (:func:`batch_size_of`; an embed-stage job's, tecb.embed.job)."""
-    options = dict(config["embed"])
-    if config["models"][model].get("batch_size"):
-        options["batch_size"] = batch_size_of(config["models"][model], options)
+def run_options(model_spec: Mapping, embed_options: Mapping) -> dict:
+    """How a model's embedding job runs, resolved once: ``embed_options`` (the ``embed`` section) with the model's
+    own ``batch_size`` where its entry ``model_spec`` sets one (:func:`batch_size_of`); the encoders take it as
+    given (:class:`tecb.embed.encode.EmbedJob`)."""
+    options = dict(embed_options)
+    if model_spec.get("batch_size"):
+        options["batch_size"] = batch_size_of(model_spec, options)
     return options
+
+
+def job_embed_options(config: Mapping, *, model: str) -> dict:
+    """The :func:`run_options` of one model's embedding job from the filled config (an embed-stage job's,
+    tecb.embed.job)."""
+    return run_options(config["models"][model], config["embed"])
 
 
 def encoder_device(embed_options: Mapping) -> str | None:

@@ -9,9 +9,10 @@ step) on the same evaluation splits, so every row of Table 6 is a paired compari
 - ``Δ``: adapted - base with ``*`` where the two-sided paired test is significant after Holm's adjustment over
   all rows of the table (:func:`tecb.report.stats.holm`); ``p`` is that adjusted p-value. The controls' rows
   (the ``random_head`` control, and every row of the ``oracle`` protocol: the positive control, trained on the
-  evaluated labels) are adjusted among themselves, apart from the methods' (:func:`holm_by_family`). The default test
-  (``mean``) and the intervals of ``adapted`` and ``Δ`` come from the same resamples of training seeds and splits
-  (:func:`tecb.report.stats.seeds_mean_test`), so a ``*`` never sits on an interval that contains 0; the other
+  evaluated labels) are adjusted among themselves, apart from the methods'
+  (:func:`tecb.report.contrasts.holm_by_family`). The default test (``mean``) and the intervals of ``adapted``
+  and ``Δ`` come from the same resamples of training seeds and splits (:func:`tecb.report.stats.seeds_mean_test`),
+  so a ``*`` never sits on an interval that contains 0; the other
   tests are intersection-union tests over the seeds (:func:`tecb.report.stats.seeds_paired_pvalue`);
 - ``SD seeds``: of the seeds' mean scores, or "1 seed" (no seed variance estimated);
 - the training cost that is the same on every rerun: optimizer steps, device, precision. The seconds are in a
@@ -35,6 +36,8 @@ from tecb.adapt.protocol import POSITIVE_CONTROLS
 from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
+from tecb.report.contrasts import compare, holm_by_family, skipped
+from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import header_label, to_markdown, write_formats
 from tecb.report.tables import dataset_order
 
@@ -244,7 +247,7 @@ def table6(
     its level and the intervals' (:class:`tecb.report.stats.Statistics`). ``split_kinds``
     (dataset -> split -> kind, :func:`tecb.report.tables.split_kinds`): as in Table 2, those datasets' intervals
     resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
-    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.report.chance.chance_scores`): one row per dataset,
+    ``chance`` (dataset -> the chance rule's rows, :func:`tecb.scoring.chance.chance_scores`): one row per dataset,
     a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
     floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
     model_names = model_names or {}
@@ -458,7 +461,7 @@ def figure(long: pd.DataFrame, out_path, model_names: dict | None = None) -> Non
 class ReportInputs:
     """The files Table 6 is made from: per training job its ``scores`` and ``timings`` file, ``keys`` naming
     each job ``(model, method, variant, dataset, seed)`` in the order of both, and ``chance`` (dataset -> the
-    chance rule's file, :mod:`tecb.report.chance`; None or empty: no chance rows)."""
+    chance rule's file, :func:`tecb.scoring.chance.run`; None or empty: no chance rows)."""
 
     keys: Sequence[Sequence]
     scores: Sequence
@@ -571,19 +574,6 @@ def table6_notes(
     ]
     notes += [n for n in (noise_floor_note(long, meta), control_note(meta)) if n]
     return notes
-
-
-def holm_by_family(pvals, controls) -> np.ndarray:
-    """Holm's adjustment (:func:`tecb.report.stats.holm`) of ``pvals`` (NaN: no test, left NaN) within two
-    families: the rows of a control (``controls[i]`` true: a control's Δ, a positive control's (``oracle``), a
-    contrast with either) and the others, so a control added to a run changes no method's adjusted p."""
-    pvals = np.asarray(pvals, dtype=float)
-    adjusted = np.full(len(pvals), np.nan)
-    for family in (False, True):
-        done = [i for i, (p, c) in enumerate(zip(pvals, controls)) if not np.isnan(p) and bool(c) == family]
-        if done:
-            adjusted[done] = stats.holm(pvals[done])
-    return adjusted
 
 
 ORACLE_NOTE = (
@@ -774,7 +764,7 @@ def contrasts(
     for contrast in declared:
         pairs = _pairs(contrast, list(scores))
         if not pairs:
-            notes.append(f"{contrast.name}: skipped, this run has no such pair of arms")
+            notes.append(skipped(contrast.name))
             continue
         for ka, kb in pairs:
             arms = _pair_arrays(long, scores, ka, kb)
@@ -792,7 +782,10 @@ def contrasts(
                 "dataset": ka[3],
             }
             rows += [_design_row(named, arms, design, mask, kinds, statistics) for design, mask in designs]
-    return _contrasts_table(rows, statistics), notes
+    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "texts", "seeds", "mean_a", "mean_b"]
+    key = ["contrast", "model", "a", "dataset", "design"]
+    controls = [r["control"] for r in rows]
+    return contrasts_table(rows, columns=columns, key=key, alpha=statistics.alpha, controls=controls), notes
 
 
 def _pair_arrays(long: pd.DataFrame, scores: dict, ka: tuple, kb: tuple | None) -> dict:
@@ -829,16 +822,14 @@ def _design_row(named: dict, arms: dict, design: str, mask, kinds, statistics) -
     splits of ``mask`` (one split ``design``, or ``all`` stratified by ``kinds``), before Holm and printing."""
     a, b, noise_a, noise_b, sizes = arms["a"], arms["b"], arms["noise_a"], arms["noise_b"], arms["sizes"]
     dataset = named["dataset"]
-    result = stats.contrast_test(
+    result = compare(
         a[:, mask],
         b[:, mask],
+        statistics=statistics,
+        design=dataset if design == "all" else f"{dataset}/{design}",
+        strata=list(kinds) if design == "all" and kinds is not None else None,
         noise_a=None if noise_a is None else noise_a[:, mask],
         noise_b=None if noise_b is None else noise_b[:, mask],
-        strata=list(kinds) if design == "all" and kinds is not None else None,
-        design_effect=statistics.design_effect(dataset if design == "all" else f"{dataset}/{design}"),
-        confidence=statistics.confidence,
-        n_resamples=statistics.n_resamples,
-        seed=statistics.seed,
     )
     return named | {
         "design": design,
@@ -847,25 +838,5 @@ def _design_row(named: dict, arms: dict, design: str, mask, kinds, statistics) -
         "seeds": f"{a.shape[0]} / {b.shape[0]}" if arms["paired"] else str(a.shape[0]),
         "mean_a": a[:, mask].mean() * 100,
         "mean_b": b[:, mask].mean() * 100,
-        "delta": result.mean * 100,
-        "ci_low": result.ci_low * 100,
-        "ci_high": result.ci_high * 100,
-        "p": result.p_value,
-        "detectable": result.detectable * 100,
+        **result,
     }
-
-
-def _contrasts_table(rows: list[dict], statistics) -> pd.DataFrame:
-    """The contrasts table from its rows: p Holm-adjusted by family (controls apart), ``*`` where under alpha,
-    p and the bounds printed, one index label per row."""
-    columns = ["contrast", "model", "a", "b", "dataset", "design", "splits", "texts", "seeds", "mean_a", "mean_b"]
-    table = pd.DataFrame(rows, columns=columns + ["delta", "ci_low", "ci_high", "p", "detectable"])
-    adjusted = holm_by_family(table["p"].to_numpy(float), [r["control"] for r in rows])
-    table["significant"] = ["*" if p < statistics.alpha else "" for p in adjusted]
-    table["p"] = [stats.format_p(p) for p in table["p"]]
-    table["p_holm"] = [stats.format_p(p) for p in adjusted]
-    for col in ("ci_low", "ci_high"):  # printed so that a bound's sign survives rounding
-        table[col] = [stats.format_bound(v, signed=True) for v in table[col]]
-    table.index = pd.Index([f"{r.contrast} · {r.model} · {r.a} · {r.dataset} · {r.design}" for r in table.itertuples()])
-    table.index.name = "contrast · model · a · dataset · design"
-    return table

@@ -1,12 +1,10 @@
-"""Where chance lies (issue 21.3): the scores of a random partition on a dataset's own splits.
+"""Where chance lies in the tables (issue 21.3): the random-partition floor that :mod:`tecb.scoring.chance` scores,
+summarised per table column and drawn as a row under a table.
 
-For each split, ``n_draws`` seeded random partitions of its texts into as many clusters as the split has gold
-labels (each text drawn uniformly into one of the k clusters: a clusterer that sees no text, given the k that
-k-means is given) are scored with the same metrics as the real clusterings (:func:`tecb.cluster.metrics.score`).
-:func:`chance_scores` writes one row per (split, draw); :func:`chance_summary` gives, per dataset (and per split
-kind), the expected score (the mean over draws of the mean over splits, as a table cell averages splits) and the
-percentile interval of that cell over the draws: a real model whose cell is not above the interval's upper end is
-not distinguishable from a random partition.
+:func:`chance_summary` gives, per dataset (and per split kind), the expected score of a random partition (the mean
+over draws of the mean over splits, as a table cell averages splits) and the percentile interval of that cell over
+the draws: a real model whose cell is not above the interval's upper end is not distinguishable from a random
+partition. :func:`mteb_v2_chance_cells` does the same for MTEB v2's protocol; :func:`add_chance_row` draws the row.
 """
 
 from __future__ import annotations
@@ -15,44 +13,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-
-from tecb.cluster.metrics import score
-
-METRICS = ("v_measure", "ami", "ari", "homogeneity", "completeness")
-
-
-def chance_scores(splits: pd.DataFrame, *, n_draws: int, seed: int) -> pd.DataFrame:
-    """One row per (split, draw): ``split, draw, n_texts, n_labels`` and the :data:`METRICS` of a uniformly random
-    partition of the split's rows into as many clusters as it has labels. Seeded: one generator from ``seed``,
-    consumed split by split in ascending order."""
-    if n_draws < 1:
-        raise ValueError(f"n_draws must be at least 1, got {n_draws}")
-    rng = np.random.default_rng(seed)
-    rows = []
-    for split in sorted(splits["split"].unique()):
-        gold = splits.loc[splits["split"] == split, "label"].to_numpy()
-        k = len(pd.unique(gold))
-        for draw in range(n_draws):
-            s = score(gold, rng.integers(0, k, size=gold.size))
-            rows.append(
-                {"split": int(split), "draw": draw, "n_texts": s["n_texts"], "n_labels": s["n_labels"]}
-                | {m: s[m] for m in METRICS}
-            )
-    return pd.DataFrame(rows, columns=["split", "draw", "n_texts", "n_labels", *METRICS])
-
-
-def run(splits_path, out_path, *, n_draws: int, seed: int, log=print) -> pd.DataFrame:
-    """:func:`chance_scores` of the dataset at ``splits_path`` to the Parquet file ``out_path``."""
-    import pyarrow as pa
-
-    from tecb.io import write_table
-
-    rows = chance_scores(pd.read_parquet(splits_path), n_draws=n_draws, seed=seed)
-    rows = rows.astype({"split": "int32", "draw": "int32", "n_texts": "int32", "n_labels": "int32"})
-    write_table(pa.Table.from_pandas(rows, preserve_index=False).replace_schema_metadata(None), out_path)
-    per_draw = rows.groupby("draw").v_measure.mean()
-    log(f"{splits_path}: random partition V-measure {per_draw.mean():.4f} over {n_draws} draws")
-    return rows
 
 
 def _cell(per_draw: pd.Series, confidence: float) -> dict:
@@ -71,7 +31,7 @@ def chance_summary(
 ) -> pd.DataFrame:
     """Per column: a random partition's expected cell and its interval over the draws (``metric`` in 0..1).
 
-    ``chance``: dataset -> :func:`chance_scores` rows. Columns are the datasets, the average columns of
+    ``chance``: dataset -> :func:`tecb.scoring.chance.chance_scores` rows. Columns are the datasets, the average columns of
     ``averages`` (name -> datasets; per draw the mean over them of each dataset's mean) and, with
     ``split_kinds``, ``(dataset, kind)`` pairs. Returns ``column, kind, mean, ci_low, ci_high`` (``kind`` "" for
     a whole dataset or an average).
@@ -100,7 +60,7 @@ def mteb_v2_chance_cells(
     confidence: float,
     averages: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    """Per dataset of ``chance`` (dataset -> :func:`tecb.report.chance_v2.mteb_v2_chance` rows) and per average column of ``averages``
+    """Per dataset of ``chance`` (dataset -> :func:`tecb.scoring.chance.mteb_v2_chance` rows) and per average column of ``averages``
     (name -> datasets; per draw the mean over them): ``column, mean, ci_low, ci_high``."""
     per_draw = {d: r.groupby("draw")[metric].mean() for d, r in chance.items()}
     rows = [{"column": d} | _cell(s, confidence) for d, s in per_draw.items()]

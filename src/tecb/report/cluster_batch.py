@@ -1,6 +1,6 @@
 """A ``cluster_batch`` job end to end (``cluster.batch: true``): the cluster stage's batch of one (model, dataset)
 (:func:`tecb.cluster.batch.run_batch_job`: its reductions and configurations) with the report's steps on the same
-(model, dataset) after them, where configured: MTEB v2's score (:func:`tecb.report.mteb_v2.batch_step`) and the
+(model, dataset) after them, where configured: MTEB v2's score (:func:`tecb.scoring.mteb_v2.batch_step`) and the
 cluster view (:func:`tecb.report.confusion.batch_step`). Here, in the report's layer, because it uses both.
 
 Light at import (tecb.cluster.batch only): the job points numba at its cache folder first
@@ -16,7 +16,8 @@ def batch_steps(job, *, threads: int, log=print) -> list[dict]:
     """The steps a cluster_batch ``job`` runs after its clusterings, from its params ``steps`` (``mteb_v2``: its
     ``max_documents`` and ``options``; ``view``: its ``labels``, ``title``, ``split`` and ``top_terms``): MTEB v2's
     score on ``threads`` (the ones its own job would run on), then the cluster view."""
-    from tecb.report import confusion, mteb_v2
+    from tecb.report import confusion
+    from tecb.scoring import mteb_v2
 
     w, inp, out, spec = job.wildcards, job.input, job.output, job.params.steps
     steps = []

@@ -6,7 +6,7 @@ per-bootstrap V-measures, the dataset revision and mteb version it was made with
 commit and file path it was read from; reference/README.md). The project's scores are the paper protocol's mean
 V-measure over splits (k-means on raw embeddings) on the datasets whose splits are mteb's legacy task's
 (:func:`tecb.report.mteb_results.mteb_task_of`) and the v2 protocol's score on ``*.v2`` tasks
-(:mod:`tecb.report.mteb_v2`, its own comparability).
+(:mod:`tecb.scoring.mteb_v2`, its own comparability).
 
 A pair is *comparable* when the model runs the published revision, the project's data and protocol are the task's
 and the published dataset revision is the task's current one; its difference (ours - published, x 100) is then

@@ -38,12 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tecb.scoring.mteb import MTEB_SEED, MTEB_VERSION
+
 TASK_PREFIX = "tecb."
 NO_REVISION = "no_revision_available"
-#: The mteb version whose clustering evaluators the paper protocol and the v2 mode reproduce (the pinned test-only
-#: dependency; tests check it equals the installed mteb).
-MTEB_VERSION = "2.26.24"
-MTEB_SEED = 42
 #: mteb's legacy clustering evaluator (ClusteringEvaluator): MiniBatchKMeans(batch_size=500, n_init="auto")
 MTEB_KMEANS = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
 #: (hub dataset, revision) of mteb's German clustering tasks -> the legacy task scored by the paper protocol

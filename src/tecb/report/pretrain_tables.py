@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import write_table
+from tecb.report.contrasts import skipped
+from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import to_markdown, write_formats
 from tecb.report.stats import MIN_SPLIT_TEXTS
 from tecb.report.tables import dataset_order, read_keyed
@@ -445,20 +447,24 @@ def contrasts(
         ]
         pairs = [(ka, kb) for ka, kb in pairs if kb is not None or ka[:1] + ka[2:] in base]
         if not pairs:
-            notes.append(f"{a} − {b}: skipped, this run has no such pair of arms")
+            notes.append(skipped(f"{a} − {b}"))
             continue
         for ka, kb in pairs:
             right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
             rows.append(
                 _contrast_row(f"{a} − {b}", at_budget, (ka, arms[ka]), (kb, right), budgets, statistics, split_kinds)
             )
-    return _contrasts_table(rows, statistics.alpha), notes
+    columns = ["contrast", "model", "a", "b", "dataset", "splits", "texts", "seeds"]
+    return contrasts_table(
+        rows, columns=columns, key=["contrast", "model", "a", "dataset"], alpha=statistics.alpha
+    ), notes
 
 
 def _contrast_row(name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, statistics, split_kinds) -> dict:
     """One row of the contrasts: arm ``a`` (key, seeds x splits) minus arm ``b`` (key or None for the base, its
     seeds x splits) on their shared usable splits, before Holm and printing."""
     from tecb.report import stats
+    from tecb.report.contrasts import compare
 
     (ka, left), (kb, right) = arm_a, arm_b
     has_sizes = "n_texts" in at_budget
@@ -467,40 +473,17 @@ def _contrast_row(name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, sta
     shared = [s for s in left.columns if s in right.columns]
     shared = [s for s, k in zip(shared, stats.usable_splits(sizes.reindex(shared).to_numpy(float))) if k]
     kinds = (split_kinds or {}).get(ka[2])
-    result = stats.contrast_test(
+    result = compare(
         left[shared].to_numpy(float),
         right[shared].to_numpy(float),
+        statistics=statistics,
+        design=ka[2],
         strata=[kinds.get(int(s)) for s in shared] if kinds else None,
-        design_effect=statistics.design_effect(ka[2]),
-        confidence=statistics.confidence,
-        n_resamples=statistics.n_resamples,
-        seed=statistics.seed,
     )
     return (
         {"contrast": name, "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}
         | {"b": "base" if kb is None else f"{kb[1]} {budgets.get(kb[1])}", "dataset": ka[2]}
         | {"splits": len(shared), "texts": float(sizes.reindex(shared).sum()) if has_sizes else np.nan}
         | {"seeds": f"{len(left)} / {len(right)}" if kb else str(len(left))}
-        | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
-        | {"p": result.p_value, "detectable": result.detectable * 100}
+        | result
     )
-
-
-def _contrasts_table(rows: list[dict], alpha: float) -> pd.DataFrame:
-    """The contrasts table from its rows: p Holm-adjusted over every row, ``*`` where under ``alpha``, p and the
-    bounds printed, one index label per row."""
-    from tecb.report import stats
-
-    columns = ["contrast", "model", "a", "b", "dataset", "splits", "texts", "seeds", "delta", "ci_low", "ci_high"]
-    table = pd.DataFrame(rows, columns=columns + ["p", "detectable"])
-    adjusted = stats.holm(table["p"].to_numpy(float))
-    table["significant"] = ["*" if p < alpha else "" for p in adjusted]
-    table["p"] = [stats.format_p(p) for p in table["p"]]
-    table["p_holm"] = [stats.format_p(p) for p in adjusted]
-    for col in ("ci_low", "ci_high"):  # printed so that a bound's sign survives rounding
-        table[col] = [stats.format_bound(v, signed=True) for v in table[col]]
-    table.index = pd.Index(
-        [f"{r.contrast} · {r.model} · {r.a} · {r.dataset}" for r in table.itertuples()], dtype=object
-    )
-    table.index.name = "contrast · model · a · dataset"
-    return table

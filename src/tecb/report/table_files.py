@@ -110,7 +110,7 @@ class TableSettings:
 class TableInputs:
     """The files the tables are computed from: ``scores`` (the long scores table, :func:`collect_scores`), the
     ``texts`` and ``splits`` files of each dataset of the settings (in their order), ``chance`` (one
-    :mod:`tecb.report.chance` file per dataset, in the same order; None: no chance rows) and the paper's
+    :func:`tecb.scoring.chance.run` file per dataset, in the same order; None: no chance rows) and the paper's
     ``reference`` Tables 2-3 and ``reference_table1`` (None: no ``table{1,2,3}_vs_paper``)."""
 
     scores: str | Path
@@ -253,7 +253,7 @@ def render_tables(settings: TableSettings, inputs: TableInputs, *, outputs, log=
     names them in a folder); a directory is accepted as ``outputs_in(directory, table_keys(...))``.
     ``settings.statistics`` adds bootstrap intervals and significance marks to Table 2 and writes
     ``table2_statistics`` and ``intervals`` (stratified by split kind for the datasets that record kinds); each
-    further metric adds ``table2_{metric}`` and ``table3_{metric}``; ``inputs.chance`` (one :mod:`tecb.report.chance`
+    further metric adds ``table2_{metric}`` and ``table3_{metric}``; ``inputs.chance`` (one :func:`tecb.scoring.chance.run`
     file per dataset) add the chance row under every score table and ``chance``; ``settings.per_kind`` writes
     ``table2_per_kind``. An ``Average`` over fewer than the paper's six datasets is headed ``Average (k of the
     paper's 6)``.
