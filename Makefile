@@ -98,9 +98,10 @@ real-study: real-data
 test: setup
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
-# The quick unit tests (no snakemake runs, no slow oracle comparisons) on 2 workers; measured in benchmarks/lane_times.md
+# The quick unit tests on 2 workers: no snakemake run but one dry run of the default config (marked smoke: a broken
+# .smk fails here), no test marked slow or plan; measured in benchmarks/lane_times.md
 test-fast: setup
-	$(BIN)/python -m pytest -q -n 2 -m "not workflow and not slurm and not slow"
+	$(BIN)/python -m pytest -q -n 2 -m "smoke or not (workflow or plan or slurm or slow)"
 
 # The workflow's plans without running a job: dry runs (every switch combination, the paper's and the quickstart's
 # configs), snakemake --lint, rule listings, snakefmt; under 150 s on 2 cores (benchmarks/lane_times.md).

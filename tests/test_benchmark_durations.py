@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 BENCH = ROOT / "benchmarks"
@@ -44,6 +45,7 @@ def test_loading_a_script_leaves_the_workers_imports_as_they_were():
     assert not [k for k, m in sys.modules.items() if _from_benchmarks(m)]
 
 
+@pytest.mark.slow
 def test_no_script_is_found_by_the_imports_of_the_libraries_the_scripts_use():
     """``python benchmarks/X.py`` puts the folder first on sys.path, so a script named like a module that a
     library imports, even an optional one it tries (numba tries ``coverage``), is found in its place."""

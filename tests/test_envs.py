@@ -216,6 +216,7 @@ def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:
 RULES = rules_with_scripts()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule,script,env", RULES, ids=[r for r, _, _ in RULES])
 def test_rule_env_provides_the_scripts_imports(rule, script, env):
     assert env is not None, f"rule {rule} runs {script.name} but names no conda env"
