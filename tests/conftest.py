@@ -468,3 +468,45 @@ def all_switches_run(switched_prepared) -> Path:
         (folder / "dry-run.log").write_text(run_snakemake(work, "-n", *SWITCHED_ARGS).stdout)
 
     return shared_run("all-switches", build)
+
+
+# --- the workflow's rules as Snakemake reads them (tests/workflow_rules.py) --------------------------------------
+
+#: config files under which the rules read are every rule the workflow defines: some are defined only when a config
+#: asks for them (the embed stage's writers under the switches; the models table and leaderboard of kind: mteb)
+RULE_CONFIGS = ((), ("config/demo.yaml", "config/all-switches.yaml"), ("config/modern.yaml",))
+
+
+def _read_rules(folder: Path) -> None:
+    import json
+
+    work = copy_project(folder / "p")
+    switches = switch_config(ALL_SWITCHES, "resources/embedding-cache")
+    (work / "config" / "all-switches.yaml").write_text(yaml.safe_dump(switches, sort_keys=False))
+    merged = {"included": set(), "ruleorder": [], "rules": {}}
+    for configs in RULE_CONFIGS:
+        proc = subprocess.run(
+            [sys.executable, str(Path(__file__).parent / "workflow_rules.py"), str(work), *configs],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        if proc.returncode != 0:
+            raise AssertionError(f"Snakemake could not read the workflow under {configs}:\n{proc.stderr[-4000:]}")
+        read = json.loads(proc.stdout)
+        merged["included"] |= set(read["included"])
+        merged["ruleorder"] += read["ruleorder"]
+        merged["rules"].update(read["rules"])
+    merged["included"] = sorted(merged["included"])
+    (folder / "rules.json").write_text(json.dumps(merged))
+
+
+@pytest.fixture(scope="session")
+def workflow_rules() -> dict:
+    """Snakemake's reading of the workflow under each of :data:`RULE_CONFIGS`, merged, once per test session: the
+    files the Snakefile included (paths from the project root), every `ruleorder`, and every rule by name (the file
+    that defines it, its `script:`, its `conda:` env relative to that file, its resources' names)."""
+    import json
+
+    return json.loads((shared_run("workflow-rules", _read_rules) / "rules.json").read_text())
