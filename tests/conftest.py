@@ -506,7 +506,7 @@ def _read_rules(folder: Path) -> None:
 def workflow_rules() -> dict:
     """Snakemake's reading of the workflow under each of :data:`RULE_CONFIGS`, merged, once per test session: the
     files the Snakefile included (paths from the project root), every `ruleorder`, and every rule by name (the file
-    that defines it, its `script:`, its `conda:` env relative to that file, its resources' names)."""
+    that defines it, its `script:`, its `conda:` env relative to that file, its resources: a function by its name)."""
     import json
 
     return json.loads((shared_run("workflow-rules", _read_rules) / "rules.json").read_text())

@@ -1,8 +1,8 @@
 """The workflow's rules as Snakemake itself reads them: its API parses workflow/Snakefile under the given config
 files (no DAG, no job) and this prints JSON: the files the Snakefile included, its `ruleorder` and per rule its
 name, the file that defines it (relative to the project), its `script:`, its `conda:` env (as written, relative to
-that file; a function of the model is asked for a model without an `env:` of its own) and the names of its
-resources. Tests read it through :func:`conftest.workflow_rules`, in a process of its own (Snakemake sets up
+that file; a function of the model is asked for a model without an `env:` of its own) and its resources (a
+function by its name). Tests read it through :func:`conftest.workflow_rules`, in a process of its own (Snakemake sets up
 logging and sys.path when it parses).
 
     python tests/workflow_rules.py PROJECT [CONFIGFILE ...]
@@ -21,6 +21,16 @@ def _conda(rule, config: dict) -> str | None:
         model = next(name for name, spec in config["models"].items() if not spec.get("env"))
         return rule.conda_env(SimpleNamespace(model=model))
     return rule.conda_env
+
+
+def _resources(rule) -> dict:
+    """A rule's resources by name: a function's name (``"cluster_mem_mb()"``), else the value as written."""
+    found = {}
+    for name, resource in rule.resources.items():
+        if not name.startswith("_"):
+            value = getattr(resource, "_value", resource)  # snakemake.resources.Resource: no public accessor
+            found[name] = f"{value.__name__}()" if callable(value) else value
+    return found
 
 
 def read_rules(project: Path, configfiles: list[Path]) -> dict:
@@ -43,7 +53,7 @@ def read_rules(project: Path, configfiles: list[Path]) -> dict:
                     "snakefile": str(Path(rule.snakefile).relative_to(project)),
                     "script": rule.script,
                     "conda": _conda(rule, workflow.config),
-                    "resources": sorted(name for name in rule.resources if not name.startswith("_")),
+                    "resources": _resources(rule),
                 }
                 for rule in workflow.rules
             },
