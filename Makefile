@@ -106,7 +106,7 @@ test-fast: setup
 # The workflow's plans without running a job: dry runs (every switch combination, the paper's and the quickstart's
 # configs), snakemake --lint, rule listings, snakefmt; under 150 s on 2 cores (benchmarks/lane_times.md).
 test-plan: setup
-	$(BIN)/python -m pytest -q -n 2 -m plan
+	$(BIN)/python -m pytest -q -n 2 -m "plan and not slow"
 
 # The real-data workflow test with all-MiniLM-L6-v2 distilled on real text too (not in CI's cut: ~100 CPU-s).
 test-real: setup
