@@ -95,8 +95,9 @@ real-study: real-data
 
 # Everything: unit tests, workflow tests (snakemake in temporary copies), the paper config's DAG, lint.
 # The SLURM test runs only with TECB_TEST_SLURM=1 (it installs SLURM as root; CI sets it).
+# One worker per core, a file's tests on one worker; the files that run the workflow first (tests/conftest.py).
 test: setup
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # The quick unit tests on 2 workers: no snakemake run but one dry run of the default config (marked smoke: a broken
 # .smk fails here), no test marked slow or plan; measured in benchmarks/lane_times.md

@@ -95,9 +95,21 @@ def pytest_unconfigure(config):
             del os.environ[variable]
 
 
-# Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
-# fixtures are built once; the finished runs several files read (the demo, the all-switches run) are built once per
-# session whichever worker asks first (:func:`shared_run`). pytest-xdist orders the files itself.
+# Parallel runs (`make test`: pytest -n auto --dist loadfile --no-loadscope-reorder): a file's tests run on one
+# worker, so its module fixtures are built once; the finished runs several files read (the demo, the all-switches
+# run) are built once per session whichever worker asks first (:func:`shared_run`). The files go out in collection
+# order, which one rule sets (no list of durations): the files that run the workflow first, then those with a slow
+# unit test, then the rest.
+def pytest_collection_modifyitems(config, items):
+    """Files with a test marked workflow or slurm first, then files with a test marked slow, then the others
+    (otherwise as collected), so that no long file starts last while the other worker has nothing left (xdist
+    would order files by test count: the one-test workflow files last)."""
+    rank = {}
+    for item in items:
+        here = 0 if item.get_closest_marker("workflow") or item.get_closest_marker("slurm") else 1
+        here = here if here == 0 or item.get_closest_marker("slow") else 2
+        rank[item.path] = min(rank.get(item.path, 2), here)
+    items.sort(key=lambda item: rank[item.path])  # stable
 
 
 # Whether the running test is marked `workflow` (set per test by the autouse fixture below): run_snakemake refuses
