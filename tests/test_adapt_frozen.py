@@ -49,6 +49,7 @@ def v_measure(vectors, splits) -> float:
 SMALL_HEAD = frozen.HeadTraining(dim=32, epochs=60, lr=1e-2, batch_size=64)
 
 
+@pytest.mark.slow
 def test_the_positive_control_wins_through_the_projects_scoring_path():
     x, y = synthetic()
     splits = splits_of(y)
@@ -150,6 +151,7 @@ def test_dec_assignment_and_target_by_hand():
     assert np.allclose(p, [row0 / row0.sum(), row1 / row1.sum()])
 
 
+@pytest.mark.slow
 def test_self_training_sharpens_without_labels_and_is_seeded():
     x, y = synthetic(per_label=30)
     a = frozen.fit_self_training(x, n_clusters=4, epochs=20, lr=1e-2, batch_size=64, seed=3)
@@ -183,6 +185,7 @@ def test_ridge_map_is_the_closed_form_and_recovers_a_linear_map():
     assert np.allclose(ours.transform(x), Ridge(alpha=30.0).fit(x, noisy).predict(x))
 
 
+@pytest.mark.slow
 def test_infonce_map_brings_titles_to_their_own_texts():
     """Texts are a rotation of their titles plus noise: the map learnt from pairs retrieves each held-out title's own
     text far more often than the identity does."""

@@ -124,6 +124,7 @@ def _run(folder, arm, tmp_path, *, name, pairs=None, text_kind="s2s", settings=N
     return table.to_pandas(), __import__("json").loads(table.schema.metadata[b"tecb"])
 
 
+@pytest.mark.slow
 def test_a_pair_arm_maps_titles_and_skips_a_p2p_dataset(tmp_path):
     import numpy as np
 
@@ -146,6 +147,7 @@ def test_a_pair_arm_maps_titles_and_skips_a_p2p_dataset(tmp_path):
     assert df.empty and "(S2S datasets) only" in meta["protocol"]["skipped"]
 
 
+@pytest.mark.slow
 def test_the_disjoint_head_trains_on_one_half_and_is_scored_on_the_other(tmp_path):
     folder, _ = _dataset(tmp_path, "D")
     df, meta = _run(folder, "disjoint_supcon", tmp_path, name="D", settings={"epochs": 5, "dim": 8})

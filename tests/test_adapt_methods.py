@@ -369,6 +369,7 @@ def test_mine_triplets_fraction():
     assert len(triplet.mine_triplets(big, 25, np.random.default_rng(0), max_per_instance=17)) == 17
 
 
+@pytest.mark.slow
 def test_triplet_loss_is_euclidean_margin(tiny_model):
     from sentence_transformers.sentence_transformer.losses import TripletLoss
 
@@ -385,6 +386,7 @@ def test_triplet_loss_is_euclidean_margin(tiny_model):
     assert triplet.DEFAULTS["margin"] == 5.0  # sentence-transformers' default, which COB's baseline used
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["cob", "triplet"])
 def test_cob_and_triplet_train_through_the_authors_dense_tanh_head(method, base_model, tmp_path):
     """COB's model (and its triplet baseline's) is Transformer -> Pooling -> Dense(256, tanh): the phase puts the
@@ -432,6 +434,7 @@ def _weights(folder) -> dict:
     return load_sentence_transformer(str(folder), device="cpu").state_dict()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["cob", "triplet"])
 def test_random_head_is_exactly_the_head_cob_and_triplet_start_from(method, base_model, tmp_path):
     """The control (random_head) saves the base model with the head a COB or triplet job of the same seed and
@@ -469,6 +472,7 @@ def test_random_head_is_exactly_the_head_cob_and_triplet_start_from(method, base
 # --- argue ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_argue_pair_heads_shapes_and_labels(tiny_model):
     heads = argue.PairHeads(tiny_model[0].auto_model.config.hidden_size, ["order", "reply"])
     objectives = ["order", "reply", "order"]
@@ -602,6 +606,7 @@ def test_defaults_cover_the_loop_and_missing_settings_raise(base_model, tmp_path
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
 def test_training_logs_progress_lines(base_model, tmp_path):
     """Every phase says its length and logs step / total, loss, elapsed time and ETA (first and last step at least)."""
     from tecb.adapt.training import Progress
@@ -633,6 +638,7 @@ def test_training_logs_progress_lines(base_model, tmp_path):
     assert progress.line(0, None, now=100.0).endswith("loss n/a, elapsed 0:00:00, ETA ?")
 
 
+@pytest.mark.slow
 def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, tmp_path):
     """One code path: a model whose spec sets a prompt, a pooling override and normalisation gives, loaded and
     encoded by the adapt stage, the embed stage's vectors (the job asserts it at step 0); loaded as a bare folder
@@ -673,6 +679,7 @@ def test_step0_loads_and_encodes_the_base_model_as_the_embed_stage(base_model, t
     )
 
 
+@pytest.mark.slow
 def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_model, tmp_path):
     """SimCSE's 32 tokens are sentences'; a P2P dataset is trained at p2p_max_length (None: the benchmark's
     length) and every adapted model is saved with the length the benchmark embeds with."""
@@ -691,6 +698,7 @@ def test_p2p_trains_at_the_benchmark_length_and_the_model_is_saved_with_it(base_
     assert load_sentence_transformer(str(tmp_path / "m"), device="cpu").max_seq_length == 96
 
 
+@pytest.mark.slow
 def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
     """The rule that scales training to the data: 10 texts in batches of 4 are 3 batches an epoch (4 + 4 + 2);
     min_steps 7 needs 3 epochs (9 steps); 0, or a length already reached, keeps the configured epochs."""
@@ -714,6 +722,7 @@ def test_min_steps_adds_epochs_until_reached(base_model, tmp_path):
     assert out["phases"]["simcse"]["epochs_run"] == -(-5 // per_epoch)
 
 
+@pytest.mark.slow
 def test_cropping_views_are_contiguous_spans_and_dropout_is_the_default(base_model, tmp_path):
     rng = np.random.default_rng(0)
     text = "a b c d e f g h i j"
@@ -821,6 +830,7 @@ def test_clusterns_rejects_an_unknown_word_for_k_or_sigma(tiny_model):
                              rng=np.random.default_rng(0), device="cpu")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_and_global_rng_untouched(base_model, tmp_path):
     texts, labels = topic_corpus(8, 0)
     data = training_data(texts, labels)
@@ -918,6 +928,7 @@ def test_selection_keeps_the_best_epochs_weights_by_hand():
     assert "-> epoch 1 kept" in lines[0]
 
 
+@pytest.mark.slow
 def test_cob_selects_its_epoch_on_held_out_training_instances(base_model, tmp_path):
     """COB with 3 epochs and a quarter of its 8 instances held out: 4 validation scores (base + 3 epochs), the saved
     model scores the kept epoch's value on those held-out instances."""

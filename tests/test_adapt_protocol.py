@@ -461,3 +461,29 @@ def test_simcse_views_are_arms():
     assert settings["augmentation"] == ["dropout", "cropping"]  # not changed in place
     assert proto.known_variants("simcse") == ["dropout", "cropping", "transductive"]
     assert "transductive" not in proto.known_variants("cob")
+
+
+@pytest.mark.slow  # builds Blurbs S2S and P2P from the real GermEval 2019 dev file
+def test_argue_pairs_a_real_title_with_its_own_blurb_from_the_sibling_dataset():
+    """argue's similarity objective on the real Blurbs S2S titles: a lone title takes its rest from Blurbs P2P (the
+    same book's title above its blurb), so each pair is the book's own blurb (label 1) or another book's (0)."""
+    import os
+
+    from conftest import REAL_DATA
+
+    from tecb.data.datasets import build_from_config
+
+    if not REAL_DATA.exists():
+        if os.environ.get("TECB_REQUIRE_REAL_DATA") == "1":
+            pytest.fail(f"{REAL_DATA} is missing but TECB_REQUIRE_REAL_DATA=1")
+        pytest.skip("no ../shared/data/real beside the checkout")
+    path, sources = REAL_DATA / "germeval2019" / "blurbs_dev.txt", {"germeval2019": {}}
+    s2s, p2p = (
+        build_from_config(name, {"source": "germeval2019", "text": text}, sources, path, seed=42).texts
+        for name, text in (("BlurbsClusteringS2S", "s2s"), ("BlurbsClusteringP2P", "p2p"))
+    )
+    own = dict(proto.lead_and_rest(t) for t in p2p if proto.lead_and_rest(t))
+    pairs = proto.similarity_pairs(s2s, p2p, max_pairs=16, seed=42 + 2)
+    assert len(pairs) == 32 and sum(label for _, _, label, _ in pairs) == 16
+    for title, rest, label, _ in pairs:
+        assert title in s2s and (rest == own[title]) == (label == 1)

@@ -34,6 +34,7 @@ def _train(base, method, out, **change):
     return train(run, device="cpu", output_dir=out, eval_every=None, evaluate=None)
 
 
+@pytest.mark.slow
 def test_frozen_word_embeddings_stay_and_everything_else_trains(base_model, tmp_path):  # noqa: F811
     base = _weights(base_model)
     result = _train(base_model, "simcse", tmp_path / "frozen", freeze_word_embeddings=True)
@@ -57,6 +58,7 @@ def test_frozen_word_embeddings_stay_and_everything_else_trains(base_model, tmp_
     )
 
 
+@pytest.mark.slow
 def test_a_head_at_its_own_learning_rate_is_its_own_parameter_group(base_model, tmp_path):  # noqa: F811
     """COB's Dense head at head_lr: the optimizer's groups hold the encoder at lr and the head at head_lr, and the
     head moves further than at the encoder's rate (same seed, same start)."""
@@ -99,6 +101,7 @@ def test_no_head_lr_keeps_the_optimizer_as_it_was(base_model):  # noqa: F811
     assert [(g["lr"], g["weight_decay"]) for g in optimizer.param_groups] == [(2e-5, 0.01), (2e-5, 0.0)]
 
 
+@pytest.mark.slow
 def test_the_steps_cell_shows_the_kept_models_steps(base_model, tmp_path):  # noqa: F811
     result = _train(base_model, "cob", tmp_path / "m", epochs=3, validation_fraction=0.25)
     info = result["phases"]["cob"]

@@ -63,6 +63,14 @@ def test_adapt_overlay_writes_table6_and_repeats_byte_for_byte(tmp_path):
     controls = table[table.index.str.contains("· random head ·")]
     assert len(controls) == 2 and (controls["ran"].str.startswith("CONTROL: no training, head Dense")).all()
     assert (controls["steps"] == 0).all() and (controls["Δ"] != 0).all()
+    # COB keeps the epoch of its best V-measure on held-out training instances, and Table 6 says which
+    for variant in ("lodo", "disjoint"):
+        info = json.loads(pq.read_schema(score_file("cob", variant)).metadata[b"tecb"])["training"]["phases"]["cob"]
+        epochs = len(info["validation"]) - 1  # the first before training
+        assert info["validation_instances"] >= 1 and epochs >= 1
+        assert info["selected_epoch"] == 1 + max(range(epochs), key=lambda i: info["validation"][1 + i])
+        row = table.loc[[r for r in rows if f"COB · {variant}" in r][0]]
+        assert f"epoch {info['selected_epoch']} of {epochs} kept" in row["ran"], row["ran"]
     md = (first / "adapt" / "table6.md").read_text()
     assert md.startswith("Table 6") and "[" in md  # intervals in the cells
     assert (first / "adapt" / "figure_training.png").stat().st_size > 0

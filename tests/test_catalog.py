@@ -25,17 +25,15 @@ def usage() -> dict:
     return yaml.safe_load(CATALOG.read_text(encoding="utf-8"))["usage"]
 
 
-def test_the_main_workflow_is_workflow_snakefile():
-    """The catalog requires workflow/Snakefile; a root Snakefile would shadow it (snakemake looks there first)."""
-    main = ROOT / "workflow" / "Snakefile"
-    assert main.is_file()
+@pytest.mark.plan
+def test_the_main_workflow_is_workflow_snakefile(workflow_rules):
+    """The catalog requires workflow/Snakefile; a root Snakefile would shadow it (snakemake looks there first); every
+    rules file is one Snakemake includes (under some config)."""
+    assert (ROOT / "workflow" / "Snakefile").is_file()
     assert not (ROOT / "Snakefile").exists(), "a root Snakefile shadows workflow/Snakefile"
-    included = set()
-    for smk in [main, *sorted(RULES.rglob("*.smk"))]:
-        for name in re.findall(r'^\s*include: "([^"]+)"', smk.read_text(encoding="utf-8"), flags=re.M):
-            assert (smk.parent / name).is_file(), f"{smk.relative_to(ROOT)} includes {name}, which does not exist"
-            included.add((smk.parent / name).resolve())
-    orphans = sorted(p.relative_to(ROOT).as_posix() for p in RULES.rglob("*.smk") if p.resolve() not in included)
+    assert "workflow/Snakefile" in workflow_rules["included"]
+    rule_files = {p.relative_to(ROOT).as_posix() for p in RULES.rglob("*.smk")}
+    orphans = sorted(rule_files - set(workflow_rules["included"]))
     assert orphans == [], f"rule files included by nothing: {orphans}"
 
 
@@ -65,14 +63,16 @@ def test_the_mandatory_flags_are_snakemake_options():
         assert flag in usage()["mandatory-flags"]["desc"], f"the description does not explain {flag}"
 
 
-def test_the_claimed_software_stack_and_report_exist():
+@pytest.mark.plan
+def test_the_claimed_software_stack_and_report_exist(workflow_rules):
     """`conda: true`: every conda env a rule names exists; `report: true`: the workflow declares a report."""
     found = usage()
     text = _all_rules_text()
     if found["software-stack-deployment"].get("conda"):
-        envs = set(re.findall(r'conda:\s*\n\s*"([^"]+\.yaml)"', text))
+        rules = [r for r in workflow_rules["rules"].values() if r["conda"]]
+        envs = {((ROOT / r["snakefile"]).parent / r["conda"]).resolve() for r in rules}
         assert len(envs) >= 5, envs
-        missing = [e for e in sorted(envs) if not (RULES / e).resolve().is_file()]
+        missing = sorted(str(e.relative_to(ROOT)) for e in envs if not e.is_file())
         assert missing == [], f"conda envs named by rules but missing: {missing}"
     if found["report"]:
         assert re.search(r'^report: "[^"]+"', text, flags=re.M), "usage says report: true, the workflow has none"

@@ -216,6 +216,7 @@ def test_other_linkages_still_run_scikit_learn():
 # --- algorithms by import path ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_import_path_estimator_is_told_n_clusters_and_seed():
     from sklearn.cluster import SpectralClustering
 
@@ -366,6 +367,7 @@ def test_cluster_jobs_are_per_configuration_and_rerun_only_what_changed(tmp_path
     assert bad.returncode != 0 and "algorithms.spectral.method" in bad.stdout and "SpectralClustring" in bad.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["kmeans", "hdbscan"])
 def test_cluster_threads_do_not_change_the_labels(name):
     """`cluster.threads` (schema default 4) is a resource, not a result setting: the methods that use it (k-means
@@ -386,6 +388,7 @@ def test_cluster_threads_do_not_change_the_labels(name):
     assert labels[1].tobytes() == labels[4].tobytes()
 
 
+@pytest.mark.slow
 def test_run_configuration_holds_one_splits_rows_of_the_raw_embeddings_at_a_time(tmp_path):
     """40 splits of the same 1,000 texts x 256 dims (1 MB float32 each): all splits' rows copied at once took 40 MB
     (the paper's Blurbs: 28 splits, 178,475 split items, ~550 MB at 768 dims: its k-means job went over its

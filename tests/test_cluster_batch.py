@@ -70,6 +70,7 @@ def _state(tmp_path, name):
 SPECS3 = {"a/kmeans": SPECS["kmeans"], "a/hdbscan": SPECS["hdbscan"], "b/agglomerative": SPECS["agglomerative"]}
 
 
+@pytest.mark.slow
 def test_batch_writes_the_per_configuration_bytes_and_recomputes_only_what_changed(tmp_path, data):
     # what one job per configuration writes (the function the cluster rule's script calls)
     solo = {}

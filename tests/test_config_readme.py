@@ -132,6 +132,7 @@ def test_every_schema_key_is_documented():
     assert not missing, f"config/README.md does not document: {missing}"
 
 
+@pytest.mark.slow
 def test_the_yaml_examples_are_valid_configs():
     defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     blocks = yaml_blocks()

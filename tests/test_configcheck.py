@@ -219,6 +219,7 @@ def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "tecb.configcheck", *args], cwd=cwd, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_cli_checks_a_file_over_the_defaults(tmp_path):
     (tmp_path / "bad.yaml").write_text(BAD_YAML)
     proc = _cli("bad.yaml", cwd=tmp_path)

@@ -10,6 +10,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "tecb"
 WORKFLOW_FILES = [ROOT / "workflow" / "Snakefile", *sorted((ROOT / "workflow" / "rules").rglob("*.smk"))]
@@ -146,6 +148,7 @@ def test_the_only_rules_under_an_if_are_the_ones_the_design_names():
     assert set(found) == named, f"rules under an `if`: {found}; the design names {sorted(named)}"
 
 
+@pytest.mark.slow
 def test_cache_umap_compilation_has_one_library_caller():
     """design §10: it changes numba's process-wide state, so only the function a job asks through calls it."""
     callers = []

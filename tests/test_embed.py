@@ -78,6 +78,7 @@ def test_oom_halves_batch_size_and_encodes_each_text_once(model):
         np.testing.assert_allclose(got[i], model.encode([TEXTS[i]])[0], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_other_errors_and_oom_at_batch_one_propagate(model):
     class Broken:
         def encode(self, texts, **kwargs):
@@ -89,6 +90,7 @@ def test_other_errors_and_oom_at_batch_one_propagate(model):
         list(embed.encode_transformer(model, TEXTS, 4))
 
 
+@pytest.mark.slow
 def test_embed_dataset_tiny_model_metadata(tmp_path, tiny_dir, model, monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     (tiny_dir / ".tecb_revision").write_text("0" * 40 + "\n")

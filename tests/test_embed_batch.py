@@ -121,6 +121,7 @@ def test_a_failing_dataset_is_never_vouched_for_and_is_embedded_next_time(tmp_pa
     assert _run(tmp_path, spec, seed=42) == ["B"]
 
 
+@pytest.mark.slow
 def test_transformer_batch_equals_each_job_and_follows_the_model_files(tmp_path):
     model = create_tiny_bert(tmp_path / "tiny", TEXTS, seed=1)
     spec = {"kind": "tiny-bert", "path": str(model)}

@@ -160,6 +160,7 @@ def test_a_damaged_entry_is_named_moved_aside_and_computed_again(tmp_path):
 # --- the workflow --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "tfidf"])
 def test_one_entry_has_the_same_bytes_whoever_computes_it(tmp_path, kind):
     """A `kind: local` model in a folder of another name (`tb`, `tbcopy`) and another embed.batch_size gave an entry

@@ -78,13 +78,13 @@ def test_env_pins_match_requirements(env_file):
     assert not wrong, wrong
 
 
-def test_every_rule_names_an_existing_env():
-    rules = sorted((ROOT / "workflow" / "rules").glob("*.smk"))
+@pytest.mark.plan
+def test_every_rule_names_an_existing_env(workflow_rules):
     named = set()
-    for smk in rules:
-        for rel in re.findall(r'conda:\s*\n\s*"([^"]+)"', smk.read_text()):
-            path = (smk.parent / rel).resolve()
-            assert path.is_file(), f"{smk.name}: conda env {rel} does not exist"
+    for name, rule in workflow_rules["rules"].items():
+        if rule["conda"]:
+            path = ((ROOT / rule["snakefile"]).parent / rule["conda"]).resolve()
+            assert path.is_file(), f"rule {name} ({rule['snakefile']}): conda env {rule['conda']} does not exist"
             named.add(path)
     assert named, "no rule names a conda env"
     assert named <= {p.resolve() for p in ENV_FILES}
@@ -193,39 +193,29 @@ def provided(env_file: Path) -> frozenset[str]:
     return frozenset(have)
 
 
-def rules_with_scripts() -> list[tuple[str, Path, Path | None]]:
-    """``(rule, script, conda env)`` of every rule with a ``script:``."""
-    found = []
-    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
-        for m in re.finditer(r"^\s*rule (\w+):(.*?)(?=^\s*rule |\Z)", smk.read_text(), re.S | re.M):
-            script = re.search(r'script:\s*\n\s*"([^"]+)"', m.group(2))
-            env = re.search(r'conda:\s*\n\s*"([^"]+)"', m.group(2))
-            if env is None and re.search(r"conda:\s*\n\s*model_env\b", m.group(2)):  # a model's `env:`, default:
-                env = re.match(r"(.*)", "../../envs/embed.yaml")
-            if script:
-                found.append(
-                    (
-                        m.group(1),
-                        (smk.parent / script.group(1)).resolve(),
-                        (smk.parent / env.group(1)).resolve() if env else None,
-                    )
-                )
-    return found
-
-
-RULES = rules_with_scripts()
-
-
-@pytest.mark.parametrize("rule,script,env", RULES, ids=[r for r, _, _ in RULES])
-def test_rule_env_provides_the_scripts_imports(rule, script, env):
-    assert env is not None, f"rule {rule} runs {script.name} but names no conda env"
-    have = provided(env)
-    missing = {
-        name: where
-        for name, where in third_party_imports(script).items()
-        if _norm(DISTRIBUTIONS.get(name, name)) not in have
-    }
-    assert not missing, f"rule {rule}: {env.name} lacks {sorted(missing)} (imported by {sorted(set(missing.values()))})"
+@pytest.mark.slow
+@pytest.mark.plan
+def test_each_rules_env_provides_its_scripts_imports(workflow_rules):
+    """Every rule with a `script:` names a conda env that provides the script's third-party imports."""
+    checked = []
+    for rule, spec in sorted(workflow_rules["rules"].items()):
+        if not spec["script"]:
+            continue
+        here = (ROOT / spec["snakefile"]).parent
+        script = (here / spec["script"]).resolve()
+        assert spec["conda"], f"rule {rule} runs {script.name} but names no conda env"
+        env = (here / spec["conda"]).resolve()
+        have = provided(env)
+        missing = {
+            name: where
+            for name, where in third_party_imports(script).items()
+            if _norm(DISTRIBUTIONS.get(name, name)) not in have
+        }
+        assert not missing, (
+            f"rule {rule}: {env.name} lacks {sorted(missing)} (imported by {sorted(set(missing.values()))})"
+        )
+        checked.append(rule)
+    assert {"tables", "figures", "report_extras", "embed", "cluster"} <= set(checked), checked
 
 
 def test_import_check_sees_module_level_and_tecb_imports(tmp_path):
@@ -238,7 +228,6 @@ def test_import_check_sees_module_level_and_tecb_imports(tmp_path):
     assert "torch" in imported_modules(source, False)
     script = ROOT / "workflow" / "scripts" / "report_extras.py"
     assert third_party_imports(script)["yaml"] == "src/tecb/report/extras.py"
-    assert {r for r, _, _ in RULES} >= {"tables", "figures", "report_extras", "embed", "cluster"}
     env = tmp_path / "tables.yaml"
     spec = yaml.safe_load((ROOT / "envs" / "tables.yaml").read_text())
     pip = next(d for d in spec["dependencies"] if isinstance(d, dict))

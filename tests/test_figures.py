@@ -105,6 +105,7 @@ def test_paper_averages_only_where_the_run_is_comparable(tmp_path):
     assert "<!-- paper -->" in svg.read_text() and "not shown" not in svg.read_text()
 
 
+@pytest.mark.slow
 def test_importing_the_library_leaves_global_state_alone(tmp_path):
     """No process-wide patches: after importing every tecb module, matplotlib's backend and rcParams and the
     environment are what they were; drawing and saving a figure changes no rcParams either."""

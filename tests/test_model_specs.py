@@ -22,6 +22,9 @@ TEXTS = [
 ]
 QUIET = {"log": lambda *a: None}
 
+#: each test loads the tiny BERT as a sentence-transformers model, most encode: the whole file runs in make test
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
@@ -139,7 +142,6 @@ def test_pooling_override_replaces_a_sentence_transformers_models_own_pooling(tm
     assert meta_own["pooling"] == "cls" and meta_mean["pooling"] == "mean"
 
 
-@pytest.mark.slow
 def test_normalize_true_gives_unit_norms_false_removes_the_models_normalize(tmp_path, tiny_dir, st_dir):
     raw, meta_raw = run(tmp_path, {"kind": "local", "path": str(tiny_dir)}, name="raw")
     unit, meta_unit = run(tmp_path, {"kind": "local", "path": str(tiny_dir), "normalize": True}, name="unit")
@@ -224,7 +226,6 @@ class TinyRemoteModel(BertModel):
 '''
 
 
-@pytest.mark.slow
 def test_trust_remote_code_runs_the_models_own_code(tmp_path, tiny_dir):
     import shutil
 

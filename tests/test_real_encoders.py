@@ -163,6 +163,7 @@ def test_tokenlearn_static_equals_its_package(tmp_path, texts):
     assert len(meta["files"]) == 3  # its weight files are hashed into the embedding's metadata
 
 
+@pytest.mark.slow
 def test_model2vec_reads_the_tokenlearn_folder_differently():
     """Why kind: python and not kind: static: model2vec's StaticModel drops the '.' token this model embeds."""
     import static_model

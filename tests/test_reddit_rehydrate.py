@@ -57,6 +57,7 @@ def _run(tmp_path, fake, name="out", **kw):
     return summary, logged
 
 
+@pytest.mark.slow
 def test_rehydrate_unknown_removed_deleted_429_and_500(tmp_path, creds):
     posts = make_posts(250, removed=REMOVED, deleted=DELETED)
     _ids_file(tmp_path, posts, UNKNOWN)
@@ -100,6 +101,7 @@ def test_interrupted_run_resumes_and_fetches_only_the_rest(tmp_path, creds):
         assert fake.info_requests == [] and fake.token_requests == 0
 
 
+@pytest.mark.slow
 def test_killed_then_resumed_run_equals_an_uninterrupted_one(tmp_path, creds):
     posts = make_posts(600, removed=REMOVED, deleted=DELETED)
     _ids_file(tmp_path, posts, UNKNOWN)
@@ -142,6 +144,7 @@ def test_wrong_credentials_fail_clearly_and_without_the_secret(tmp_path, creds):
     assert SECRET not in str(info.value) and CLIENT_ID not in str(info.value)
 
 
+@pytest.mark.slow
 def test_planted_secret_never_reaches_logs_or_outputs(tmp_path, creds):
     posts = make_posts(150, removed=REMOVED)
     _ids_file(tmp_path, posts, UNKNOWN)

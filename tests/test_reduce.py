@@ -38,6 +38,7 @@ def _same_up_to_sign(got, expected, atol=1e-4):
     np.testing.assert_allclose(got, expected * signs, atol=atol)
 
 
+@pytest.mark.slow
 def test_pca_gives_the_principal_coordinates_seeded_and_2d(x):
     # by hand: four points on the line y = 2x around (2.5, 5); the first axis is (1, 2)/sqrt(5), so the first
     # coordinate is (t - 2.5) * sqrt(5) for t = 1..4 (sign free) and the second is 0 (no spread across the line)
@@ -93,6 +94,7 @@ def test_bad_reduction_specs_are_clear_errors(x):
         reduce.reduce(x, "pca", n_neighbors=5, seed=42)
 
 
+@pytest.mark.slow
 def test_reduce_splits_fits_each_split(x):
     splits = [(0, np.arange(100), None), (1, np.arange(50, 200), None)]
     out = list(reduce.reduce_splits(x, splits, {"method": "pca", "n_components": 2}, log=lambda m: None, seed=42))

@@ -117,6 +117,7 @@ def test_the_labels_file_holds_every_states_predictions_at_several_restarts():
     assert table.column("state").to_pylist() == [0, 0, 0, 0]
 
 
+@pytest.mark.slow
 def test_one_restart_is_the_paper_row_and_state_zero_is_that_run():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 5, 300)
@@ -164,6 +165,7 @@ def _data(tmp_path):
     return tmp_path / "splits.parquet", points
 
 
+@pytest.mark.slow
 def test_the_batch_writes_the_per_configuration_bytes_at_three_restarts(tmp_path):
     splits, points = _data(tmp_path)
     specs = {f"a/{name}": with_restarts(ALGORITHMS[name], 3) for name in ("kmeans", "agglomerative", "dbstream")}

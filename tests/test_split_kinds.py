@@ -154,6 +154,7 @@ def test_blurbs_build_records_split_kinds_without_changing_its_splits(tmp_path):
 # --- chance -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_chance_of_two_texts_two_labels_is_one_half():
     """Two texts, two labels: a random 2-partition puts them together (V = 0) or apart (V = 1) with equal
     probability, so the expected V-measure is 1/2."""
@@ -166,6 +167,7 @@ def test_chance_of_two_texts_two_labels_is_one_half():
     assert rows.equals(SC.chance_scores(splits, n_draws=200, seed=0))
 
 
+@pytest.mark.slow
 def test_chance_ami_is_about_zero_and_summary_intervals_hold_the_mean():
     rng = np.random.default_rng(0)
     splits = pd.DataFrame(
@@ -181,6 +183,7 @@ def test_chance_ami_is_about_zero_and_summary_intervals_hold_the_mean():
     assert summ.loc[("D", "f"), "mean"] == pytest.approx(rows[rows.split == 2].ami.mean())
 
 
+@pytest.mark.slow
 def test_tables_show_the_chance_row_per_kind_table_and_comparability(tmp_path):
     scores = _kind_scores()
     scores.to_parquet(tmp_path / "scores.parquet")
@@ -243,6 +246,7 @@ def test_comparability_is_decided_in_one_place():
     )
 
 
+@pytest.mark.slow
 def test_mteb_v2_chance_runs_the_v2_protocol_on_random_vectors(tmp_path):
     """Random vectors carry nothing of the labels: the v2 protocol's AMI is about 0 on them, its V-measure above
     0; the v2 table gets the chance row (not in its CSV)."""

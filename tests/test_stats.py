@@ -210,6 +210,7 @@ def test_table_statistics_and_marks():
     pd.testing.assert_frame_equal(long, again)
 
 
+@pytest.mark.slow
 def test_render_tables_with_statistics_and_ami(tmp_path):
     scores = _scores(n_splits=8)
     scores.to_parquet(tmp_path / "scores.parquet")
@@ -296,6 +297,7 @@ def test_the_mean_test_and_its_interval_never_disagree_on_random_tables():
     assert 100 < marked < 500  # both outcomes occur, so the agreement is not vacuous
 
 
+@pytest.mark.slow
 def test_table2_marks_agree_with_the_difference_interval():
     """A model marked worse than the best (no †) has a difference interval above 0; with one comparison per
     column (Holm changes nothing) the converse holds too."""
@@ -324,6 +326,7 @@ def test_one_split_gives_no_interval_and_no_mark():
     assert constant.p_value == S.P_FLOOR > 0  # never 0: Holm could not adjust it (issue 53)
 
 
+@pytest.mark.slow
 def test_the_mean_test_keeps_its_level_with_ten_splits():
     """The small-sample widening (unbiased variance, t-quantile levels): over 1000 null samples of 10 normal
     splits, this test rejects at most 5 % + 2.6 simulation SEs, while 0 falls outside the plain percentile

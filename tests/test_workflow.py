@@ -106,6 +106,7 @@ def test_demo_rerun_has_nothing_to_do(demo_run):
 
 @pytest.mark.workflow
 @pytest.mark.plan
+@pytest.mark.smoke
 def test_paper_config_dag_has_every_model_and_dataset(tmp_path):
     workdir = copy_project(tmp_path)
     proc = run_snakemake(workdir, "-n", "--cores", "4", "--resources", "gpu=1")
