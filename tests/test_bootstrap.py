@@ -124,3 +124,17 @@ def test_split_predictions_name_the_file_and_split_on_bad_input():
         bootstrap.split_predictions(splits, frame[~((frame.split == 2) & (frame.index % 7 == 0))], source="f.parquet")
     with pytest.raises(ValueError, match="f.parquet: labels file lacks column"):
         bootstrap.split_predictions(splits, frame.drop(columns="cluster"), source="f.parquet")
+
+
+def test_split_predictions_keep_a_text_that_repeats_in_a_split():
+    """The demo's datasets hold duplicate rows: a text twice in one split. The labels file follows the split's row
+    order (tecb.cluster.algorithms.labels_table), so predictions are aligned by position, every state alike."""
+    splits = pd.DataFrame({"split": [0, 0, 0, 0], "text_id": [7, 3, 7, 5], "label": ["a", "b", "a", "b"]})
+    labels = pd.DataFrame(
+        {"split": [0] * 8, "text_id": [7, 3, 7, 5] * 2, "cluster": [1, 0, 2, 0, 0, 1, 0, 1], "state": [0] * 4 + [1] * 4}
+    )
+    ids, gold, clusters = bootstrap.split_predictions(splits, labels, source="x.parquet")[0]
+    assert ids.tolist() == [7, 3, 7, 5] and gold.tolist() == ["a", "b", "a", "b"]
+    assert clusters.tolist() == [[1, 0, 2, 0], [0, 1, 0, 1]]
+    with pytest.raises(ValueError, match="x.parquet: split 0"):
+        bootstrap.split_predictions(splits, labels.iloc[:7], source="x.parquet")

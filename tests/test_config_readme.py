@@ -119,6 +119,7 @@ def test_the_paper_config_keeps_its_choices_with_the_defaults_filled_in():
         "confidence",
         "n_resamples",
         "intervals",
+        "labels",
     ]
 
 

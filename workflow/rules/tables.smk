@@ -101,6 +101,7 @@ rule tables:
         splits=[splits_path(d) for d in DATASETS],
         reference=[REFERENCE, REFERENCE_TABLE1] if REFERENCE else [],
         chance=chance_inputs,
+        labels=table2_labels,
     output:
         # one named output per table: its formats, its html (a report item) and the CSV-only statistics
         **{
@@ -138,6 +139,7 @@ rule tables:
         per_kind=config["tables"]["per_kind"],
         seed=SEED,
         trained_on=trained_on,
+        labels_keys=table2_labels_keys(),
     script:
         "../scripts/tables.py"
 

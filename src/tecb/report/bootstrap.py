@@ -230,12 +230,14 @@ def split_predictions(splits: pd.DataFrame, labels: pd.DataFrame, *, source: str
         if int(s) not in gold:
             raise ValueError(f"{source}: split {int(s)} is not in the dataset's splits file")
         want = gold[int(s)]
-        wide = group.pivot(index="text_id", columns="state", values="cluster")
-        if len(wide) != len(want) or not want.text_id.isin(wide.index).all() or wide.isna().any(axis=None):
+        ids = want.text_id.to_numpy()
+        states = [g for _, g in group.groupby("state", sort=True)]
+        # rows are in the split's row order (tecb.cluster.algorithms.labels_table): a text may repeat in a split
+        if any(not np.array_equal(g.text_id.to_numpy(), ids) for g in states):
             raise ValueError(
                 f"{source}: split {int(s)}: its texts differ from the splits file's (or a state lacks some)"
             )
-        clusters = wide.reindex(want.text_id.to_numpy()).to_numpy().T
+        clusters = np.stack([g.cluster.to_numpy() for g in states])
         out[int(s)] = (want.text_id.to_numpy(), want.label.to_numpy(), clusters)
     return out
 

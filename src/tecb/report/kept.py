@@ -163,6 +163,10 @@ def rerender_tables(
     name = f"rerender-{kept.name}"
     results = workdir / "results" / name
     _copy_inputs(kept, results)
+    if not (results / "labels").is_dir():  # kept without the predictions: the analytic test, as it was rendered
+        overlay = results / "no-labels.yaml"
+        overlay.write_text("tables: {statistics: {labels: false}}\n")
+        configs = [*configs, overlay]
     command = [sys.executable, "-m", "snakemake", "tables", "--configfile", *map(str, configs)]
     command += ["--config", f"run={name}", "--allowed-rules", *RERENDER_RULES, "--cores", str(cores)]
     log(f"rerender {kept}: {' '.join(command[1:])}")

@@ -20,6 +20,27 @@ def chance_inputs(wildcards):
     return [chance_path(d) for d in DATASETS]
 
 
+def table2_labels_keys():
+    """(model, dataset, reduction, algorithm) of Table 2's configuration for every model and dataset: the labels
+    files its statistics bootstrap over texts (tecb.report.bootstrap); none when tables.statistics or its
+    labels are off.
+    """
+    statistics = config["tables"]["statistics"]
+    if not (statistics["enabled"] and statistics["labels"]):
+        return []
+    table2 = config["tables"]["table2"]
+    return [
+        [m, d, table2["reduction"], table2["algorithm"]]
+        for m in MODELS
+        for d in DATASETS
+    ]
+
+
+def table2_labels(wildcards):
+    """The labels file of each of :func:`table2_labels_keys`, in its order."""
+    return [labels_path(*key) for key in table2_labels_keys()]
+
+
 def chance_mteb_v2_inputs(wildcards):
     """The v2 chance file of every dataset when tables.chance is on (read by the mteb_v2_table rule)."""
     if not config["tables"]["chance"]["enabled"]:
