@@ -113,6 +113,9 @@ def test_table_statistics_use_the_bootstrap_where_predictions_are_saved(states):
     assert boot["mean"].equals(analytic["mean"]) and boot.loc["a", "best"]
     assert boot.loc["b", "diff"] == pytest.approx(analytic.loc["b", "diff"])  # the same scores, recomputed
     assert not np.isclose(boot.loc["b", "se"], analytic.loc["b", "se"])  # but another test
+    # in the score files' units, as the analytic test's: the interval holds the difference, the SEs are alike
+    assert boot.loc["b", "diff_low"] <= boot.loc["b", "diff"] <= boot.loc["b", "diff_high"]
+    assert 0.1 < boot.loc["b", "se"] / analytic.loc["b", "se"] < 10
     assert 0 < boot.loc["b", "p_value"] < 0.05 and boot.loc["b", "diff_low"] > 0
     assert boot.loc["c", "p_mcb"] < 0.05  # c is as bad as b
 

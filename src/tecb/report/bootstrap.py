@@ -270,8 +270,9 @@ class TablePairs:
         return self.cache[key]
 
     def parts(self, key_a, key_b, splits: Sequence, kinds) -> tuple[float, list] | None:
-        """(mean difference a - b over ``splits``, its variance parts) as :func:`paired_parts`, ``kinds``: each
-        of those splits' kind or None; None where either key has no predictions for every one of them."""
+        """(mean difference a - b over ``splits``, its variance parts) as :func:`paired_parts`, in the score
+        files' units (V-measure, not x 100: Table 2's statistics work in them), ``kinds``: each of those splits'
+        kind or None; None where either key has no predictions for every one of them."""
         if key_a not in self.predictions or key_b not in self.predictions:
             return None
         (ids_a, a), (ids_b, b) = self._replicates(key_a), self._replicates(key_b)
@@ -280,4 +281,5 @@ class TablePairs:
             return None
         a = a.columns([ids_a.index(s) for s in splits])
         b = b.columns([ids_b.index(s) for s in splits])
-        return paired_parts(a, b, strata=kinds)
+        diff, parts = paired_parts(a, b, strata=kinds)
+        return diff / SCALE, [(v / SCALE**2, df) for v, df in parts]  # in the score files' units, as the table
