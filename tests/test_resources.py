@@ -97,9 +97,9 @@ def test_tfidf_embed_declaration_covers_the_svd_of_texts_and_vocabulary(tmp_path
     """TF-IDF's TruncatedSVD holds (texts + vocabulary) x (dim + 10) float64 blocks: 3,000 texts of 8 words from
     5,000 have a vocabulary 8x the texts, so an estimate of the texts alone falls short; the declared estimate
     holds. At paper scale the TF-IDF embed_batch job (undeclared: Snakemake's 1,000 MB) peaked at 1,438 MB."""
-    from tecb.cluster.algorithms import HEADROOM
-    from tecb.embed.job import BASE_MB, memory_estimate_mb, tfidf_vocabulary_size
+    from tecb.embed.job import BASE_MB, HEADROOM, memory_estimate_mb, tfidf_vocabulary_size
 
+    assert HEADROOM == algorithms.HEADROOM  # the same margin as the cluster and reduce jobs'
     rng = np.random.default_rng(0)
     words = [f"wort{i}" for i in range(5000)]
     texts = [" ".join(rng.choice(words, 8)) for _ in range(3000)]

@@ -165,6 +165,9 @@ def run_embed_batch_job(job, *, log=print) -> list[str]:
 #: import no torch) or torch and transformers with a model's code (a transformer's; the paper-scale tiny BERT's build
 #: job peaked at 812 MB)
 BASE_MB, TORCH_BASE_MB = 500, 1000
+#: declared = HEADROOM x estimate, the cluster and reduce jobs' margin (tecb.cluster.algorithms.HEADROOM, a later
+#: stage: not imported here)
+HEADROOM = 1.3
 #: bytes held per byte of a dataset's text column: the Arrow column, the Python strings, the tokens and sparse counts
 #: of TF-IDF or a transformer's token ids
 TEXT_FACTOR = 10
@@ -193,7 +196,7 @@ def tfidf_vocabulary_size(texts) -> int:
 def memory_estimate_mb(
     settings: dict, *, n_texts: int, text_bytes: int, vocabulary: int = 0, model_bytes: int = 0
 ) -> int:
-    """MB one dataset's embedding holds at its peak (before :data:`tecb.cluster.algorithms.HEADROOM`): the base, the
+    """MB one dataset's embedding holds at its peak (before :data:`HEADROOM`): the base, the
     texts (:data:`TEXT_FACTOR`), TF-IDF's SVD (:data:`SVD_FACTOR`, with the ``vocabulary`` size) or twice a model's
     files (loaded, and a copy)."""
     from tecb.embed.spec import TRANSFORMER_KINDS
@@ -214,7 +217,6 @@ def job_memory_mb(settings: dict, *, texts, model=()) -> int:
 
     import pyarrow.parquet as pq
 
-    from tecb.cluster.algorithms import HEADROOM
     from tecb.embed.spec import model_files
 
     texts = [texts] if isinstance(texts, str | os.PathLike) else list(texts)
