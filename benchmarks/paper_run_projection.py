@@ -894,7 +894,7 @@ def render(args, sizes, costs, fits, fixed, checks, result, steps, sizes_by_data
     return "\n".join(lines)
 
 
-# --- corrections from the paper-scale run (issue 56: benchmarks/paper_scale.md) --------------------------------
+# --- corrections from a paper-scale run (issue 56: benchmarks/paper_scale.py's per-job records) -------------
 
 CORRECTIONS_START, CORRECTIONS_END = "<!-- corrections -->", "<!-- /corrections -->"
 RATIO_LIMIT = 1.3  # beyond 1.3 or under 1/1.3 a job kind's projection is off by more than 30 %
@@ -948,7 +948,7 @@ def load_costs(dim: int = 768, repeats: int = 3) -> dict[str, float]:
 
 def corrections(jobs_csv, load: dict[str, float]) -> tuple[dict, list[str]]:
     """``({"load": {job kind: {dataset: CPU-s}}, "scale": {job kind: factor}}, table rows)`` from the paper-scale
-    run's per-job records (``benchmarks/paper_scale_jobs.csv``: its 768-d jobs with a projection). Every job that
+    run's per-job records (``benchmarks/paper_scale_jobs*.csv``: its 768-d jobs with a projection). Every job that
     reads the raw points pays ``load`` (:func:`load_costs`); a job kind whose measured CPU is still more than 30 %
     off the projection with it is scaled by measured / projected (calibrated on this run's generated text)."""
     import csv
@@ -1001,8 +1001,9 @@ def write_corrections(md_path: Path, jobs_csv: Path, threads: int) -> str:
         "## Corrected by the paper-scale run (issue 56)",
         "",
         f"`python benchmarks/paper_run_projection.py --corrections {jobs_csv.relative_to(ROOT)}` (this section; the "
-        "rest of the file is the measurement above, unchanged). `benchmarks/paper_scale.md` ran every reduce and "
-        "cluster job of a 768-d model at the paper's split sizes. What changed: (1) loading the raw points, which "
+        f"rest of the file is the measurement above, unchanged). That paper-scale run (`benchmarks/paper_scale.py`'s "
+        f"per-job records) measured {len(rows) - 2} job kinds of a 768-d model at the paper's split sizes. What "
+        "changed: (1) loading the raw points, which "
         "the fits (the clustering call) and the fixed costs (1,000-point splits) leave out, is measured per "
         "dataset (`load_costs`: the embeddings file read whole and each split's rows copied, at the paper-scale "
         "shapes; "
@@ -1056,7 +1057,7 @@ def main(argv=None):
         "--corrections",
         type=Path,
         default=None,
-        help="the paper-scale run's per-job records (benchmarks/paper_scale_jobs.csv): only write the corrections "
+        help="a paper-scale run's per-job records (benchmarks/paper_scale_jobs*.csv): only write the corrections "
         "section of --out from them, keeping its measurement",
     )
     args = parser.parse_args(argv)
