@@ -143,7 +143,8 @@ paper-dry-run: setup
 
 # The paper's CPU side at the paper's sizes on generated German-like text (config/paper-scale.yaml): six datasets
 # in the shape of the paper's Table 1, TF-IDF to 768 dimensions and a tiny BERT, all 14 configurations, Tables 1-3
-# and the report; measured against the projection in benchmarks/paper_scale.md (hours on 2 cores: CORES=2).
+# and the report; measured against the projection in benchmarks/paper_scale.md (CORES=2: more than 1.3 h on a
+# shared 2-core machine, which it did not finish; its jobs' CPU, 0.86 core-hours by then, is the fair measure).
 paper-scale: setup
 	$(BIN)/python -m tecb.data.paper_scale resources/paper-scale
 	$(BIN)/snakemake --configfile config/paper-scale.yaml --cores $(CORES) --resources gpu=1

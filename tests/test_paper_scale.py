@@ -59,3 +59,62 @@ def test_writing_again_leaves_the_files_as_they_are(tmp_path):
     assert path.stat().st_mtime_ns == before - 10**9
     paper_scale.write_all(tmp_path, seed=43, datasets=[name])
     assert path.stat().st_mtime_ns != before - 10**9
+
+
+def _benchmark(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LOG = """start 2026-11-29T08:03:58Z
+[Sun Nov 29 08:04:01 2026]
+rule cluster:
+    log: logs/x/cluster/m/D/none/kmeans.log
+    wildcards: model=m, dataset=D, reduction=none, algorithm=kmeans
+    threads: 1
+    resources: tmpdir=/tmp, mem_mb=900, mem=1 GB
+Shell command: None
+
+[Sun Nov 29 08:05:01 2026]
+localrule build_dataset:
+    log: logs/x/build_dataset/D.log
+    resources: tmpdir=/tmp, disk_mb=1000, mem_mb=1000, mem=1 GB
+snakemake end 2026-11-29T09:33:58Z
+"""
+
+
+def test_the_report_reads_each_jobs_declaration_and_the_runs_span():
+    report = _benchmark("paper_scale")
+    jobs = report.job_blocks(LOG)
+    assert jobs["logs/x/cluster/m/D/none/kmeans.log"]["mem_mb"] == 900
+    assert jobs["logs/x/build_dataset/D.log"]["rule"] == "build_dataset"
+    assert report.job_kind("cluster", {"algorithm": "kmeans", "reduction": "none"}) == "cluster kmeans on none"
+    assert report.run_span(LOG) == ("2026-11-29 08:03:58", "09:33:58", 1.5)
+    assert report.run_span(LOG.replace("start", "begun"))[2] == pytest.approx(1 / 60)  # Snakemake's stamps
+    rows = [
+        {"rule": "cluster", "log": "a.log", "mem_mb_declared": 900, "peak_rss_mb": 950.0},
+        {"rule": "cluster", "log": "b.log", "mem_mb_declared": 900, "peak_rss_mb": 450.0},
+    ]
+    text = "\n".join(report._memory_rows(rows))
+    assert "**1 over** their declaration (a.log)" in text and "| cluster | 2 | 900..900 | 950 | 0.95 | 1 |" in text
+
+
+def test_the_projection_is_corrected_only_where_it_is_off_by_more_than_30_percent(tmp_path):
+    prj = _benchmark("paper_run_projection")
+    (tmp_path / "jobs.csv").write_text(
+        "kind,dataset,cpu_s,projected_cpu_s\n"
+        "cluster kmeans on none,D,13.0,10.0\n"  # 1.3 off, 1.18 with its 1 s of loading the raw points: kept
+        "cluster dbstream on umap,D,6.0,10.0\n"  # 0.6: scaled
+        "cluster kmeans on umap,D,12.0,10.0\n"  # 1.2: kept
+        "reduce pca,D,,\n"
+    )
+    fix, rows = prj.corrections(tmp_path / "jobs.csv", {"D": 1.0})
+    assert fix["scale"] == {"cluster dbstream on umap": 0.6}
+    assert set(fix["load"]) == {"cluster kmeans on none"} and fix["load"]["cluster kmeans on none"] == {"D": 1.0}
+    assert len(rows) == 2 + 3

@@ -26,6 +26,7 @@ rule embed_batch:
     threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
+        mem_mb=embed_mem_mb,
     params:
         datasets=DATASETS,
         settings=lambda wildcards: {

@@ -22,6 +22,7 @@ rule embed:
     threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
+        mem_mb=embed_mem_mb,
     params:
         settings=embed_settings,
         seed=embed_seed,

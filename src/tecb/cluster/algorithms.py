@@ -198,23 +198,30 @@ HEADROOM = 1.3
 def job_memory_mb(method: str, params: dict | None, splits_path, points_path, base_mb: int = BASE_MB) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for clustering one (model, dataset, reduction) with ``method``.
 
-    The same :func:`memory_estimate` as the guard, at the largest split, plus ``base_mb`` and twice the
-    points file (it is read whole), times :data:`HEADROOM`. Before the inputs exist (DAG building) only ``base_mb``: Snakemake
-    evaluates resources again when the job is ready to run.
+    The same :func:`memory_estimate` as the guard, at the largest split, plus ``base_mb`` and
+    :data:`FILE_READ_FACTOR` x the points file (it is read whole), times :data:`HEADROOM`. Before the inputs
+    exist (DAG building) only ``base_mb``: Snakemake evaluates resources again when the job is ready to run.
     """
     return declared_memory_mb(lambda n, dim: memory_estimate(method, n, dim, params), splits_path, points_path, base_mb)
 
 
+#: Peak memory of reading a points file whole (:func:`tecb.io.read_embeddings`: Parquet's decoded pages, the Arrow
+#: column, the matrix), in units of the file's size: ~4.5 x measured at 31-124 MB files (+ ~100 MB for Arrow's
+#: pool, in :data:`BASE_MB`); the paper-scale k-means job on raw RedditClusteringS2S peaked at 1,049 MB when the
+#: file counted twice (declared 1,197)
+FILE_READ_FACTOR = 5
+
+
 def declared_memory_mb(estimate, splits_path, points_path, base_mb: int, imports_mb: int = 0) -> int:
-    """:data:`HEADROOM` x (``base_mb`` + ``imports_mb`` + ``estimate(n, dim)`` bytes at the largest split + twice
-    the points file (read whole), in MB rounded up); only ``base_mb`` while the inputs do not exist yet. Shared
-    by the cluster and reduce jobs."""
+    """:data:`HEADROOM` x (``base_mb`` + ``imports_mb`` + ``estimate(n, dim)`` bytes at the largest split +
+    :data:`FILE_READ_FACTOR` x the points file (read whole), in MB rounded up); only ``base_mb`` while the inputs do
+    not exist yet. Shared by the cluster and reduce jobs."""
     import os
 
     if not (os.path.exists(splits_path) and os.path.exists(points_path)):
         return base_mb
     n, dim = split_shape(splits_path, points_path)
-    extra = estimate(n, dim) + 2 * os.path.getsize(points_path)
+    extra = estimate(n, dim) + FILE_READ_FACTOR * os.path.getsize(points_path)
     return int(HEADROOM * (base_mb + imports_mb + -(-extra // 1_000_000)))
 
 

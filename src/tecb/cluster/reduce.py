@@ -179,9 +179,9 @@ UMAP_IMPORTS_MB = 250
 
 def job_memory_mb(spec: dict, splits_path, embeddings_path, base_mb: int = 500) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for one reduce job: :func:`memory_estimate` at the largest
-    split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and twice the embeddings file,
-    times the clustering jobs' headroom (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the
-    inputs exist."""
+    split, ``base_mb`` (Python and imports; :data:`UMAP_IMPORTS_MB` more for UMAP) and
+    :data:`tecb.cluster.algorithms.FILE_READ_FACTOR` x the embeddings file, times the clustering jobs' headroom
+    (:data:`tecb.cluster.algorithms.HEADROOM`); ``base_mb`` before the inputs exist."""
     from tecb.cluster.algorithms import declared_memory_mb
 
     params = dict(spec)

@@ -157,3 +157,83 @@ def run_embed_batch_job(job, *, log=print) -> list[str]:
             cache_dir=run.cache_dir,  # the store's entries, filled and linked
             log=log,
         )
+
+
+# --- declared memory (the embed and embed_batch rules' mem_mb) ------------------------------------------------
+
+#: MB an embed job needs besides its data: Python, numpy, scikit-learn and pyarrow (TF-IDF and the other kinds that
+#: import no torch) or torch and transformers with a model's code (a transformer's; the paper-scale tiny BERT's build
+#: job peaked at 812 MB)
+BASE_MB, TORCH_BASE_MB = 500, 1000
+#: declared = HEADROOM x estimate, the cluster and reduce jobs' margin (tecb.cluster.algorithms.HEADROOM, a later
+#: stage: not imported here)
+HEADROOM = 1.3
+#: bytes held per byte of a dataset's text column: the Arrow column, the Python strings, the tokens and sparse counts
+#: of TF-IDF or a transformer's token ids
+TEXT_FACTOR = 10
+#: TruncatedSVD's randomized range finder and its output, in units of (texts + vocabulary) x (dim + 10) float64 (it
+#: multiplies the n x vocabulary matrix by n x (dim + 10) and vocabulary x (dim + 10) blocks): measured 2.7 units at
+#: 40,181 texts x 768 dims (+831 MB) and 3.3 at 6,000 texts x 384 dims with a 42k-bigram vocabulary (+552 MB)
+SVD_FACTOR = 4
+#: TfidfVectorizer's default word pattern (tfidf_vectors: lower-cased, unigrams and bigrams)
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+
+def tfidf_vocabulary_size(texts) -> int:
+    """How many distinct word unigrams and bigrams ``texts`` have, as :func:`tecb.embed.encode.tfidf_vectors`'s
+    vectorizer counts them (its matrix's columns), without building its strings."""
+    import re
+
+    import numpy as np
+
+    pattern, ids, pairs = re.compile(TOKEN_PATTERN), {}, [np.zeros(0, np.int64)]
+    for text in texts:
+        words = np.array([ids.setdefault(w, len(ids)) for w in pattern.findall(text.lower())], np.int64)
+        pairs.append((words[:-1] << 32) | words[1:])
+    return len(ids) + len(np.unique(np.concatenate(pairs)))
+
+
+def memory_estimate_mb(
+    settings: dict, *, n_texts: int, text_bytes: int, vocabulary: int = 0, model_bytes: int = 0
+) -> int:
+    """MB one dataset's embedding holds at its peak (before :data:`HEADROOM`): the base, the
+    texts (:data:`TEXT_FACTOR`), TF-IDF's SVD (:data:`SVD_FACTOR`, with the ``vocabulary`` size) or twice a model's
+    files (loaded, and a copy)."""
+    from tecb.embed.spec import TRANSFORMER_KINDS
+
+    data = TEXT_FACTOR * text_bytes + 2 * model_bytes
+    if settings["kind"] == "tfidf":
+        data += SVD_FACTOR * (n_texts + vocabulary) * (int(settings["dim"]) + 10) * 8
+    base = TORCH_BASE_MB if settings["kind"] in TRANSFORMER_KINDS + ("mteb",) else BASE_MB
+    return base + -(-data // 1_000_000)
+
+
+def job_memory_mb(settings: dict, *, texts, model=()) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for embedding each of ``texts`` (texts.parquet files, one after the
+    other) with a model of ``settings`` read from ``model`` (its directory or file, if any): HEADROOM x the largest
+    :func:`memory_estimate_mb` (TF-IDF's texts are read for their vocabulary); only the base before the texts exist
+    (Snakemake evaluates again before the job runs)."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    from tecb.embed.spec import model_files
+
+    texts = [texts] if isinstance(texts, str | os.PathLike) else list(texts)
+    model = [model] if isinstance(model, str | os.PathLike) else list(model)
+    model_bytes = sum(os.path.getsize(f) for m in model if os.path.exists(m) for f in model_files(m))
+    if not all(os.path.exists(t) for t in texts):
+        return memory_estimate_mb(settings, n_texts=0, text_bytes=0, model_bytes=model_bytes)
+    largest = 0
+    for path in texts:
+        meta = pq.ParquetFile(path).metadata
+        column = meta.schema.names.index("text")
+        text_bytes = sum(meta.row_group(g).column(column).total_uncompressed_size for g in range(meta.num_row_groups))
+        vocabulary = 0
+        if settings["kind"] == "tfidf":
+            vocabulary = tfidf_vocabulary_size(pq.read_table(path, columns=["text"]).column("text").to_pylist())
+        estimate = memory_estimate_mb(
+            settings, n_texts=meta.num_rows, text_bytes=text_bytes, vocabulary=vocabulary, model_bytes=model_bytes
+        )
+        largest = max(largest, estimate)
+    return int(HEADROOM * largest)

@@ -203,3 +203,14 @@ def distill_source_inputs(wildcards):
             else []
         )
     return model_files(source)
+
+
+def embed_mem_mb(wildcards, input, attempt):
+    """An embed or embed_batch job's memory (tecb.embed.job.job_memory_mb: by the model's kind and the largest
+    dataset's texts) x attempt; re-evaluated once the texts exist."""
+    from tecb.embed.job import job_memory_mb
+
+    dataset = getattr(wildcards, "dataset", DATASETS[0])
+    return attempt * job_memory_mb(
+        model_settings(wildcards.model, dataset), texts=input.texts, model=input.model
+    )
