@@ -420,18 +420,18 @@ def seeds_mean_test(
     design_effect=None,
     noise=None,
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int,
+    **draws,
 ) -> MeanTest:
     """:func:`mean_test` of a seeds x splits matrix (one row per training seed) with the seed level in it
     (:func:`contrast_test` against zero). ``noise``: the clustering variance of each cell (seeds x splits), or
     None. One seed: :func:`mean_test` of its row (the seeds' variance is not estimated; the tables say
-    "1 seed")."""
+    "1 seed"). ``draws``: ``seed`` (required) and ``n_resamples``, as :func:`contrast_test` takes them."""
+    _check_draws("seeds_mean_test", draws)
     matrix = _seeds_matrix(values, "values")
-    draws = {"strata": strata, "design_effect": design_effect, "confidence": confidence, "n_resamples": n_resamples}
+    options = {"strata": strata, "design_effect": design_effect, "confidence": confidence, **draws}
     if matrix.shape[0] == 1:
-        return mean_test(matrix[0], seed=seed, noise=None if noise is None else np.asarray(noise)[0], **draws)
-    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), seed=seed, noise_a=noise, **draws)
+        return mean_test(matrix[0], noise=None if noise is None else np.asarray(noise)[0], **options)
+    return contrast_test(matrix, np.zeros((1, matrix.shape[1])), noise_a=noise, **options)
 
 
 def _check_draws(name: str, draws: Mapping) -> None:
