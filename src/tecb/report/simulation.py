@@ -109,23 +109,13 @@ def _splits(design: Design, genre, fine, rng) -> list[tuple[str, np.ndarray, np.
 
 
 def _v_measure(labels: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-    """V-measure of each row of ``clusters`` (restarts x texts) against ``labels``."""
+    """V-measure of each row of ``clusters`` (restarts x texts) against ``labels``: one contingency table per
+    row, scored by :func:`tecb.report.bootstrap.v_measure_tables` (the bootstrap's own V-measure)."""
     _, lab = np.unique(labels, return_inverse=True)
-    n_lab, n_clu = lab.max() + 1, clusters.max() + 1
-    out = np.empty(len(clusters))
-    for r, c in enumerate(clusters):
-        table = np.bincount(lab * n_clu + c, minlength=n_lab * n_clu).reshape(n_lab, n_clu).astype(float)
-        n = table.sum()
-        pl, pc = table.sum(1) / n, table.sum(0) / n
-        h_l = -np.sum(pl[pl > 0] * np.log(pl[pl > 0]))
-        h_c = -np.sum(pc[pc > 0] * np.log(pc[pc > 0]))
-        nz = table > 0
-        joint = table[nz] / n
-        mutual = np.sum(joint * np.log(joint / np.outer(pl, pc)[nz]))
-        hom = 1.0 if h_l == 0 else mutual / h_l
-        com = 1.0 if h_c == 0 else mutual / h_c
-        out[r] = 0.0 if hom + com == 0 else 2 * hom * com / (hom + com)
-    return out
+    restarts, n_lab, n_clu = len(clusters), lab.max() + 1, clusters.max() + 1
+    flat = (np.arange(restarts)[:, None] * (n_lab * n_clu) + lab * n_clu + clusters).ravel()
+    tables = np.bincount(flat, minlength=restarts * n_lab * n_clu).reshape(restarts, n_lab, n_clu)
+    return bootstrap.v_measure_tables(tables)
 
 
 def _kmeans(x: np.ndarray, k: int, restarts: int, rng, iterations: int = 8) -> np.ndarray:
