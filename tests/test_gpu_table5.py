@@ -13,6 +13,7 @@ import tarfile
 
 import pandas as pd
 import pytest
+from conftest import ROOT
 
 from tecb import io
 from tecb.adapt import gpu_table5
@@ -34,6 +35,15 @@ def test_the_paper_steps_come_from_its_titles_and_batches():
     # on the real 1,808 titles: TSDAE's 2,216 steps end in epoch 10; WWM's 700 in epoch 88, 2,100 in epoch 263
     assert gpu_table5.epochs_for_steps([2216], n_texts=1808, batch_size=8, grad_accum=1) == [10]
     assert gpu_table5.epochs_for_steps([700, 2100], n_texts=1808, batch_size=256, grad_accum=1) == [88, 263]
+
+
+def test_the_kept_plan_is_the_codes():
+    """config/gpu-table5.plan.json: the plan ``pack`` wrote here for the real Blurbs S2S (the bytes the docs quote)."""
+    kept = json.loads((ROOT / "config" / "gpu-table5.plan.json").read_text())
+    assert kept["methods"] == gpu_table5.paper_plan()
+    assert {k: kept[k] for k in ("algorithm", "eval_seed", "eval_batch_size", "seeds")} == gpu_table5._study_scoring()
+    assert kept["bytes"] == sum(kept["files"].values()) < gpu_table5.MAX_BUNDLE_BYTES
+    assert kept["files"]["cut/e5-small-q4-cut.bin"] == kept["cut"]["bytes"] and kept["n_texts"] == 1808
 
 
 def test_the_dry_run_trains_each_method_to_its_steps_and_scores_it(dry):

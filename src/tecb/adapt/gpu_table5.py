@@ -91,24 +91,35 @@ def epochs_for_steps(steps: list[int], *, n_texts: int, batch_size: int, grad_ac
     return sorted({math.ceil(s / per_epoch) for s in steps})
 
 
+def _schema_defaults(*path: str) -> dict:
+    """The defaults ``workflow/schemas/config.schema.yaml`` gives the properties under ``path`` (property names, ``*``
+    for an object's ``additionalProperties``): what the config check fills in where a config is silent."""
+    from tecb.config import load_yaml
+
+    node = load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    for key in path:
+        node = node["additionalProperties"] if key == "*" else node["properties"][key]
+    return {k: v["default"] for k, v in node.get("properties", {}).items() if "default" in v}
+
+
 def paper_plan(dataset: str = "BlurbsClusteringS2S") -> dict:
-    """``{method: {"steps": [...], "params": {...}, "epochs": [...], "source": ...}}``: the paper's settings
-    (``config/config.yaml``'s ``pretrain.methods``, schema defaults filled) at the paper's steps on ``dataset``."""
+    """``{method: {"steps": [...], "params": {...}, "paper_epochs": [...], "source": ...}}``: the paper's settings
+    (``config/config.yaml``'s ``pretrain.methods``, the schema's defaults where it is silent) at the paper's steps on
+    ``dataset``."""
     import pandas as pd
 
     from tecb.config import layered_config
-    from tecb.configcheck import validated_config
 
-    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-    paper = validated_config(layered_config(ROOT, ROOT, []), schema)["pretrain"]["methods"]
+    paper = layered_config(ROOT, ROOT, [])["pretrain"]["methods"]
+    defaults = _schema_defaults("pretrain", "methods", "*")
     table1 = pd.read_csv(ROOT / "reference" / "paper_table1.csv").set_index("dataset")
     paper_texts = int(table1.loc[dataset, "unique_samples"])
     plan = {}
     for method in METHODS:
-        settings = dict(paper[method])
+        settings = {**defaults, **paper[method]}
         epochs = [int(e) for e in settings["table_epochs"]]
         params = {k: v for k, v in settings.items() if k not in ("epochs", "budget", "table_epochs")}
-        batch, accum = int(params["batch_size"]), int(params.get("grad_accum", 1))
+        batch, accum = int(params["batch_size"]), int(params["grad_accum"])
         steps = [paper_steps(paper_texts=paper_texts, batch_size=batch, grad_accum=accum, epochs=e) for e in epochs]
         params.update(max_length=512, freeze_word_embeddings=False)
         if method == "wwm":  # the paper's 32 x 8 texts in one batch on a GPU (module docstring)
@@ -119,18 +130,16 @@ def paper_plan(dataset: str = "BlurbsClusteringS2S") -> dict:
 
 
 def _study_scoring() -> dict:
-    """The study's scoring of a checkpoint (its k-means with restarts, seed, batch) and its seeds."""
+    """The study's scoring of a checkpoint (its k-means with restarts, seed, batch: :data:`STUDY_CONFIGS`, the
+    schema's defaults where they are silent) and its seeds."""
     from tecb.cluster.algorithms import with_restarts
     from tecb.config import layered_config
-    from tecb.configcheck import validated_config
 
-    config = validated_config(
-        layered_config(ROOT, ROOT, list(STUDY_CONFIGS)), ROOT / "workflow/schemas/config.schema.yaml"
-    )
-    pretrain = config["pretrain"]
-    algorithm = with_restarts(config["algorithms"][pretrain["algorithm"]], config["scoring"]["restarts"])
+    config = layered_config(ROOT, ROOT, list(STUDY_CONFIGS))
+    pretrain = {**_schema_defaults("pretrain"), **config["pretrain"]}
+    restarts = {**_schema_defaults("scoring"), **config["scoring"]}["restarts"]
     return {
-        "algorithm": algorithm,
+        "algorithm": with_restarts(config["algorithms"][pretrain["algorithm"]], restarts),
         "eval_seed": int(config["seed"]),
         "eval_batch_size": int(pretrain["eval_batch_size"]),
         "seeds": [int(s) for s in pretrain["seeds"]],
@@ -148,6 +157,8 @@ def pack(*, texts, splits, out, source=None, plan: dict | None = None, scoring: 
     shutil.copyfile(texts, out / "data" / "texts.parquet")
     shutil.copyfile(splits, out / "data" / "splits.parquet")
     manifest = vocab_cut.write_cut([out / "data" / "texts.parquet"], out / "cut", source=source, log=log)
+    manifest["texts_files"] = ["data/texts.parquet"]  # in the bundle, wherever it was written
+    io.write_json(manifest, out / "cut" / vocab_cut.MANIFEST)
     full = {
         "methods": plan or paper_plan(),
         **(scoring or _study_scoring()),
@@ -217,70 +228,86 @@ def _jobs(plan: dict, seeds) -> list[tuple[int, str]]:
 
 def run(bundle, out, *, device: str = "cuda", seeds=None, budget_minutes: float = 9.0, work=None, log=print) -> dict:
     """Run the bundle's plan (module docstring) and write ``summary.md``, ``jobs.json`` and ``scores.tar`` into
-    ``out``; return what ``jobs.json`` holds."""
+    ``out``, again after each job; return what ``jobs.json`` holds. A job whose method's measured pace (wall
+    seconds per step of its first job, scoring included) says it would end after ``budget_minutes`` from the start is
+    not started (``skipped``)."""
     import tempfile
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    import torch
-
-    from tecb.adapt import pretrain
-    from tecb.adapt.pretrain import PretrainJob, Scoring, evaluate_checkpoint
-    from tecb.embed.encode import read_texts
 
     started = time.perf_counter()
     bundle, out = Path(bundle), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = json.loads((bundle / "plan.json").read_text(encoding="utf-8"))
-    versions = preflight(log)
+    report = {"plan": plan, "versions": preflight(log), "device": device, "jobs": [], "skipped": []}
     work = Path(work or tempfile.mkdtemp(prefix="tecb-gpu-table5-"))
-    texts_path, splits_path = bundle / "data" / "texts.parquet", bundle / "data" / "splits.parquet"
-    manifest = bundle / "cut" / vocab_cut.MANIFEST
-    vocab_cut.check_texts(manifest, [texts_path])  # the texts the cut was made for, or no run
-    model_dir = vocab_cut.convert_cut(manifest, work / "model")
-    report = {"plan": plan, "versions": versions, "device": device, "jobs": [], "skipped": []}
-    if device.startswith("cuda"):
-        report["gpu"] = torch.cuda.get_device_name(0)
-    splits = list(io.iter_splits(pq.read_table(splits_path)))
-    scoring = Scoring(plan["algorithm"], plan["eval_seed"], plan["eval_batch_size"], max_length=512)
-    with torch.no_grad():
-        base = evaluate_checkpoint(model_dir, read_texts(texts_path), splits, scoring=scoring, device=device, log=log)
-    io.write_table(pa.Table.from_pylist(base), work / "base.parquet")
+    model_dir = _untrained(bundle, work, device, report, log)
     report["base_seconds"] = round(time.perf_counter() - started, 3)
-    pace: dict[str, float] = {}  # seconds per optimizer step, measured
+    pace: dict[str, float] = {}  # wall seconds per optimizer step, measured
     for seed, method in _jobs(plan, seeds if seeds is not None else plan["seeds"]):
-        spec = plan["methods"][method]
-        params = dict(spec["params"], max_steps=max(spec["steps"]))
-        projected = pace.get(method, 0.0) * params["max_steps"]
+        projected = pace.get(method, 0.0) * max(plan["methods"][method]["steps"])
         left = budget_minutes * 60 - (time.perf_counter() - started)
         if projected > left:
             report["skipped"].append({"seed": seed, "method": method, "projected_seconds": round(projected, 1)})
             log(f"{method} seed {seed}: not started, {projected:.0f} s projected and {left:.0f} s left")
-            _write(out, work, report)
-            continue
-        batch, accum = int(params["batch_size"]), int(params.get("grad_accum", 1))
-        epochs = epochs_for_steps(spec["steps"], n_texts=plan["n_texts"], batch_size=batch, grad_accum=accum)
-        job = PretrainJob(
-            model_dir, texts_path, splits_path, method, params, epochs, plan["algorithm"],
-            work / "checkpoints" / f"{method}-seed{seed}", seed=seed, eval_seed=plan["eval_seed"], device=device,
-            eval_batch_size=plan["eval_batch_size"],
-        )  # fmt: skip
-        scores = work / "scores" / f"{method}-seed{seed}.parquet"
-        timings = work / "timings" / f"{method}-seed{seed}.json"
-        pretrain.run(job, scores, log=log, timings_path=timings)
-        record = json.loads(timings.read_text(encoding="utf-8"))
-        steps = int(pq.read_table(scores, columns=["optimizer_steps"]).column(0).to_numpy().max())
-        train_seconds = max(e["train_seconds"] for e in record["epochs"])
-        pace[method] = train_seconds / steps
-        report["jobs"].append(
-            {"seed": seed, "method": method, "steps": steps, "epochs": epochs, "train_seconds": train_seconds,
-             "total_seconds": record["total_seconds"]}
-        )  # fmt: skip
-        log(f"{method} seed {seed}: {steps} steps, {train_seconds:.0f} s training ({record['total_seconds']:.0f} s)")
+        else:
+            record = _run_job(bundle, work, model_dir, (seed, method), device=device, log=log)
+            pace[method] = record["total_seconds"] / record["steps"]
+            report["jobs"].append(record)
         _write(out, work, report)
     report["seconds"] = round(time.perf_counter() - started, 3)
     _write(out, work, report)
     return report
+
+
+def _untrained(bundle: Path, work: Path, device: str, report: dict, log) -> Path:
+    """The cut file checked against the bundle's texts and converted into ``work/model``, its scores (step 0) in
+    ``work/base.parquet``; returns the model's folder."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import torch
+
+    from tecb.adapt.pretrain import Scoring, evaluate_checkpoint
+    from tecb.embed.encode import read_texts
+
+    plan, texts_path = report["plan"], bundle / "data" / "texts.parquet"
+    manifest = bundle / "cut" / vocab_cut.MANIFEST
+    vocab_cut.check_texts(manifest, [texts_path])  # the texts the cut was made for, or no run
+    model_dir = vocab_cut.convert_cut(manifest, work / "model")
+    if device.startswith("cuda"):
+        report["gpu"] = torch.cuda.get_device_name(0)
+    splits = list(io.iter_splits(pq.read_table(bundle / "data" / "splits.parquet")))
+    scoring = Scoring(plan["algorithm"], plan["eval_seed"], plan["eval_batch_size"], max_length=512)
+    with torch.no_grad():
+        base = evaluate_checkpoint(model_dir, read_texts(texts_path), splits, scoring=scoring, device=device, log=log)
+    io.write_table(pa.Table.from_pylist(base), work / "base.parquet")
+    return model_dir
+
+
+def _run_job(bundle: Path, work: Path, model_dir: Path, key: tuple[int, str], *, device: str, log) -> dict:
+    """One (seed, method) job of the plan: trained to its steps, scored at each (:func:`tecb.adapt.pretrain.run`),
+    its scores and timings in ``work``; returns its record for ``jobs.json``."""
+    import pyarrow.parquet as pq
+
+    from tecb.adapt import pretrain
+
+    seed, method = key
+    plan = json.loads((bundle / "plan.json").read_text(encoding="utf-8"))
+    spec = plan["methods"][method]
+    params = dict(spec["params"], max_steps=max(spec["steps"]))
+    batch, accum = int(params["batch_size"]), int(params.get("grad_accum", 1))
+    epochs = epochs_for_steps(spec["steps"], n_texts=plan["n_texts"], batch_size=batch, grad_accum=accum)
+    job = pretrain.PretrainJob(
+        model_dir, bundle / "data" / "texts.parquet", bundle / "data" / "splits.parquet", method, params, epochs,
+        plan["algorithm"], work / "checkpoints" / f"{method}-seed{seed}", seed=seed, eval_seed=plan["eval_seed"],
+        device=device, eval_batch_size=plan["eval_batch_size"],
+    )  # fmt: skip
+    scores, timings = work / "scores" / f"{method}-seed{seed}.parquet", work / "timings" / f"{method}-seed{seed}.json"
+    pretrain.run(job, scores, log=log, timings_path=timings)
+    record = json.loads(timings.read_text(encoding="utf-8"))
+    steps = int(pq.read_table(scores, columns=["optimizer_steps"]).column(0).to_numpy().max())
+    train_seconds = max(e["train_seconds"] for e in record["epochs"])
+    log(f"{method} seed {seed}: {steps} steps, {train_seconds:.0f} s training ({record['total_seconds']:.0f} s)")
+    return {"seed": seed, "method": method, "steps": steps, "epochs": epochs, "train_seconds": train_seconds,
+            "total_seconds": record["total_seconds"]}  # fmt: skip
 
 
 def summary_rows(work) -> list[dict]:
@@ -410,7 +437,7 @@ def dry_run(folder, *, log=print) -> dict:
         "wwm": {"steps": [2, 4], "params": dict(common, batch_size=16, grad_accum=1, mlm_probability=0.15),
                 "paper_epochs": [10, 30], "source": "dry run"},
     }  # fmt: skip
-    kmeans = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": "auto"}}
+    kmeans = {"method": "minibatch_kmeans", "params": {"batch_size": 500, "n_init": 1, "max_iter": 10}}  # 30 texts
     scoring = {"algorithm": kmeans, "eval_seed": 42, "eval_batch_size": 16, "seeds": [42]}
     pack(texts=folder / "texts.parquet", splits=folder / "splits.parquet", out=folder / "bundle", source=source,
          plan=plan, scoring=scoring, log=log)  # fmt: skip
