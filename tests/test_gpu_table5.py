@@ -50,6 +50,7 @@ def test_the_dry_run_trains_each_method_to_its_steps_and_scores_it(dry):
     folder, report = dry
     assert [(j["method"], j["steps"]) for j in report["jobs"]] == [("tsdae", 4), ("wwm", 4)]
     assert report["skipped"] == [] and report["device"] == "cpu"
+    assert report["model_bytes"] > 4 * report["plan"]["cut"]["bytes"]  # float32 weights from a 4-bit file
     out = folder / "out"
     with tarfile.open(out / "scores.tar") as tar:
         names = sorted(tar.getnames())

@@ -272,10 +272,12 @@ def _untrained(bundle: Path, work: Path, device: str, report: dict, log) -> Path
     manifest = bundle / "cut" / vocab_cut.MANIFEST
     vocab_cut.check_texts(manifest, [texts_path])  # the texts the cut was made for, or no run
     model_dir = vocab_cut.convert_cut(manifest, work / "model")
+    report["model_bytes"] = sum(p.stat().st_size for p in Path(model_dir).rglob("*") if p.is_file())
     if device.startswith("cuda"):
         report["gpu"] = torch.cuda.get_device_name(0)
     splits = list(io.iter_splits(pq.read_table(bundle / "data" / "splits.parquet")))
-    scoring = Scoring(plan["algorithm"], plan["eval_seed"], plan["eval_batch_size"], max_length=512)
+    length = max(int(m["params"]["max_length"]) for m in plan["methods"].values())  # the jobs' scoring length
+    scoring = Scoring(plan["algorithm"], plan["eval_seed"], plan["eval_batch_size"], max_length=length)
     with torch.no_grad():
         base = evaluate_checkpoint(model_dir, read_texts(texts_path), splits, scoring=scoring, device=device, log=log)
     io.write_table(pa.Table.from_pylist(base), work / "base.parquet")
