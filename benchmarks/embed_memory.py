@@ -49,6 +49,15 @@ def old_declaration_mb(text_bytes: int, model_bytes: int) -> int:
     return int(1.3 * (1000 + -(-(10 * text_bytes + 2 * model_bytes) // 1_000_000)))
 
 
+def text_bytes(path) -> int:
+    """The texts' bytes as :func:`tecb.embed.job.job_memory_mb` counts them (the text column's uncompressed pages)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    column = meta.schema.names.index("text")
+    return sum(meta.row_group(g).column(column).total_uncompressed_size for g in range(meta.num_row_groups))
+
+
 def measure(texts: Path, model: Path, n: int, chunk: int, fixed: bool, threads: int, tmp: Path) -> dict:
     import pyarrow.parquet as pq
 
@@ -74,6 +83,8 @@ def main(argv=None) -> None:
     ap.add_argument("--model", required=True)
     ap.add_argument("--threads", type=int, default=2, help="embed.threads (the paper-scale run's: 2)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "embed_memory.md"))
+    ap.add_argument("--batch", nargs="*", default=[], help="every texts.parquet of an embed_batch job (the run's)")
+    ap.add_argument("--batch-peak", type=float, help="that job's measured peak RSS, MB")
     args = ap.parse_args(argv)
     model_bytes = sum(os.path.getsize(f) for f in model_files(args.model))
     lines = [
@@ -81,7 +92,10 @@ def main(argv=None) -> None:
         "",
         f"Written by `python benchmarks/embed_memory.py` (the first n texts of "
         f"`{Path(args.texts).parent.name}`, the paper-scale run's tiny BERT, {args.threads} threads, batch size 32,"
-        " one fresh process each). Declared = `tecb.embed.job.job_memory_mb` for those texts; old = before issue 56.",
+        " one fresh process each). Declared = `tecb.embed.job.job_memory_mb` for those texts; old = before issue 56 "
+        "(1.3 x (1,000 MB + 10 x the text + twice the model)). Fixed mmap threshold = the same job with "
+        "`MALLOC_MMAP_THRESHOLD_=65536` (a diagnosis, not how jobs run: glibc then returns large freed blocks, so the "
+        "peak shows what the heap keeps fragmented otherwise).",
         "",
         "| texts | text MB | chunk | fixed mmap threshold | after imports MB | peak MB | old declared | old / peak "
         "| declared now | now / peak |",
@@ -90,17 +104,26 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n, chunk, fixed in CASES:
             got = measure(Path(args.texts), Path(args.model), n, chunk, fixed, args.threads, Path(tmp))
-            import pyarrow.parquet as pq
-
-            text_bytes = sum(len(t.encode()) for t in pq.read_table(got["path"]).column("text").to_pylist())
-            old = old_declaration_mb(text_bytes, model_bytes)
+            size = text_bytes(got["path"])
+            old = old_declaration_mb(size, model_bytes)
             now = job_memory_mb({"kind": "tiny-bert"}, texts=got["path"], model=args.model)
             peak = got["peak_mb"]
             lines.append(
-                f"| {n} | {text_bytes / 1e6:.2f} | {chunk} | {'yes' if fixed else 'no'} | {got['imports_mb']:.0f} "
+                f"| {n} | {size / 1e6:.2f} | {chunk} | {'yes' if fixed else 'no'} | {got['imports_mb']:.0f} "
                 f"| {peak:.0f} | {old} | {old / peak:.2f} | {now} | {now / peak:.2f} |"
             )
             print(lines[-1], flush=True)
+    if args.batch:
+        largest = max(text_bytes(p) for p in args.batch)
+        old = old_declaration_mb(largest, model_bytes)
+        now = job_memory_mb({"kind": "tiny-bert"}, texts=args.batch, model=args.model)
+        lines += [
+            "",
+            f"The embed_batch job of this model over {len(args.batch)} datasets (largest {largest / 1e6:.1f} MB of "
+            f"text): declared {old} MB before, {now} MB now"
+            + (f"; it peaked at {args.batch_peak:.0f} MB (now / peak {now / args.batch_peak:.2f})." if args.batch_peak
+               else "."),
+        ]  # fmt: skip
     Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

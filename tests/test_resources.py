@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -152,7 +153,7 @@ def test_transformer_embed_declaration_covers_long_texts(tmp_path):
     texts = list(dict.fromkeys(rows["text"]))[:4096]
     io.write_texts(texts, tmp_path / "texts.parquet", provenance={})
     model = create_tiny_bert(tmp_path / "tiny", texts, seed=0)
-    text_bytes, model_bytes = sum(len(t.encode()) for t in texts), sum(p.stat().st_size for p in model_files(model))
+    text_bytes, model_bytes = sum(len(t.encode()) for t in texts), sum(os.path.getsize(p) for p in model_files(model))
     peak = _grown_mb(
         "import torch\ntorch.set_num_threads(2)\nfrom tecb.embed.encode import EmbedJob, embed_dataset\n"
         f"job = EmbedJob.from_spec({str(tmp_path / 'texts.parquet')!r}, {str(tmp_path / 'e.parquet')!r}, "
