@@ -140,9 +140,9 @@ def test_embed_jobs_declare_by_kind_and_texts(tmp_path):
 def test_transformer_embed_declaration_covers_long_texts(tmp_path):
     """A transformer's embed job holds the tokenizer's encodings of a 4,096-text chunk and a heap its forward
     passes leave fragmented, growing with the texts it encodes: 4,096 TenKGnad P2P-like texts (10.7 MB, the
-    paper-scale generator's) peak above the declaration before issue 56 (1,000 MB + 10 x their bytes + twice the
-    model), within the estimate now (:data:`tecb.embed.job.ENCODE_FACTOR`); the paper-scale tiny-BERT
-    embed_batch job peaked at 1,980 MB of the 1,771 MB then declared."""
+    paper-scale generator's) fail the resources check (declared >= 1.25 x peak) with the declaration before issue
+    56 (1.3 x (1,000 MB + 10 x their bytes + twice the model)) and pass it now (:data:`tecb.embed.job.ENCODE_FACTOR`);
+    the paper-scale tiny-BERT embed_batch job peaked at 1,980 MB of the 1,771 MB then declared."""
     from tecb import io
     from tecb.data import paper_scale
     from tecb.embed.job import TORCH_BASE_MB, job_memory_mb, memory_estimate_mb
@@ -164,8 +164,10 @@ def test_transformer_embed_declaration_covers_long_texts(tmp_path):
     before = TORCH_BASE_MB + (10 * text_bytes + 2 * model_bytes) / 1e6  # the estimate before issue 56
     settings = {"kind": "tiny-bert"}
     now = memory_estimate_mb(settings, n_texts=len(texts), text_bytes=text_bytes, model_bytes=model_bytes)
-    assert before < peak <= now
-    assert job_memory_mb(settings, texts=tmp_path / "texts.parquet", model=model) >= algorithms.HEADROOM * now - 1
+    declared = job_memory_mb(settings, texts=tmp_path / "texts.parquet", model=model)
+    assert declared >= algorithms.HEADROOM * now - 1
+    # benchmarks/check_resources.py's verdict: declared >= 1.25 x peak (the peak varies by a few % from run to run)
+    assert algorithms.HEADROOM * before < 1.25 * peak <= declared
 
 
 def test_embed_shard_declares_its_rows(tmp_path):

@@ -178,8 +178,8 @@ SVD_FACTOR = 4
 #: bytes a transformer's embedding holds per byte of the texts it encodes, besides TEXT_FACTOR: the tokenizer's
 #: encodings of a 4,096-text chunk counted untruncated (~180 bytes a token) and the heap its forward passes leave
 #: fragmented, which grows with the texts encoded (glibc's malloc; with a fixed mmap threshold it stays flat).
-#: Measured (benchmarks/embed_memory.md): 1,326 MB at the peak for 4,096 TenKGnad P2P-like texts (10.7 MB), 1,980 MB
-#: for the paper-scale tiny-BERT embed_batch job (largest dataset 36 MB), both above 1,000 + 10 x the bytes
+#: Measured in benchmarks/embed_memory.md: 4,096 TenKGnad P2P-like texts (10.7 MB) and the paper-scale tiny-BERT
+#: embed_batch job (1,980 MB; largest dataset 36 MB) peak above what 1,000 MB + 10 x the bytes declared
 ENCODE_FACTOR = 30
 #: TfidfVectorizer's default word pattern (tfidf_vectors: lower-cased, unigrams and bigrams)
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
