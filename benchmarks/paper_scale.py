@@ -1,15 +1,19 @@
 """The paper-scale dress rehearsal (config/paper-scale.yaml, issue 56) measured against the projection, per job.
 
-Reads what the run left: Snakemake's log of it (each job's rule, log file, benchmark file, threads and the
-``mem_mb`` it declared, as printed when the job started), the per-job records of
-``benchmarks/paper_scale_monitor.py`` (the kernel's peak RSS, ``VmHWM``, and CPU seconds of each job's process)
-and the jobs' Snakemake benchmark files (``max_rss`` sampled, ``cpu_time``). Sets every reduce and cluster job of
-the 768-d model beside ``benchmarks/paper_run_projection.md``'s projection of that job at the same split sizes
-(its fitted per-split costs and measured per-job fixed costs, the "now" variant, warm numba cache), and writes
-the comparison (``--out``) and one record per job (``--records``, CSV).
+Reads what the run left, over its sittings (a run stopped and resumed: each sitting's Snakemake log, monitor
+records and commit; a job recorded in two takes the sitting that finished it): Snakemake's log (each job's rule,
+log file, benchmark file, threads, jobid and the ``mem_mb`` it declared, as printed when the job started; "Finished
+jobid"), the per-job records of ``benchmarks/paper_scale_monitor.py`` (the kernel's peak RSS, ``VmHWM``, and CPU
+seconds of each job's process) and the jobs' Snakemake benchmark files (``max_rss`` sampled, ``cpu_time``). Sets
+every reduce and cluster job of the 768-d model beside ``benchmarks/paper_run_projection.md``'s projection of that
+job at the same split sizes (its fitted per-split costs and measured per-job fixed costs, the "now" variant, warm
+numba cache) and each build_dataset and embed job's declared memory beside what its rule declares now for the
+same files; writes the comparison (``--out``), one record per job (``--records``, CSV) and, once the run has
+written them, a copy of its Tables 1-3 (``--tables-out``).
 
-    python benchmarks/paper_scale.py --log RUN.log --jobs JOBS.jsonl --out benchmarks/paper_scale.md \\
-        --records benchmarks/paper_scale_jobs.csv
+    python benchmarks/paper_scale.py --run-dir RUN_DIR --sitting RUN2.log RUN2.jsonl 4689453 \
+        --sitting RUN3.log RUN3.jsonl b4dffb9 --out benchmarks/paper_scale.md \
+        --records benchmarks/paper_scale_jobs.csv --tables-out benchmarks/paper_scale_tables
 """
 
 from __future__ import annotations
@@ -32,16 +36,19 @@ RATIO_LIMIT = 1.3
 
 def job_blocks(log_text: str) -> dict[str, dict]:
     """``{log file: job}`` from Snakemake's output: rule, benchmark, wildcards, threads, declared mem_mb, start
-    time (the last start of a log file wins: a job restarted by a second invocation)."""
-    jobs, current, stamp = {}, None, None
+    time, jobid and whether Snakemake reported it finished (the last start of a log file wins: a job restarted by a
+    second invocation)."""
+    jobs, current, stamp, done = {}, None, None, set()
     for line in log_text.splitlines():
         if re.match(r"^\[\w{3} \w{3} +\d+ [\d:]+ \d{4}\]$", line):
             stamp = datetime.datetime.strptime(line.strip("[]"), "%a %b %d %H:%M:%S %Y")
+        elif line.startswith("Finished jobid: "):
+            done.add(line.split()[2])
         elif re.match(r"^(local)?rule \w+:$", line):
             current = {"rule": line.split()[-1].rstrip(":"), "started": stamp}
         elif current is not None and line.startswith("    "):
             key, _, value = line.strip().partition(": ")
-            if key in ("log", "benchmark", "wildcards", "threads"):
+            if key in ("log", "benchmark", "wildcards", "threads", "jobid"):
                 current[key] = value
             elif key == "resources":
                 found = re.search(r"\bmem_mb=(\d+)", value)
@@ -50,7 +57,23 @@ def job_blocks(log_text: str) -> dict[str, dict]:
                     jobs[current["log"].split(",")[0].strip()] = current
         elif not line.startswith("    "):
             current = None if not line.startswith(("rule", "localrule")) else current
+    for job in jobs.values():
+        job["finished"] = job.get("jobid") in done
     return jobs
+
+
+def merged_sittings(sittings: list[dict]) -> dict[str, dict]:
+    """``{log file: job}`` over the run's sittings (each ``{"log_text", "records", "commit", "name"}``, in order):
+    a job started in several takes the latest sitting that finished it (else its latest start), with that sitting's
+    monitor record (``record``), commit and name."""
+    merged = {}
+    for sitting in sittings:
+        for log, job in job_blocks(sitting["log_text"]).items():
+            if merged.get(log, {}).get("finished") and not job["finished"]:
+                continue
+            rec = sitting["records"].get(log)
+            merged[log] = {**job, "record": rec, "commit": sitting["commit"], "sitting": sitting["name"]}
+    return merged
 
 
 def monitor_records(path: Path) -> dict[str, dict]:
@@ -125,16 +148,17 @@ def job_kind(rule: str, w: dict) -> str:
 
 
 def run_span(log_text: str) -> tuple[str, str, float] | None:
-    """``(start, end, hours)`` of the run: the driver's ``start``/``snakemake end`` lines (ISO UTC), else the first
-    and last of Snakemake's time stamps."""
+    """``(start, end, hours)`` of a sitting: the driver's ``start``/``snakemake end`` lines (ISO UTC; stopped
+    before its end: Snakemake's last time stamp), else the first and last of Snakemake's time stamps."""
     found = dict(re.findall(r"^(start|snakemake end) (\d{4}-\d\d-\d\dT[\d:]+)Z$", log_text, re.M))
-    if "start" in found and "snakemake end" in found:
-        start, end = (datetime.datetime.fromisoformat(found[k]) for k in ("start", "snakemake end"))
-    else:
-        stamps = re.findall(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", log_text, re.M)
-        if not stamps:
-            return None
-        start, end = (datetime.datetime.strptime(stamps[i], "%a %b %d %H:%M:%S %Y") for i in (0, -1))
+    stamps = re.findall(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", log_text, re.M)
+    if not stamps and not ("start" in found and "snakemake end" in found):
+        return None
+    first, last = (datetime.datetime.strptime(stamps[i], "%a %b %d %H:%M:%S %Y") for i in (0, -1)) if stamps else (0, 0)
+    start, end = first, last  # Snakemake's own stamps, without the driver's start line
+    if "start" in found:  # the driver's; a sitting stopped before Snakemake's end: its last stamp
+        start = datetime.datetime.fromisoformat(found["start"])
+        end = datetime.datetime.fromisoformat(found["snakemake end"]) if "snakemake end" in found else last
     return f"{start:%Y-%m-%d %H:%M:%S}", f"{end:%H:%M:%S}", (end - start).total_seconds() / 3600
 
 
@@ -172,42 +196,78 @@ def dataset_rows(run_dir: Path) -> list[str]:
     return lines
 
 
+def declared_now(rule: str, wildcards: dict, run_dir: Path, config: dict) -> int | None:
+    """What a build_dataset, embed or embed_batch job declares now (``tecb.data.datasets.build_memory_mb``,
+    ``tecb.embed.job.job_memory_mb``, issue 56) for the run's files; None for the other rules (unchanged)."""
+    results = run_dir / "results" / config.get("run", "paper-scale")
+    if rule == "build_dataset":
+        from tecb.data.datasets import build_memory_mb
+
+        source = config["sources"][config["datasets"][wildcards["dataset"]]["source"]]
+        return build_memory_mb(run_dir / source["path"]) if source.get("path") else None
+    if rule not in ("embed", "embed_batch"):
+        return None
+    from tecb.embed.job import job_memory_mb
+
+    spec = config["models"][wildcards["model"]]
+    settings = {"kind": spec.get("kind", "huggingface"), "dim": spec.get("dim", 256)}
+    names = [wildcards["dataset"]] if rule == "embed" else list(config["datasets"])
+    texts = [results / "datasets" / d / "texts.parquet" for d in names]
+    model = results / "models" / wildcards["model"]
+    return job_memory_mb(settings, texts=texts, model=[model] if model.exists() else [])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--log", required=True, help="Snakemake's output of the run")
-    ap.add_argument("--jobs", required=True, help="paper_scale_monitor.py's records")
+    ap.add_argument("--sitting", nargs=3, action="append", required=True, metavar=("LOG", "JOBS", "COMMIT"),
+                    help="one sitting of the run, in order: Snakemake's output, paper_scale_monitor.py's records, "
+                    "the commit it ran at")  # fmt: skip
     ap.add_argument("--run-dir", default=str(ROOT))
+    ap.add_argument("--config", default="config/paper-scale.yaml", help="the run's config, in --run-dir")
     ap.add_argument("--projection", default=str(ROOT / "benchmarks" / "paper_run_projection.md"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "paper_scale.md"))
     ap.add_argument("--records", default=str(ROOT / "benchmarks" / "paper_scale_jobs.csv"))
+    ap.add_argument("--tables-out", default=str(ROOT / "benchmarks" / "paper_scale_tables"))
     ap.add_argument("--note", default="", help="a sentence on the run (machine load, how far it got)")
     args = ap.parse_args(argv)
+    import yaml
+
     run_dir = Path(args.run_dir)
-    seen = monitor_records(Path(args.jobs))
-    log_text = Path(args.log).read_text(encoding="utf-8")
+    config = yaml.safe_load((run_dir / args.config).read_text(encoding="utf-8"))
+    sittings = [
+        {"name": f"sitting {i}", "log_text": Path(log).read_text(encoding="utf-8"),
+         "records": monitor_records(Path(jobs)), "commit": commit}
+        for i, (log, jobs, commit) in enumerate(args.sitting, 1)
+    ]  # fmt: skip
     cost, corrected = projection(Path(args.projection))
-    blocks = job_blocks(log_text)
+    blocks = merged_sittings(sittings)
     # a UMAP reduce job that started before the first one had ended compiled umap's code itself (cold cache)
-    umap_ends = [r["last_seen"] for log, r in seen.items() if "/reduce/" in log and "umap" in Path(log).name]
+    umap_ends = [
+        r["last_seen"] for s in sittings for log, r in s["records"].items()
+        if "/reduce/" in log and "umap" in Path(log).name
+    ]  # fmt: skip
     cache_filled = min(umap_ends, default=float("inf"))
     records = []
     for log, job in sorted(blocks.items()):
-        rec = seen.get(log)
+        rec = job["record"]
         bench = benchmark_row(run_dir / job["benchmark"]) if job.get("benchmark") else None
         if rec is None and bench is None:
             continue  # not run (yet)
-        finished = (run_dir / log).exists() and bench is not None or rec is not None
         wildcards = dict(kv.split("=", 1) for kv in job.get("wildcards", "").split(", ") if "=" in kv)
         peak = max(filter(None, [rec and rec.get("peak_rss_mb"), bench and _float(bench.get("max_rss"))]), default=None)
+        now = declared_now(job["rule"], wildcards, run_dir, config)
         row = {
             "rule": job["rule"],
             "log": log,
+            "sitting": job["sitting"],
+            "commit": job["commit"],
             "model": wildcards.get("model", ""),
             "dataset": wildcards.get("dataset", ""),
             "reduction": wildcards.get("reduction", ""),
             "algorithm": wildcards.get("algorithm", ""),
             "threads": int(job.get("threads", 1)),
             "mem_mb_declared": job.get("mem_mb"),
+            "mem_mb_declared_now": now if now != job.get("mem_mb") else None,
             "peak_rss_mb": round(peak, 1) if peak else None,
             "cpu_s": round(rec["cpu_s"], 2) if rec else _float(bench.get("cpu_time")),
             "cpu_s_snakemake": _float(bench.get("cpu_time")) if bench else None,
@@ -216,7 +276,7 @@ def main(argv=None) -> None:
             "projected_cpu_s": None,
             "projected_corrected_cpu_s": None,
             "cold_cache": False,
-            "finished": bool(finished),
+            "finished": bool(job["finished"]),
         }
         if row["model"] == MODEL and job["rule"] in ("reduce", "cluster"):
             cold = job["rule"] == "reduce" and rec is not None and rec["first_seen"] < cache_filled
@@ -241,10 +301,29 @@ def main(argv=None) -> None:
         f"The projection for all {len(planned)} reduce and cluster jobs of {MODEL} (warm cache): "
         f"{sum(cost(w)[1] for w in planned):.0f} CPU-s; {len(measured)} of them ran and are compared here."
     )
-    text = render(records, args, run_span(log_text)).replace("<!-- datasets -->", "\n".join(dataset_rows(run_dir)))
+    tables = copy_tables(run_dir / "results" / config.get("run", "paper-scale") / "tables", Path(args.tables_out))
+    spans = [(s, run_span(s["log_text"])) for s in sittings]
+    text = render(records, args, spans, tables).replace("<!-- datasets -->", "\n".join(dataset_rows(run_dir)))
     text = text.replace("<!-- whole -->", whole)
     Path(args.out).write_text(text, encoding="utf-8")
     print(Path(args.out).read_text(encoding="utf-8"))
+
+
+#: Tables 1-3 of the run, copied beside this report
+TABLES = [f"table{i}.{ext}" for i in (1, 2, 3) for ext in ("md", "csv")]
+
+
+def copy_tables(source: Path, dest: Path) -> list[str]:
+    """Tables 1-3 (md and csv) of a finished run's ``tables`` folder copied into ``dest``; [] before the run wrote
+    them (a partial run)."""
+    import shutil
+
+    if not all((source / name).exists() for name in TABLES):
+        return []
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in TABLES:
+        shutil.copyfile(source / name, dest / name)
+    return TABLES
 
 
 def _kind_rows(records: list[dict]) -> list[str]:
@@ -293,20 +372,33 @@ def _kind_rows(records: list[dict]) -> list[str]:
 
 
 def _memory_rows(records: list[dict]) -> list[str]:
-    """Peak RSS vs declared mem_mb: per rule, then the tightest and the most generous jobs."""
+    """Peak RSS vs declared mem_mb: per rule, then the tightest and the most generous jobs; where a rule declares
+    otherwise now than when the job ran (``mem_mb_declared_now``), both."""
     with_mem = [r for r in records if r["mem_mb_declared"] and r["peak_rss_mb"]]
     over = [r for r in with_mem if r["peak_rss_mb"] > r["mem_mb_declared"]]
     by_margin = sorted(with_mem, key=lambda r: r["mem_mb_declared"] / r["peak_rss_mb"])
     unmeasured = [r["log"] for r in records if not (r["mem_mb_declared"] and r["peak_rss_mb"])]
+
+    def now(r):
+        return r.get("mem_mb_declared_now") or r["mem_mb_declared"]
+
+    def cell(r):
+        return f"{now(r)} MB: {now(r) / r['peak_rss_mb']:.2f}" if r.get("mem_mb_declared_now") else ""
+
+    changed = [r for r in with_mem if r.get("mem_mb_declared_now")]
+    over_now = [r for r in with_mem if r["peak_rss_mb"] > now(r)]
     lines = [
         f"{len(with_mem)} jobs with a declared `mem_mb` and a measured peak; **{len(over)} over** their "
         "declaration" + (f" ({', '.join(r['log'] for r in over)})" if over else "") + ". Peak = the larger of the "
         "kernel's `VmHWM` of the job's process (the monitor) and Snakemake's sampled `max_rss`."
-        + (f" Without a peak or a declaration: {', '.join(unmeasured)}." if unmeasured else ""),
+        + (f" Without a peak or a declaration: {', '.join(unmeasured)}." if unmeasured else "")
+        + (f" Declared now: what the rule declares for the same files after the job ran (issue 56: "
+           f"{', '.join(sorted({r['rule'] for r in changed}))}), {len(over_now)} over." if changed else ""),
         "",
-        "| rule | jobs | declared MB | largest peak MB | smallest declared / peak | over |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
+        "| rule | jobs | declared MB | largest peak MB | smallest declared / peak | over | declared now MB "
+        "| smallest now / peak |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]  # fmt: skip
     rules = defaultdict(list)
     for r in with_mem:
         rules[r["rule"]].append(r)
@@ -314,28 +406,53 @@ def _memory_rows(records: list[dict]) -> list[str]:
         declared = [r["mem_mb_declared"] for r in rows]
         tight = min(r["mem_mb_declared"] / r["peak_rss_mb"] for r in rows)
         n_over = sum(r["peak_rss_mb"] > r["mem_mb_declared"] for r in rows)
+        later = ""
+        if any(r.get("mem_mb_declared_now") for r in rows):
+            nows = [now(r) for r in rows]
+            later = f"{min(nows)}..{max(nows)} | {min(now(r) / r['peak_rss_mb'] for r in rows):.2f}"
         lines.append(
             f"| {rule} | {len(rows)} | {min(declared)}..{max(declared)} | "
-            f"{max(r['peak_rss_mb'] for r in rows):.0f} | {tight:.2f} | {n_over} |"
+            f"{max(r['peak_rss_mb'] for r in rows):.0f} | {tight:.2f} | {n_over} | {later or ' |'} |"
         )
     for title, chosen in (("Tightest (declared / peak smallest)", by_margin[:8]),
                           ("Most generous (declared / peak largest)", by_margin[::-1][:8])):  # fmt: skip
-        lines += ["", f"{title}:", "", "| job | declared MB | peak MB | declared / peak |", "|---|---:|---:|---:|"]
+        lines += ["", f"{title}:", "", "| job | declared MB | peak MB | declared / peak | declared now / peak |",
+                  "|---|---:|---:|---:|---:|"]  # fmt: skip
         lines += [f"| {r['log']} | {r['mem_mb_declared']} | {r['peak_rss_mb']:.0f} "
-                  f"| {r['mem_mb_declared'] / r['peak_rss_mb']:.2f} |" for r in chosen]  # fmt: skip
+                  f"| {r['mem_mb_declared'] / r['peak_rss_mb']:.2f} "
+                  f"| {cell(r)} |"
+                  for r in chosen]  # fmt: skip
     return lines
 
 
-def render(records: list[dict], args, span) -> str:
+def sittings_lines(spans: list[tuple[dict, tuple | None]], records: list[dict]) -> list[str]:
+    """The run's sittings: each one's commit, start, end, wall time and the jobs it finished, and the total."""
+    lines = ["| sitting | commit | start (UTC) | end (UTC) | wall h | jobs recorded |", "|---|---|---|---|---:|---:|"]
+    total = 0.0
+    for sitting, span in spans:
+        jobs = sum(r["sitting"] == sitting["name"] for r in records)
+        start, end, hours = span or ("", "", 0.0)
+        total += hours
+        lines.append(f"| {sitting['name']} | {sitting['commit']} | {start} | {end} | {hours:.2f} | {jobs} |")
+    lines.append(f"| **all** | | | | **{total:.2f}** | {len(records)} |")
+    return lines
+
+
+def render(records: list[dict], args, spans, tables: list[str]) -> str:
     timed = [r for r in records if r["cpu_s"] is not None]
     longest = max(timed, key=lambda r: r["cpu_s"])
     longest_wall = max(timed, key=lambda r: r["wall_s"] or 0)
     cpu_all = sum(r["cpu_s"] for r in timed)
+    hours = sum(span[2] for _, span in spans if span)
+    state = (
+        f"**Complete**: Tables 1-3 written (copied to `{Path(args.tables_out).name}/`: {', '.join(tables)})."
+        if tables
+        else "**Partial**: the run has not written Tables 1-3 yet."
+    )
     wall = (
-        f"The run: {span[0]} to {span[1]} UTC, **{span[2]:.2f} h wall** on 2 cores for {len(records)} jobs "
-        f"({cpu_all / 3600:.2f} CPU core-hours recorded in the jobs' own processes)."
-        if span
-        else ""
+        f"The run: {len(spans)} sitting(s), **{hours:.2f} h wall** in all on 2 cores for {len(records)} jobs "
+        f"({cpu_all / 3600:.2f} CPU core-hours recorded in the jobs' own processes); a job recorded in two sittings "
+        "(stopped in one, run again in the next) counts once, with the sitting that finished it."
     )
     by_model = defaultdict(float)
     for r in timed:
@@ -347,9 +464,11 @@ def render(records: list[dict], args, span) -> str:
         "paper's Table 1, TF-IDF to 768 dimensions and a tiny random BERT (64-d), the 14 configurations, the "
         "chance floor, Tables 1-3, the report) with `--cores 2`, every job's peak RSS and CPU seconds recorded by "
         f"`benchmarks/paper_scale_monitor.py`; this file and `{Path(args.records).name}` (one row per job) by "
-        "`python benchmarks/paper_scale.py`. " + args.note,
+        "`python benchmarks/paper_scale.py`. " + state + " " + args.note,
         "",
         wall,
+        "",
+        *sittings_lines(spans, records),
         "",
         "## The datasets as built by the workflow (the paper's Table 1 in brackets)",
         "",

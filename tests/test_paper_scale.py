@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 
 import pyarrow.parquet as pq
@@ -118,3 +120,59 @@ def test_the_projection_is_corrected_only_where_it_is_off_by_more_than_30_percen
     assert fix["scale"] == {"cluster dbstream on umap": 0.6}
     assert set(fix["load"]) == {"cluster kmeans on none"} and fix["load"]["cluster kmeans on none"] == {"D": 1.0}
     assert len(rows) == 2 + 3
+
+
+def _sitting(stamp: str, blocks: list[tuple[str, str, bool]]) -> str:
+    """A Snakemake output of cluster jobs ``(jobid, algorithm, finished)`` started at ``stamp`` (HH:MM:SS)."""
+    out = [f"start 2026-11-29T{stamp}Z"]
+    for jobid, algorithm, finished in blocks:
+        out += [
+            f"[Sun Nov 29 {stamp} 2026]",
+            "rule cluster:",
+            f"    log: logs/x/cluster/m/D/none/{algorithm}.log",
+            f"    jobid: {jobid}",
+            f"    wildcards: model=m, dataset=D, reduction=none, algorithm={algorithm}",
+            "    resources: tmpdir=/tmp, mem_mb=900, mem=1 GB",
+        ]
+        out += [f"[Sun Nov 29 {stamp} 2026]", f"Finished jobid: {jobid} (Rule: cluster)"] if finished else []
+    return "\n".join(out) + "\n"
+
+
+def test_the_final_report_joins_the_sittings_one_row_per_job(tmp_path):
+    """A run stopped and resumed: a job stopped in the first sitting and run again in the second counts once, with
+    the second's record and commit; each sitting's span and the total; Tables 1-3 copied, the report complete."""
+    report = _benchmark("paper_scale")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "x.yaml").write_text("run: x\nsources: {}\ndatasets: {}\nmodels: {}\n")
+    (tmp_path / "results" / "x" / "tables").mkdir(parents=True)
+    for name in report.TABLES:
+        (tmp_path / "results" / "x" / "tables" / name).write_text(name)
+    logs = [
+        _sitting("08:00:00", [("1", "kmeans", True), ("2", "agglomerative", False)]),
+        _sitting("10:00:00", [("7", "agglomerative", True)]).replace(
+            "start", "snakemake end 2026-11-29T10:30:00Z\nstart"
+        ),
+    ]
+    records = [
+        [("kmeans", 2.0), ("agglomerative", 5.0)],  # agglomerative: stopped
+        [("agglomerative", 7.0)],
+    ]
+    args = []
+    for i, (log, recs) in enumerate(zip(logs, records)):
+        (tmp_path / f"run{i}.log").write_text(log + ("[Sun Nov 29 08:12:00 2026]\n" if i == 0 else ""))
+        (tmp_path / f"run{i}.jsonl").write_text("".join(
+            json.dumps({"log": f"logs/x/cluster/m/D/none/{a}.log", "cpu_s": cpu, "peak_rss_mb": 100.0 * cpu,
+                        "first_seen": 0.0, "last_seen": cpu}) + "\n" for a, cpu in recs))  # fmt: skip
+        args += ["--sitting", str(tmp_path / f"run{i}.log"), str(tmp_path / f"run{i}.jsonl"), f"c{i}"]
+    out, csv_path = tmp_path / "report.md", tmp_path / "jobs.csv"
+    report.main([*args, "--run-dir", str(tmp_path), "--config", "config/x.yaml", "--out", str(out),
+                 "--records", str(csv_path), "--tables-out", str(tmp_path / "tables")])  # fmt: skip
+    rows = {r["algorithm"]: r for r in csv.DictReader(csv_path.open())}
+    assert len(rows) == 2 and rows["agglomerative"]["commit"] == "c1" and rows["agglomerative"]["cpu_s"] == "7.0"
+    assert rows["kmeans"]["sitting"] == "sitting 1" and rows["kmeans"]["finished"] == "True"
+    text = out.read_text()
+    assert "| sitting 1 | c0 | 2026-11-29 08:00:00 | 08:12:00 | 0.20 | 1 |" in text  # stopped: its last stamp
+    assert "| sitting 2 | c1 | 2026-11-29 10:00:00 | 10:30:00 | 0.50 | 1 |" in text
+    assert "**0.70**" in text and "**Complete**" in text and "Partial" not in text
+    assert (tmp_path / "tables" / "table3.csv").read_text() == "table3.csv"
+    assert "2 jobs with a declared `mem_mb` and a measured peak; **0 over**" in text  # 700 MB at most, of 900

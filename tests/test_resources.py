@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from tecb.cluster import algorithms, reduce
 
@@ -45,11 +47,11 @@ def test_check_resources_verdicts():
     assert check.verdict({"declared": 500, "peak": None}) == "no measurement"
 
 
-def _grown_mb(setup: str, step: str) -> float:
+def _grown_mb(setup: str, step: str, *, total: bool = False) -> float:
     """MB the peak RSS (VmHWM: ru_maxrss outlives exec) of a fresh Python grows by while ``step`` runs (after
-    ``setup``): a job's own growth."""
+    ``setup``): a job's own growth; ``total``: the whole peak, imports included."""
     hwm = "int(next(x for x in open('/proc/self/status') if x.startswith('VmHWM')).split()[1])"
-    code = f"{setup}\nr0 = {hwm}\n{step}\nprint(({hwm} - r0) / 1024)"
+    code = f"{setup}\nr0 = {0 if total else hwm}\n{step}\nprint(({hwm} - r0) / 1024)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.split()[-1])
 
@@ -132,3 +134,76 @@ def test_embed_jobs_declare_by_kind_and_texts(tmp_path):
     (tmp_path / "model" / "weights.bin").write_bytes(b"0" * 50_000_000)
     bert = job_memory_mb({"kind": "tiny-bert"}, texts=[tmp_path / "texts.parquet"], model=[tmp_path / "model"])
     assert bert >= algorithms.HEADROOM * (TORCH_BASE_MB + 100)  # torch, and the weights twice
+
+
+@pytest.mark.slow
+def test_transformer_embed_declaration_covers_long_texts(tmp_path):
+    """A transformer's embed job holds the tokenizer's encodings of a 4,096-text chunk and a heap its forward
+    passes leave fragmented, growing with the texts it encodes: 4,096 TenKGnad P2P-like texts (10.7 MB, the
+    paper-scale generator's) fail the resources check (declared >= 1.25 x peak) with the declaration before issue
+    56 (1.3 x (1,000 MB + 10 x their bytes + twice the model)) and pass it now (:data:`tecb.embed.job.ENCODE_FACTOR`);
+    the paper-scale tiny-BERT embed_batch job peaked at 1,980 MB of the 1,771 MB then declared."""
+    from tecb import io
+    from tecb.data import paper_scale
+    from tecb.embed.job import TORCH_BASE_MB, job_memory_mb, memory_estimate_mb
+    from tecb.embed.spec import model_files
+    from tecb.embed.tiny_bert import create_tiny_bert
+
+    rows = paper_scale.build(paper_scale.table1()["TenKGnadClusteringP2P"], seed=42)
+    texts = list(dict.fromkeys(rows["text"]))[:4096]
+    io.write_texts(texts, tmp_path / "texts.parquet", provenance={})
+    model = create_tiny_bert(tmp_path / "tiny", texts, seed=0)
+    text_bytes, model_bytes = sum(len(t.encode()) for t in texts), sum(os.path.getsize(p) for p in model_files(model))
+    peak = _grown_mb(
+        "import torch\ntorch.set_num_threads(2)\nfrom tecb.embed.encode import EmbedJob, embed_dataset\n"
+        f"job = EmbedJob.from_spec({str(tmp_path / 'texts.parquet')!r}, {str(tmp_path / 'e.parquet')!r}, "
+        f"{{'kind': 'tiny-bert', 'path': {str(model)!r}}}, {{'device': 'cpu', 'batch_size': 32}}, seed=None)",
+        "embed_dataset(job, log=lambda *a: None)",
+        total=True,  # torch's imports are the base's share
+    )
+    before = TORCH_BASE_MB + (10 * text_bytes + 2 * model_bytes) / 1e6  # the estimate before issue 56
+    settings = {"kind": "tiny-bert"}
+    now = memory_estimate_mb(settings, n_texts=len(texts), text_bytes=text_bytes, model_bytes=model_bytes)
+    declared = job_memory_mb(settings, texts=tmp_path / "texts.parquet", model=model)
+    assert declared >= algorithms.HEADROOM * now - 1
+    # benchmarks/check_resources.py's verdict: declared >= 1.25 x peak (the peak varies by a few % from run to run)
+    assert algorithms.HEADROOM * before < 1.25 * peak <= declared
+
+
+def test_embed_shard_declares_its_rows(tmp_path):
+    """An embed_shard job embeds its rows' texts (reading the whole column): declared by their bytes, far below the
+    whole dataset's embed job's for a shard of short texts."""
+    from tecb import io
+    from tecb.embed.job import ENCODE_FACTOR, TEXT_FACTOR, TORCH_BASE_MB, job_memory_mb
+
+    texts = [f"kurz {i}" for i in range(900)] + [f"{i} " + "lang " * 2000 for i in range(100)]  # long: 900..999
+    io.write_texts(texts, tmp_path / "texts.parquet", provenance={})
+    settings, path = {"kind": "tiny-bert"}, tmp_path / "texts.parquet"
+    whole = job_memory_mb(settings, texts=path)
+    head = job_memory_mb(settings, texts=path, rows=(0, 900))
+    tail = job_memory_mb(settings, texts=path, rows=(900, 1000))
+    long_bytes = sum(len(t) + 4 for t in texts[900:])
+    assert head < algorithms.HEADROOM * (TORCH_BASE_MB + 2 + long_bytes / 1e6)  # the column once, its rows' own
+    assert tail >= algorithms.HEADROOM * (TORCH_BASE_MB + (TEXT_FACTOR + ENCODE_FACTOR) * long_bytes / 1e6)
+    assert head < whole < tail  # the whole column besides its rows
+
+
+@pytest.mark.slow
+def test_build_dataset_declaration_covers_a_paper_scale_source(tmp_path):
+    """A build_dataset job holds its raw file's rows and their text several times over: TenKGnad P2P as the
+    paper-scale generator writes it (48,463 rows, 127 MB of text) peaks within the estimate and its declaration
+    with the check's 1.25 margin (the flat 1,000 MB default held the paper-scale jobs by 1.17 at the tightest)."""
+    from tecb.data import paper_scale
+    from tecb.data.datasets import BUILD_HEADROOM, build_memory_mb
+
+    path = paper_scale.write_all(tmp_path, seed=42, datasets=["TenKGnadClusteringP2P"])["TenKGnadClusteringP2P"]
+    spec = {"source": "s", "split_column": "split"}
+    peak = _grown_mb(
+        "from tecb.data import datasets\nimport pyarrow, numpy",
+        f"datasets.build_from_config('D', {spec!r}, {{'s': {{'builder': 'custom', 'path': {str(path)!r}}}}}, "
+        f"{str(path)!r}, seed=42)",
+        total=True,
+    )
+    declared = build_memory_mb(path)
+    assert peak <= declared / BUILD_HEADROOM and declared >= 1.25 * peak
+    assert build_memory_mb(tmp_path / "missing.parquet") == int(BUILD_HEADROOM * 200)  # before the download

@@ -82,6 +82,8 @@ rule build_dataset:
         log_path("build_dataset", "{dataset}.log"),
     conda:
         "../../envs/datasets.yaml"
+    resources:
+        mem_mb=build_dataset_mem_mb,
     params:
         spec=lambda wildcards: config["datasets"][wildcards.dataset],
         # how it is built, and whether published splits come from a local copy (checked against Table 1)

@@ -61,6 +61,7 @@ rule embed_shard:
     threads: EMBED_THREADS
     resources:
         gpu=gpus_for,
+        mem_mb=embed_shard_mem_mb,
     params:
         settings=embed_settings,
         seed=embed_seed,

@@ -764,3 +764,53 @@ def describe(dataset: Dataset, name: str, show_texts: bool = True, max_examples:
     elif prov:
         lines.append("  comparable to the paper's dataset")
     return "\n".join(lines)
+
+
+# --- declared memory (the build_dataset rule's mem_mb) ------------------------------------------------------------
+
+#: MB a build_dataset job needs besides its data: Python, numpy and pyarrow (the smallest paper-scale job, 48,436
+#: rows of 2.4 MB of text, peaked at 177 MB)
+BUILD_BASE_MB = 200
+#: bytes held per row of the raw file (its label, split and the Python objects of a row) and per byte of its text
+#: (the file read, the rows' strings, the unique texts and the tables written): fitted on the paper-scale jobs (855
+#: MB at 177,545 rows of 157 MB of text, 276 MB at 177,545 rows of 8.9 MB, 177 MB at 48,436 rows of 2.4 MB)
+BUILD_ROW_BYTES, BUILD_TEXT_FACTOR = 600, 4
+#: declared = BUILD_HEADROOM x estimate, the embed, cluster and reduce jobs' margin
+BUILD_HEADROOM = 1.3
+
+
+def source_size(path) -> tuple[int, int]:
+    """``(rows, text bytes)`` of a raw source file: a Parquet file's rows and the UTF-8 bytes of its string columns
+    (read column by column: its page sizes count a dictionary once), else its lines and its size (decompressed, for
+    ``.gz``)."""
+    import gzip
+
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if path.suffix == ".parquet":
+        meta = pq.ParquetFile(path).schema_arrow
+        strings = [f.name for f in meta if str(f.type) in ("string", "large_string")]
+        size = 0
+        for name in strings:
+            size += int(pc.sum(pc.binary_length(pq.read_table(path, columns=[name]).column(name))).as_py() or 0)
+        return pq.ParquetFile(path).metadata.num_rows, size
+    rows = size = 0
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            rows, size = rows + block.count(b"\n"), size + len(block)
+    return rows, size
+
+
+def build_memory_mb(paths) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for building a dataset from its raw file(s) ``paths``: BUILD_HEADROOM
+    x (BUILD_BASE_MB + BUILD_ROW_BYTES x rows + BUILD_TEXT_FACTOR x text bytes, :func:`source_size`); a path that
+    does not exist yet (a download) or a folder counts nothing (Snakemake evaluates again before the job runs)."""
+    paths = [paths] if isinstance(paths, str | Path) else list(paths)
+    rows = size = 0
+    for path in paths:
+        if Path(path).is_file():
+            r, s = source_size(path)
+            rows, size = rows + r, size + s
+    return int(BUILD_HEADROOM * (BUILD_BASE_MB + -(-(BUILD_ROW_BYTES * rows + BUILD_TEXT_FACTOR * size) // 1_000_000)))

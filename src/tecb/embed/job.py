@@ -175,6 +175,12 @@ TEXT_FACTOR = 10
 #: multiplies the n x vocabulary matrix by n x (dim + 10) and vocabulary x (dim + 10) blocks): measured 2.7 units at
 #: 40,181 texts x 768 dims (+831 MB) and 3.3 at 6,000 texts x 384 dims with a 42k-bigram vocabulary (+552 MB)
 SVD_FACTOR = 4
+#: bytes a transformer's embedding holds per byte of the texts it encodes, besides TEXT_FACTOR: the tokenizer's
+#: encodings of a 4,096-text chunk counted untruncated (~180 bytes a token) and the heap its forward passes leave
+#: fragmented, which grows with the texts encoded (glibc's malloc; with a fixed mmap threshold it stays flat).
+#: Measured in benchmarks/embed_memory.md: 4,096 TenKGnad P2P-like texts (10.7 MB) and the paper-scale tiny-BERT
+#: embed_batch job (1,980 MB; largest dataset 36 MB) peak above what 1,000 MB + 10 x the bytes declared
+ENCODE_FACTOR = 30
 #: TfidfVectorizer's default word pattern (tfidf_vectors: lower-cased, unigrams and bigrams)
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
@@ -194,25 +200,34 @@ def tfidf_vocabulary_size(texts) -> int:
 
 
 def memory_estimate_mb(
-    settings: dict, *, n_texts: int, text_bytes: int, vocabulary: int = 0, model_bytes: int = 0
+    settings: dict,
+    *,
+    n_texts: int,
+    text_bytes: int,
+    vocabulary: int = 0,
+    model_bytes: int = 0,
+    file_bytes: int = 0,
 ) -> int:
-    """MB one dataset's embedding holds at its peak (before :data:`HEADROOM`): the base, the
-    texts (:data:`TEXT_FACTOR`), TF-IDF's SVD (:data:`SVD_FACTOR`, with the ``vocabulary`` size) or twice a model's
-    files (loaded, and a copy)."""
+    """MB one dataset's embedding holds at its peak (before :data:`HEADROOM`): the base, the texts it embeds
+    (``text_bytes``: :data:`TEXT_FACTOR`, and a transformer's :data:`ENCODE_FACTOR`), TF-IDF's SVD
+    (:data:`SVD_FACTOR`, with the ``vocabulary`` size) or twice a model's files (loaded, and a copy), and
+    ``file_bytes`` (a shard's whole texts column, read once)."""
     from tecb.embed.spec import TRANSFORMER_KINDS
 
-    data = TEXT_FACTOR * text_bytes + 2 * model_bytes
+    transformer = settings["kind"] in TRANSFORMER_KINDS + ("mteb",)
+    data = (TEXT_FACTOR + (ENCODE_FACTOR if transformer else 0)) * text_bytes + 2 * model_bytes + file_bytes
     if settings["kind"] == "tfidf":
         data += SVD_FACTOR * (n_texts + vocabulary) * (int(settings["dim"]) + 10) * 8
-    base = TORCH_BASE_MB if settings["kind"] in TRANSFORMER_KINDS + ("mteb",) else BASE_MB
+    base = TORCH_BASE_MB if transformer else BASE_MB
     return base + -(-data // 1_000_000)
 
 
-def job_memory_mb(settings: dict, *, texts, model=()) -> int:
+def job_memory_mb(settings: dict, *, texts, model=(), rows: tuple[int, int] | None = None) -> int:
     """Memory to declare (Snakemake ``mem_mb``) for embedding each of ``texts`` (texts.parquet files, one after the
     other) with a model of ``settings`` read from ``model`` (its directory or file, if any): HEADROOM x the largest
-    :func:`memory_estimate_mb` (TF-IDF's texts are read for their vocabulary); only the base before the texts exist
-    (Snakemake evaluates again before the job runs)."""
+    :func:`memory_estimate_mb` (TF-IDF's texts are read for their vocabulary); ``rows``: an embed_shard job's
+    ``[start, stop)`` of one file's texts, the texts it embeds (it reads the whole column). Only the base before the
+    texts exist (Snakemake evaluates again before the job runs)."""
     import os
 
     import pyarrow.parquet as pq
@@ -229,11 +244,22 @@ def job_memory_mb(settings: dict, *, texts, model=()) -> int:
         meta = pq.ParquetFile(path).metadata
         column = meta.schema.names.index("text")
         text_bytes = sum(meta.row_group(g).column(column).total_uncompressed_size for g in range(meta.num_row_groups))
-        vocabulary = 0
+        n_texts, file_bytes, vocabulary = meta.num_rows, 0, 0
+        if rows is not None:
+            import pyarrow.compute as pc
+
+            file_bytes, (start, stop) = text_bytes, rows
+            part = pq.read_table(path, columns=["text"]).column("text").slice(start, stop - start)
+            n_texts, text_bytes = len(part), int(pc.sum(pc.binary_length(part)).as_py() or 0) + 4 * len(part)
         if settings["kind"] == "tfidf":
             vocabulary = tfidf_vocabulary_size(pq.read_table(path, columns=["text"]).column("text").to_pylist())
         estimate = memory_estimate_mb(
-            settings, n_texts=meta.num_rows, text_bytes=text_bytes, vocabulary=vocabulary, model_bytes=model_bytes
+            settings,
+            n_texts=n_texts,
+            text_bytes=text_bytes,
+            vocabulary=vocabulary,
+            model_bytes=model_bytes,
+            file_bytes=file_bytes,
         )
         largest = max(largest, estimate)
     return int(HEADROOM * largest)

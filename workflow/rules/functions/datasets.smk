@@ -22,6 +22,17 @@ def dataset_source(wildcards):
     return source_path(config["datasets"][wildcards.dataset]["source"])
 
 
+def build_dataset_mem_mb(wildcards, input, attempt):
+    """A build_dataset job's memory (tecb.data.datasets.build_memory_mb: by its raw file's rows and text bytes)
+    x attempt; re-evaluated once the file exists."""
+    from tecb.data.datasets import build_memory_mb
+
+    source = input.source
+    return attempt * build_memory_mb(
+        [source] if isinstance(source, str) else list(source)
+    )
+
+
 def dataset_source_spec(wildcards):
     """The parts of a dataset's source entry that decide how it is built (not how it is fetched)."""
     name = config["datasets"][wildcards.dataset]["source"]

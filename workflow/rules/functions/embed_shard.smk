@@ -25,6 +25,18 @@ def plan_shard_size(wildcards):
     return SHARD_SIZE
 
 
+def embed_shard_mem_mb(wildcards, input, attempt):
+    """An embed_shard job's memory (tecb.embed.job.job_memory_mb: its rows' texts, the whole column read once)
+    x attempt; re-evaluated once the texts exist."""
+    from tecb.embed.job import job_memory_mb
+
+    rows = (int(wildcards.start), int(wildcards.stop))
+    settings = model_settings(wildcards.model, wildcards.dataset)
+    return attempt * job_memory_mb(
+        settings, texts=input.texts, model=input.model, rows=rows
+    )
+
+
 def shard_ranges_of(dataset):
     """The [start, stop) ranges of a dataset's shards: known once its plan (checkpoint embed_plan) has run."""
     path = checkpoints.embed_plan.get(dataset=dataset).output[0]
