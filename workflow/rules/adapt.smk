@@ -48,6 +48,9 @@ rule adapt:
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
+        labels=adapt_labels_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
         # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
         # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         model=directory(
@@ -105,6 +108,9 @@ rule adapt_frozen:
         unpack(frozen_inputs),
     output:
         scores=adapt_score_path(
+            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
+        ),
+        labels=adapt_labels_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
         timings=adapt_timing_path(
@@ -169,6 +175,12 @@ rule adapt_report:
         scores=[adapt_score_path(*key) for key in AD_REPORTED],
         timings=[adapt_timing_path(*key) for key in AD_REPORTED],
         splits=[splits_path(d) for d in AD_DATASETS],
+        # tables.statistics.labels: each job's predictions, Table 6's and the contrasts' text-level bootstrap
+        labels=(
+            [adapt_labels_path(*key) for key in AD_REPORTED]
+            if statistics_labels()
+            else []
+        ),
         chance=(
             [chance_path(d) for d in AD_DATASETS]
             if config["tables"]["chance"]["enabled"]
