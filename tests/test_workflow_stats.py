@@ -73,3 +73,24 @@ def test_demo_table2_shows_intervals_and_significance_marks(demo_run):
     assert (res / "tables" / "table2_ami.md").exists() and (res / "tables" / "table_mteb_v2.md").exists()
     for model in models:
         assert len(list((res / "report" / "clusters" / model).glob("*.html"))) == 6
+
+
+@pytest.mark.workflow
+def test_demo_table5_and_its_contrasts_use_the_text_bootstrap_and_keep_the_scores(demo_run):
+    """The demo's pre-training jobs keep their predictions (every evaluated epoch), so Table 5's deltas and the
+    pre-training contrasts are tested by the paired text-level bootstrap over them and the un-adapted model's k-means
+    labels (issue 53); the scores are the kept demo's, byte for byte (only the statistics changed)."""
+    from conftest import ROOT
+
+    from tecb.report.stats import parse_p
+
+    res = demo_run / "results" / "demo"
+    labels = sorted((res / "pretrain").glob("*/*/*/seed*.labels.parquet"))
+    assert [p.relative_to(res / "pretrain").parts[1] for p in labels] == ["tsdae", "wwm"]
+    assert all(set(pd.read_parquet(p).epoch) == {1, 2} for p in labels)  # every evaluated epoch
+    found = pd.read_csv(res / "pretrain" / "contrasts.csv")
+    assert len(found) == 3 and set(found.test) == {"text bootstrap"} and (found.detectable > 0).all()
+    assert (found.p.map(parse_p) > 0).all() and (found.splits > 0).all() and (found.texts > 0).all()
+    assert "tests used: text bootstrap;" in (res / "pretrain" / "table5.md").read_text()
+    kept = ROOT / "runs" / "demo" / "pretrain" / "scores.parquet"
+    assert (res / "pretrain" / "scores.parquet").read_bytes() == kept.read_bytes()

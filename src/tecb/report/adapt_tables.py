@@ -36,7 +36,7 @@ from tecb.adapt.protocol import POSITIVE_CONTROLS
 from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
-from tecb.report.contrasts import ANALYTIC, compare, holm_by_family, paired_predictions, skipped
+from tecb.report.contrasts import ANALYTIC, TEST_NOTE, compare, holm_by_family, paired_predictions, skipped
 from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import header_label, to_markdown, write_formats
 from tecb.report.tables import dataset_order
@@ -606,11 +606,11 @@ def table6_notes(
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
         (
-            f"[low, high]: base: {confidence:.0%} bootstrap interval of the mean over splits; adapted and Δ: t interval "
+            f"[low, high]: base: {confidence:.0%} bootstrap interval of the mean over splits; adapted: t interval "
             "of the mean over splits and training seeds, the splits' text variance widened per split kind for "
             "splits subsampled from one pool, the clustering variance from the restarts where scored with several "
             "(docs/statistics.md), the seeds' variance over seeds (with 1 seed not estimated), Welch-Satterthwaite "
-            f"degrees of freedom. *: the two-sided t test of the mean Δ (p < {1 - confidence:g} exactly when Δ's "
+            f"degrees of freedom; Δ: as its row's test says ({TEST_NOTE}) *: the two-sided t test of the mean Δ (p < {1 - confidence:g} exactly when Δ's "
             f"interval excludes 0) is significant after Holm's adjustment over the table's rows (α = {alpha:g}), so a "
             "* always has an interval that excludes 0; p: that adjusted p-value. detectable: the smallest true Δ the "
             f"row's test finds with 80 % power at α = {1 - confidence:g} (its own standard error and degrees of "
@@ -708,9 +708,7 @@ def contrast_note(statistics: stats.Statistics, kinds: bool, positive_controls: 
         "every row of this table (the rows with a control, random_head"
         + (" or an oracle arm (the positive control)" if positive_controls else "")
         + ", among themselves, apart from the others); "
-        f"*: p_holm < {statistics.alpha:g}. The interval is a t interval (Welch-Satterthwaite df): the splits' text "
-        "variance widened per split kind, the clustering variance from the restarts where scored with several; "
-        "bounds printed with the decimals their sign needs. detectable: the smallest true delta the row's test "
+        f"*: p_holm < {statistics.alpha:g}. {TEST_NOTE} Bounds printed with the decimals their sign needs. detectable: the smallest true delta the row's test "
         "finds with 80 % power. splits, texts: what each row rests on; splits of fewer than "
         f"{stats.MIN_SPLIT_TEXTS} texts are left out of every row."
         + (" design: all splits, or one split design alone." if kinds else "")

@@ -22,6 +22,14 @@ RESULT_COLUMNS = ["delta", "ci_low", "ci_high", "p", "detectable", "test"]
 #: the ``test`` of a row: the paired text-level bootstrap over both sides' saved predictions
 #: (:func:`tecb.report.bootstrap.contrast_test`), or the analytic test of the per-split scores (the fallback)
 TEXT_BOOTSTRAP, ANALYTIC = "text bootstrap", "analytic"
+#: what the ``test`` column of Table 6 and the contrasts says (docs/statistics.md)
+TEST_NOTE = (
+    "test: text bootstrap = the paired text-level bootstrap over both arms' saved predictions (the texts of the "
+    "dataset resampled, every split's V-measure recomputed from the fixed predictions; the split-level noise per "
+    "split kind and the training seeds' spread beside it), analytic = the fallback where some predictions are not "
+    "saved (a t test of the per-split scores, the splits' text variance widened per split kind, the clustering "
+    "variance from the restarts where scored with several); both a t interval with Welch-Satterthwaite df."
+)
 #: how far (V-measure x 100) the mean the predictions give may be from the score files' before they are refused
 MEAN_TOLERANCE = 1e-6
 

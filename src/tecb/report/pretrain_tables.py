@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tecb.io import write_table
-from tecb.report.contrasts import skipped
+from tecb.report.contrasts import TEST_NOTE, skipped
 from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import to_markdown, write_formats
 from tecb.report.stats import MIN_SPLIT_TEXTS
@@ -424,11 +424,12 @@ def _delta_notes(long: pd.DataFrame, deltas: pd.DataFrame, statistics) -> list[s
     rests = "; ".join(
         dict.fromkeys(f"{r.dataset} {r.splits} splits, {r.texts:,.0f} texts" for r in deltas.itertuples())
     )
+    used = sorted(set(deltas.test)) if "test" in deltas else []
     notes = [
         f"delta [low, high]: {statistics.confidence:.0%} t interval of the mean over seeds and splits of the "
-        "pre-trained minus the un-adapted score per split (the splits' text variance widened per split kind for "
-        "splits subsampled from one pool, the seeds' variance over seeds; stratified by split kind where the "
-        "dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
+        "pre-trained minus the un-adapted score per split (tests used: "
+        + (", ".join(used) or "none")
+        + f"; {TEST_NOTE} Stratified by split kind where the dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
         f"table's cells (α = {statistics.alpha:g}); (detectable d): the smallest true delta that test finds with "
         f"80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out; each delta rests on: "
         f"{rests or 'no split'}. SD: over seeds; 1 seed: not estimated."
@@ -476,9 +477,8 @@ def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budg
         "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
         footnotes=[
             f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} t interval and p its two-sided t test "
-            "(the splits' text variance widened per split kind for splits subsampled from one pool, stratified "
-            "by split kind where the dataset records kinds, and each arm's seeds' variance, seeds: a / b), so "
-            f"p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
+            f"(stratified by split kind where the dataset records kinds, each arm's seeds' variance, seeds: a / b; "
+            f"{TEST_NOTE}), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
             f"row; *: p_holm < {statistics.alpha:g}; detectable: the smallest true delta the row's test finds "
             f"with 80 % power; splits, texts: what each row rests on (splits of fewer than {MIN_SPLIT_TEXTS} "
             "texts left out)."
