@@ -45,14 +45,12 @@ rule adapt:
     input:
         unpack(adapt_inputs),
     output:
+        **adapt_labels_output(),
+        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
+        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
-        labels=adapt_labels_path(
-            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
-        ),
-        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
-        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         model=directory(
             adapt_model_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
         ),
@@ -107,10 +105,8 @@ rule adapt_frozen:
     input:
         unpack(frozen_inputs),
     output:
+        **adapt_labels_output(),
         scores=adapt_score_path(
-            "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
-        ),
-        labels=adapt_labels_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
         timings=adapt_timing_path(

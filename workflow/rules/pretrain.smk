@@ -31,8 +31,8 @@ rule pretrain:
         model=pretrain_model_dir,
         train_texts=pretrain_train_texts,
     output:
+        **pretrain_labels_output(),
         scores=pretrain_score_path("{model}", "{method}", "{dataset}", "{seed}"),
-        labels=pretrain_labels_path("{model}", "{method}", "{dataset}", "{seed}"),
         checkpoint=directory(
             pretrain_checkpoint_dir("{model}", "{method}", "{dataset}", "{seed}")
         ),

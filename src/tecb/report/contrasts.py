@@ -63,8 +63,9 @@ class Predictions:
 def paired_predictions(a, b, splits) -> Predictions | None:
     """The :class:`Predictions` of sides ``a`` and ``b`` (each per seed a mapping split id -> (text ids, labels,
     clusters), :func:`tecb.report.bootstrap.split_predictions`; None or empty: not saved) on ``splits``; None where
-    some seed of either side lacks one of them (the analytic fallback). A ValueError where the two sides'
-    predictions of a split are of different texts."""
+    some seed of either side lacks one of them, or where the sides' predictions of a split are of different texts
+    (arms of two protocols that evaluate other texts under one split id): the analytic fallback, as the score
+    files pair them."""
     if not a or not b or any(side is None for side in (*a, *b)):
         return None
     splits = [int(s) for s in splits]
@@ -74,7 +75,7 @@ def paired_predictions(a, b, splits) -> Predictions | None:
     for side in (*a, *b):
         for s in splits:
             if not np.array_equal(np.asarray(side[s][0]), np.asarray(first[s][0])):
-                raise ValueError(f"split {s}: the two sides' saved predictions are of different texts")
+                return None
     return Predictions(
         texts=[first[s][0] for s in splits],
         labels=[first[s][1] for s in splits],

@@ -42,3 +42,13 @@ def pretrain_report_baseline_labels(wildcards):
         for m in PT_MODELS
         for d in PT_DATASETS
     ]
+
+
+def pretrain_labels_output():
+    """The pretrain rule's `labels` output where tables.statistics.labels is on, else none (so a results folder
+    made before the jobs kept their predictions is complete without them)."""
+    if not statistics_labels():
+        return {}
+    return {
+        "labels": pretrain_labels_path("{model}", "{method}", "{dataset}", "{seed}")
+    }
