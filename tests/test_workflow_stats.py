@@ -76,7 +76,7 @@ def test_demo_table2_shows_intervals_and_significance_marks(demo_run):
 
 
 @pytest.mark.workflow
-def test_demo_table5_and_its_contrasts_use_the_text_bootstrap_and_keep_the_scores(demo_run):
+def test_demo_table5_and_its_contrasts_use_the_text_bootstrap_over_labels_that_give_the_scores(demo_run):
     """The demo's pre-training jobs keep their predictions (every evaluated epoch), so Table 5's deltas and the
     pre-training contrasts are tested by the paired text-level bootstrap over them and the un-adapted model's k-means
     labels (issue 53); each labels file gives its job's scores again. (The scores themselves are unchanged: the
