@@ -119,6 +119,7 @@ def _run(folder, arm, tmp_path, *, name, pairs=None, text_kind="s2s", settings=N
         embeddings=folder / "e.parquet", settings=settings or {}, seed=1, algorithm=KMEANS, eval_seed=42,
         protocol={"min_categories": 4}, text_kind=text_kind, pairs=pairs,
         scores_out=tmp_path / f"{arm}.parquet", timings_out=tmp_path / f"{arm}.json",
+        labels_out=tmp_path / f"{arm}.labels.parquet",
     ), log=lambda *a: None)  # fmt: skip
     table = pq.read_table(tmp_path / f"{arm}.parquet")
     return table.to_pandas(), __import__("json").loads(table.schema.metadata[b"tecb"])
@@ -154,6 +155,18 @@ def test_the_disjoint_head_trains_on_one_half_and_is_scored_on_the_other(tmp_pat
     record = meta["protocol"]
     assert not set(record["train_labels"]) & set(record["eval_labels"]) and record["items"] > 0
     assert set(df["n_labels"]) <= {len(record["eval_labels"])} and sorted(df["step"].unique()) == [0, 1]
+    # the labels file holds the base's and the arm's predictions on the restricted splits: the scores again
+    from sklearn.metrics import v_measure_score
+
+    from tecb.report.adapt_tables import read_predictions
+
+    saved = read_predictions([tmp_path / "disjoint_supcon.labels.parquet"], [("m", "disjoint_supcon", "x", "D", 1)])
+    for name, step in (("base", 0), ("final", 1)):
+        again = [
+            v_measure_score(y, c[0])
+            for _, (_, y, c) in sorted(saved[("m", "disjoint_supcon", "x", "D", 1)][name].items())
+        ]
+        assert again == pytest.approx(df[df.step == step].sort_values("split").v_measure.tolist(), abs=1e-12)
     control, meta = _run(folder, "label_head", tmp_path, name="D", settings={"epochs": 200, "dim": 8, "lr": 0.01})
     base, arm = control[control.step == 0], control[control.step == 1]
     assert arm["v_measure"].mean() > base["v_measure"].mean() + 0.1  # the positive control wins (linear head)

@@ -276,15 +276,27 @@ def test_killed_evaluation_leaves_a_scratch_checkpoint_that_remove_orphans_finds
 
 @pytest.mark.slow
 def test_run_writes_durations_to_the_timings_file_only(tiny, tmp_path):
+    """... and the predicted clusters of every evaluated epoch to the labels file: the scores' V-measures again."""
+    from sklearn.metrics import v_measure_score
+
+    from tecb.report.bootstrap import split_predictions
+
     root, model = tiny
     out, timings = tmp_path / "seed42.parquet", tmp_path / "timings" / "seed42.json"
+    labels = tmp_path / "seed42.labels.parquet"
     pretrain.run(
         job(tiny, "wwm", tmp_path / "ckpt", eval_epochs=[1], device="cpu", eval_batch_size=32),
         out,
         log=lambda m: None,
         timings_path=timings,
+        labels_path=labels,
     )
     assert not any("seconds" in name for name in pq.read_schema(out).names)
+    saved, scores = pd.read_parquet(labels), pd.read_parquet(out)
+    assert set(saved.epoch) == {1} and list(saved.columns) == ["epoch", "split", "text_id", "cluster"]
+    predicted = split_predictions(pd.read_parquet(root / "splits.parquet"), saved.drop(columns="epoch"), source="t")
+    again = [v_measure_score(y, c[0]) for _, (_, y, c) in sorted(predicted.items())]
+    assert again == pytest.approx(scores.sort_values("split").v_measure.tolist(), abs=1e-12)
     got = io.json.loads(timings.read_text())
     assert got["method"] == "wwm" and got["seed"] == 42 and [t["epoch"] for t in got["epochs"]] == [1]
     assert got["total_seconds"] >= got["epochs"][0]["train_seconds"] >= 0

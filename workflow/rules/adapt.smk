@@ -45,11 +45,12 @@ rule adapt:
     input:
         unpack(adapt_inputs),
     output:
+        **adapt_labels_output(),
+        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
+        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
-        # beside it, while the job runs: {model}.resume.pt, the training state a killed job continues from
-        # (tecb.adapt.jobs.resume_of; adapt.resume_every changes no byte, so it is no param)
         model=directory(
             adapt_model_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
         ),
@@ -104,6 +105,7 @@ rule adapt_frozen:
     input:
         unpack(frozen_inputs),
     output:
+        **adapt_labels_output(),
         scores=adapt_score_path(
             "{model}", "{method}", "{variant}", "{dataset}", "{seed}"
         ),
@@ -169,6 +171,12 @@ rule adapt_report:
         scores=[adapt_score_path(*key) for key in AD_REPORTED],
         timings=[adapt_timing_path(*key) for key in AD_REPORTED],
         splits=[splits_path(d) for d in AD_DATASETS],
+        # tables.statistics.labels: each job's predictions, Table 6's and the contrasts' text-level bootstrap
+        labels=(
+            [adapt_labels_path(*key) for key in AD_REPORTED]
+            if statistics_labels()
+            else []
+        ),
         chance=(
             [chance_path(d) for d in AD_DATASETS]
             if config["tables"]["chance"]["enabled"]

@@ -178,6 +178,11 @@ def pretrain_score_path(model, method, dataset, seed):
     return pretrain_path(model, method, dataset, f"seed{seed}.parquet")
 
 
+def pretrain_labels_path(model, method, dataset, seed):
+    """A pretrain job's predicted clusters at each evaluated epoch (Table 5's text-level bootstrap)."""
+    return pretrain_path(model, method, dataset, f"seed{seed}.labels.parquet")
+
+
 def pretrain_checkpoint_dir(model, method, dataset, seed):
     return result("checkpoints", model, method, dataset, f"seed{seed}")
 
@@ -188,6 +193,11 @@ def adapt_path(*parts):
 
 def adapt_score_path(model, method, variant, dataset, seed):
     return adapt_path(model, method, variant, dataset, f"seed{seed}.parquet")
+
+
+def adapt_labels_path(model, method, variant, dataset, seed):
+    """A training job's predicted clusters of step 0 and its last step (Table 6's text-level bootstrap)."""
+    return adapt_path(model, method, variant, dataset, f"seed{seed}.labels.parquet")
 
 
 def adapt_costs_path(ext):

@@ -31,6 +31,7 @@ rule pretrain:
         model=pretrain_model_dir,
         train_texts=pretrain_train_texts,
     output:
+        **pretrain_labels_output(),
         scores=pretrain_score_path("{model}", "{method}", "{dataset}", "{seed}"),
         checkpoint=directory(
             pretrain_checkpoint_dir("{model}", "{method}", "{dataset}", "{seed}")
@@ -100,6 +101,9 @@ rule pretrain_report:
         ],
         reference=project_path(PRETRAIN["reference"]),
         splits=[splits_path(d) for d in PT_DATASETS],  # their provenance: comparable with the paper's?
+        # tables.statistics.labels: the predictions the text-level bootstrap of Table 5 and its contrasts reads
+        labels=pretrain_report_labels,
+        baseline_labels=pretrain_report_baseline_labels,
     output:
         scores=pretrain_path("scores.parquet"),
         figure2=report(

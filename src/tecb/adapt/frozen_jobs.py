@@ -202,12 +202,14 @@ class FrozenJob:
     scores_out: Any
     timings_out: Any
     pairs: Any = None
+    #: where the base's and the arm's predicted clusters go (:func:`tecb.adapt.jobs.labels_table`; None: nowhere)
+    labels_out: Any = None
 
 
 def run(job: FrozenJob, *, log=print) -> None:
     """One arm on one dataset and seed (:class:`FrozenJob`). Writes the scores (step 0 base, step 1 the arm, every
     split of the arm's evaluation) with the job's record in their metadata, and the timings."""
-    from tecb.adapt.jobs import _rows, _write_scores, is_p2p
+    from tecb.adapt.jobs import _rows, _write_scores, empty_labels, is_p2p, labels_table
 
     started = time.perf_counter()
     arm, seed, settings, algorithm = job.arm, job.seed, job.settings, job.algorithm
@@ -224,6 +226,8 @@ def run(job: FrozenJob, *, log=print) -> None:
         log(f"{arm} on {name}: skipped: {record}")
         meta["protocol"] = {"variant": variant, "skipped": record}
         _write_scores([], meta, job.scores_out)
+        if job.labels_out is not None:
+            io.write_table(empty_labels(), job.labels_out)
         io.write_json({"method": arm, "variant": variant, "seed": seed, "skipped": record}, job.timings_out)
         return
     if texts is not evaluated.texts:  # a re-indexed subset (disjoint): its rows of the dataset's vectors
@@ -233,7 +237,8 @@ def run(job: FrozenJob, *, log=print) -> None:
     t0 = time.perf_counter()
     transform, info = fit_arm(arm, vectors=vectors, evaluated=evaluated, all_vectors=all_vectors, settings=settings,
                               seed=seed, pairs=fit_data)  # fmt: skip
-    base_rows, arm_rows = _score_base_and_arm(job, vectors, splits, transform, log)
+    predicted: tuple[list, list] = ([], [])
+    base_rows, arm_rows = _score_base_and_arm(job, vectors, splits, transform, log, predicted)
     fit_seconds = time.perf_counter() - t0
     meta["protocol"] = record
     meta["training"] = {"method": arm, "steps": 0, "device": "cpu", "precision": "float64", "settings": settings,
@@ -243,17 +248,21 @@ def run(job: FrozenJob, *, log=print) -> None:
         f"{np.mean([r['v_measure'] for r in arm_rows]):.4f}"
     )
     _write_scores(_rows(0, base_rows) + _rows(1, arm_rows), meta, job.scores_out)
+    if job.labels_out is not None:
+        io.write_table(labels_table([(0, predicted[0]), (1, predicted[1])], splits), job.labels_out)
     _write_timings(job, fit_seconds, started)
 
 
-def _score_base_and_arm(job: FrozenJob, vectors, splits, transform, log) -> tuple[list, list]:
-    """The base vectors' score rows and the arm's (its vectors of each split, scored on that split alone)."""
+def _score_base_and_arm(job: FrozenJob, vectors, splits, transform, log, predicted=([], [])) -> tuple[list, list]:
+    """The base vectors' score rows and the arm's (its vectors of each split, scored on that split alone); each
+    split's predicted clusters go to ``predicted`` (the base's, the arm's)."""
     from tecb.adapt.jobs import score_vectors
 
-    base_rows = score_vectors(vectors, splits, algorithm=job.algorithm, seed=job.eval_seed, log=log)
+    draw = {"algorithm": job.algorithm, "seed": job.eval_seed, "log": log}
+    base_rows = score_vectors(vectors, splits, **draw, predictions=predicted[0])
     adapted = [(s, list(range(len(ids))), labels) for s, ids, labels in splits]
     arm_rows = [
-        score_vectors(transform(split), [adapted[i]], algorithm=job.algorithm, seed=job.eval_seed, log=log)[0]
+        score_vectors(transform(split), [adapted[i]], **draw, predictions=predicted[1])[0]
         for i, split in enumerate(splits)
     ]
     return base_rows, arm_rows
@@ -320,6 +329,7 @@ def run_frozen_job(job, *, log) -> None:
         pairs=i.get("pairs"),
         scores_out=out.scores,
         timings_out=out.timings,
+        labels_out=out.get("labels"),
     )
     run(job_spec, log=log)
 

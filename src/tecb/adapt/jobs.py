@@ -120,14 +120,58 @@ def encode(model, texts, *, batch_size: int, encode_kwargs: dict | None = None) 
     return vectors
 
 
-def score_vectors(vectors, splits, *, algorithm: dict, seed: int, log=print) -> list[dict]:
-    """Per-split score rows of ``vectors`` (rows: the texts the splits' ids point to)."""
-    from tecb.cluster.algorithms import score_splits
+def score_vectors(
+    vectors, splits, *, algorithm: dict, seed: int, log=print, predictions: list | None = None
+) -> list[dict]:
+    """Per-split score rows of ``vectors`` (rows: the texts the splits' ids point to); ``predictions`` (a list,
+    when given) gets each split's ``(split, predicted clusters)`` (states x texts at ``restarts`` > 1)."""
+    from tecb.cluster.algorithms import cluster_splits
 
     points = (
         (s, vectors[np.asarray(ids, dtype=np.int64)], np.asarray(labels, dtype=object)) for s, ids, labels in splits
     )
-    return score_splits(points, algorithm, seed=seed, log=log)
+    rows, _, predicted = cluster_splits(points, algorithm, seed=seed, log=log)
+    if predictions is not None:
+        predictions.extend(predicted)
+    return rows
+
+
+def labels_table(steps, splits):
+    """A training job's labels file: ``step``, then the cluster stage's columns (:func:`tecb.cluster.algorithms.
+    labels_table`: ``split``, ``text_id``, ``cluster``, ``state`` at R > 1) and ``label``, each split's true
+    labels, so the file is read without the job's plan. ``steps``: ``[(step, [(split, predicted)])]``;
+    ``splits``: the evaluation's ``(split, text ids, labels)`` (text ids: positions in its texts)."""
+    import pyarrow as pa
+
+    from tecb.cluster.algorithms import labels_table as cluster_labels
+
+    ids = {int(s): np.asarray(i) for s, i, _ in splits}
+    gold = {int(s): np.asarray(y, dtype=object) for s, _, y in splits}
+    tables = []
+    for step, predicted in steps:
+        table = cluster_labels(predicted, ids)
+        states = [np.atleast_2d(np.asarray(p)).shape[0] for _, p in predicted]
+        label = (
+            np.concatenate([np.tile(gold[int(sp)], n) for (sp, _), n in zip(predicted, states)]) if predicted else []
+        )
+        table = table.add_column(0, "step", pa.array(np.full(table.num_rows, step, dtype=np.int64)))
+        tables.append(table.append_column("label", pa.array([str(v) for v in label], pa.string())))
+    return pa.concat_tables(tables) if tables else empty_labels()
+
+
+def empty_labels():
+    """The labels file of a job that scored nothing (skipped): its columns, no row."""
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "step": pa.array([], pa.int64()),
+            "split": pa.array([], pa.int16()),
+            "text_id": pa.array([], pa.int32()),
+            "cluster": pa.array([], pa.int32()),
+            "label": pa.array([], pa.string()),
+        }
+    )
 
 
 def evaluate(
@@ -245,6 +289,8 @@ class Files:
     posts: str | Path | None = None
     benchmark_embeddings: str | Path | None = None
     resume: str | Path | None = None
+    #: the predicted clusters of step 0 and of the last step (:func:`labels_table`; None: not written)
+    labels: str | Path | None = None
 
 
 def run(
@@ -295,7 +341,10 @@ def run(
             log=log,
             options=RunOptions(save_max_length=meta["eval_max_length"], job_started=started),
         )
-    _write_outputs(job, result, _scored_rows(result["history"], evaluation.calls), meta, files, strict=strict, log=log)
+    rows = _scored_rows(result["history"], evaluation.calls)
+    _write_outputs(job, result, rows, meta, files, strict=strict, log=log)
+    if files.labels is not None:
+        io.write_table(evaluation.labels(rows, log), files.labels)
     _write_timings(job, result, device, evaluation.seconds, started, files.timings)
 
 
@@ -317,6 +366,7 @@ def run_adapt_job(job, *, log) -> None:
         posts=i.get("posts"),
         benchmark_embeddings=i.benchmark,
         resume=resume_path,
+        labels=out.get("labels"),
     )
     run(
         Job(w.method, w.variant, w.dataset, int(w.seed), dict(p.settings), dict(p.protocol), p.text_kind),
@@ -388,6 +438,8 @@ def _write_skipped(job: Job, reason: str, meta: dict, files: Files, log) -> None
     log(f"{job.method}/{job.variant} on {job.dataset}: skipped: {reason}")
     meta["protocol"] = {"variant": job.variant, "skipped": reason}
     _write_scores([], meta, files.scores)
+    if files.labels is not None:
+        io.write_table(empty_labels(), files.labels)
     with io.atomic_dir(files.model_out) as tmp:
         io.write_json(meta, Path(tmp) / "protocol.json")
     io.write_json({"method": job.method, "variant": job.variant, "seed": job.seed, "skipped": reason}, files.timings)
@@ -445,6 +497,8 @@ class _Evaluation:
         self.base_check, self.meta, self.log = base_check, meta, log
         self.calls: list[tuple[float, list[dict]]] = []
         self.seconds = 0.0
+        #: the predictions of the first call (step 0, the base) and of the latest: ``[(split, predicted)]``
+        self.predicted: dict = {}
 
     def __call__(self, model) -> float:
         t0 = time.perf_counter()
@@ -457,9 +511,17 @@ class _Evaluation:
             model.max_seq_length = trained_length
         if not self.calls:  # step 0: the base model, which must be the benchmark's
             self.meta["step0_check"] = self.base_check(vectors)
+        predicted: list = []
         scored = score_vectors(
-            vectors, self.plan.eval_splits, algorithm=self.scoring.algorithm, seed=self.scoring.seed, log=self.log
+            vectors,
+            self.plan.eval_splits,
+            algorithm=self.scoring.algorithm,
+            seed=self.scoring.seed,
+            log=self.log,
+            predictions=predicted,
         )
+        self.predicted.setdefault("base", predicted)
+        self.predicted["last"] = predicted
         self.seconds += time.perf_counter() - t0
         mean = float(np.mean([r["v_measure"] for r in scored]))
         self.log(f"evaluation {len(self.calls)}: mean V-measure {mean:.4f}")
@@ -467,12 +529,30 @@ class _Evaluation:
         return mean
 
     def state_dict(self) -> dict:
-        """The calls so far, their time and step 0's check: what a resumed training puts back."""
-        return {"calls": self.calls, "seconds": self.seconds, "step0_check": self.meta.get("step0_check")}
+        """The calls so far, their time, step 0's check and the predictions kept: what a resumed training puts
+        back."""
+        return {
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "step0_check": self.meta.get("step0_check"),
+            "predicted": self.predicted,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.calls, self.seconds = list(state["calls"]), state["seconds"]
         self.meta["step0_check"] = state["step0_check"]
+        self.predicted = dict(state.get("predicted", {}))
+
+    def labels(self, rows: list[dict], log):
+        """The labels file (:func:`labels_table`) of step 0 and the last scored step of ``rows``; no row where the
+        predictions kept are not those of the scores (the statistics then fall back to the analytic test)."""
+        last = max(r["step"] for r in rows)
+        scored = [r["v_measure"] for r in rows if r["step"] == last]
+        if "last" not in self.predicted or not self.calls or [r["v_measure"] for r in self.calls[-1][1]] != scored:
+            log(f"WARNING: the predictions kept are not those of step {last}'s scores: no labels written")
+            return empty_labels()
+        steps = [(0, self.predicted["base"]), (last, self.predicted["last"])]
+        return labels_table(steps, self.plan.eval_splits)
 
 
 def _scored_rows(history: list[dict], calls: list[tuple[float, list[dict]]]) -> list[dict]:

@@ -188,15 +188,22 @@ def encode_checkpoint(path, texts: list[str], device=None, batch_size: int = 32,
     return np.concatenate([v for _, v in encode_transformer(model, texts, batch_size)])
 
 
-def evaluate_checkpoint(path, texts: list[str], splits, *, scoring: Scoring, device=None, log=print) -> list[dict]:
+def evaluate_checkpoint(
+    path, texts: list[str], splits, *, scoring: Scoring, device=None, log=print, predictions: list | None = None
+) -> list[dict]:
     """Score a plain checkpoint on a dataset exactly as the embed + cluster stages do (mean pooling, raw vectors),
     as ``scoring`` says (:class:`Scoring`: algorithm, seed, batch size, sequence length; its
-    ``every`` is not read)."""
-    from tecb.cluster.algorithms import score_splits
+    ``every`` is not read). ``predictions`` (a list, when given) gets the predicted clusters as the cluster
+    stage's labels file (:func:`tecb.cluster.algorithms.labels_table`; every state at ``restarts`` > 1)."""
+    from tecb.cluster.algorithms import cluster_splits, labels_table
 
     vectors = encode_checkpoint(path, texts, device, scoring.batch_size, scoring.max_length)
+    splits = list(splits)
     points = ((s, vectors[ids], labels) for s, ids, labels in splits)
-    return score_splits(points, scoring.algorithm, seed=scoring.seed, log=log)
+    rows, _, predicted = cluster_splits(points, scoring.algorithm, seed=scoring.seed, log=log)
+    if predictions is not None:
+        predictions.append(labels_table(predicted, {s: ids for s, ids, _ in splits}))
+    return rows
 
 
 # --- training -----------------------------------------------------------------------------
@@ -319,7 +326,9 @@ class PretrainJob:
         )
 
 
-def pretrain(job: PretrainJob, *, log=print, timings: list | None = None, clock: dict | None = None) -> list[dict]:
+def pretrain(
+    job: PretrainJob, *, log=print, timings: list | None = None, clock: dict | None = None, labels: list | None = None
+) -> list[dict]:
     """Run ``job``: train, score after each of its ``eval_epochs``; return one row per (epoch, split).
 
     Writes the last checkpoint with ``provenance.json`` to ``job.checkpoint_dir`` (atomically). Durations stay
@@ -330,9 +339,11 @@ def pretrain(job: PretrainJob, *, log=print, timings: list | None = None, clock:
     up), removed after its scoring. ``clock`` (a dict, when given) gets the job's earlier processes: ``earlier``,
     their wall time up to their last saved state (0 for a fresh job), and ``processes``, this one included; and at
     the end ``step0_loss`` (the first batch's loss, before any update) and ``chance_loss`` (uniform predictions).
+    ``labels`` (a list, when given) gets each evaluated epoch's predictions (:func:`labels_of_epoch`), a resumed
+    job's earlier ones first.
     """
     with seeded_global_rngs(job.seed):
-        return _train(job, log, timings, clock if clock is not None else {})
+        return _train(job, log, timings, clock if clock is not None else {}, labels)
 
 
 class _Training:
@@ -499,13 +510,15 @@ def _eval_epochs(eval_epochs) -> list[int]:
     return epochs
 
 
-def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dict]:
+def _train(job: PretrainJob, log, timings: list | None, clock: dict, labels: list | None = None) -> list[dict]:
     """The body of :func:`pretrain`, under its seeded global generators."""
+    labels = labels if labels is not None else []
     process_started = time.perf_counter()
     eval_epochs, data, train, training = _prepare(job, log)
     rng = np.random.default_rng(job.seed)
     fingerprint = job_fingerprint(job) if job.resume_path else None
     rows, first_epoch, saved_at = _resume(job, fingerprint, training, rng, log)
+    labels.extend((saved_at or {}).get("labels", []))
     earlier = (saved_at or {}).get("job", {"seconds": 0.0, "processes": 0})
     clock.update(earlier=float(earlier["seconds"]), processes=int(earlier["processes"]) + 1)
     started, evaluating = time.perf_counter(), 0.0
@@ -514,7 +527,7 @@ def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dic
         def on_step(next_batch, order, losses, epoch=epoch):
             if job.resume_path and training.steps % job.resume_every == 0 and next_batch < len(order):
                 position = {"epoch": epoch, "next_batch": next_batch, "order": order, "losses": losses}
-                position.update(rows=rows, rng=rng.bit_generator.state)
+                position.update(rows=rows, labels=labels, rng=rng.bit_generator.state)
                 wall = clock["earlier"] + time.perf_counter() - process_started  # every process's, so far
                 position["job"] = {"seconds": wall, "processes": clock["processes"]}
                 resume.save(job.resume_path, fingerprint, {"training": training.state(), "position": position})
@@ -531,7 +544,7 @@ def _train(job: PretrainJob, log, timings: list | None, clock: dict) -> list[dic
         eval_started = time.perf_counter()
         train_seconds = eval_started - started - evaluating  # training only, the evaluations left out
         last = epoch == eval_epochs[-1] or training.exhausted
-        rows.extend(_evaluate(job, epoch, training, train_loss, last=last, data=data, log=log))
+        rows.extend(_evaluate(job, epoch, training, train_loss, last=last, data=(*data, labels), log=log))
         evaluating += time.perf_counter() - eval_started
         if timings is not None:
             eval_seconds = round(time.perf_counter() - eval_started, 3)
@@ -566,9 +579,11 @@ def _prepare(job: PretrainJob, log) -> tuple[list[int], tuple, list[str], _Train
 
 
 def _evaluate(job: PretrainJob, epoch: int, training: _Training, train_loss, *, last: bool, data: tuple, log):
-    """Save the epoch's checkpoint (the last to ``job.checkpoint_dir``), score it on ``data`` (texts, splits) and
-    return its rows (with ``unlabelled_texts``, their number, when the job trained on other texts)."""
-    texts, splits = data
+    """Save the epoch's checkpoint (the last to ``job.checkpoint_dir``), score it on ``data`` (texts, splits, the
+    list its predictions go to: :func:`labels_of_epoch`) and return its rows (with ``unlabelled_texts``, their
+    number, when the job trained on other texts)."""
+    texts, splits, labels = data
+    predicted: list = []
     training.module.eval()
     meta = _provenance(job, epoch, training, training.params, training.device, len(texts))
     scored = _save_and_score(
@@ -576,8 +591,9 @@ def _evaluate(job: PretrainJob, epoch: int, training: _Training, train_loss, *, 
         training.save,
         meta,
         last=last,
-        score=lambda folder: _score(folder, texts, splits, job, training.device, training.params, log),
+        score=lambda folder: _score(folder, texts, splits, job, training.device, training.params, log, predicted),
     )
+    labels.append(labels_of_epoch(epoch, predicted[-1]))
     log(f"epoch {epoch}: mean V-measure {float(np.mean([r['v_measure'] for r in scored])):.4f}")
     other = {"unlabelled_texts": training.n_texts} if job.train_texts_path else {}
     return [{"epoch": epoch, "optimizer_steps": training.steps, "train_loss": train_loss, **other, **r} for r in scored]
@@ -635,26 +651,38 @@ def _save_checkpoint(save, folder, meta: dict) -> None:
     io.write_json(meta, Path(folder) / "provenance.json")
 
 
-def _score(folder, texts, splits, job: PretrainJob, device, params, log) -> list[dict]:
+def _score(folder, texts, splits, job: PretrainJob, device, params, log, predicted: list) -> list[dict]:
     import torch
 
     with torch.no_grad():
         scoring = Scoring(
             algorithm=job.algorithm, seed=job.eval_seed, batch_size=job.eval_batch_size, max_length=params["max_length"]
         )
-        return evaluate_checkpoint(folder, texts, splits, scoring=scoring, device=device, log=log)
+        return evaluate_checkpoint(
+            folder, texts, splits, scoring=scoring, device=device, log=log, predictions=predicted
+        )
 
 
-def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
+def labels_of_epoch(epoch: int, table):
+    """One evaluated epoch's labels table (:func:`tecb.cluster.algorithms.labels_table`) with ``epoch`` (int16)
+    in front: the rows of a pretrain job's labels file."""
+    import pyarrow as pa
+
+    return table.add_column(0, "epoch", pa.array(np.full(table.num_rows, epoch, dtype=np.int16)))
+
+
+def run(job: PretrainJob, out_path, *, log=print, timings_path=None, labels_path=None) -> None:
     """Workflow entry point: train, then write the per-(epoch, split) scores atomically; the durations go
-    to ``timings_path`` (JSON), when given, never into the scores.
+    to ``timings_path`` (JSON), when given, never into the scores; every evaluated epoch's predicted clusters to
+    ``labels_path`` (``epoch``, then the cluster stage's labels columns), when given.
 
     The workflow gives ``device`` and ``eval_batch_size`` from the config schema's ``pretrain.device`` /
     ``pretrain.eval_batch_size``, not the job's defaults."""
     import pyarrow as pa
 
     started, timings, clock = time.perf_counter(), [], {}
-    rows = pretrain(job, log=log, timings=timings, clock=clock)
+    labels: list = []
+    rows = pretrain(job, log=log, timings=timings, clock=clock, labels=labels)
     table = pa.Table.from_pylist(rows)
     table = table.replace_schema_metadata(
         io.tecb_metadata(
@@ -670,6 +698,8 @@ def run(job: PretrainJob, out_path, *, log=print, timings_path=None) -> None:
         )
     )
     io.write_table(table, out_path)
+    if labels_path is not None:
+        io.write_table(pa.concat_tables(labels), labels_path)
     if timings_path is not None:
         io.write_json(
             {
@@ -691,4 +721,10 @@ def run_pretrain_job(job, *, log=print) -> None:
     import torch
 
     torch.set_num_threads(job.threads)
-    run(PretrainJob.from_job(job), job.output.scores, log=log, timings_path=job.output.timings)
+    run(
+        PretrainJob.from_job(job),
+        job.output.scores,
+        log=log,
+        timings_path=job.output.timings,
+        labels_path=job.output.get("labels"),
+    )

@@ -36,7 +36,7 @@ from tecb.adapt.protocol import POSITIVE_CONTROLS
 from tecb.adapt.training import CONTROLS
 from tecb.io import atomic_path, write_table
 from tecb.report import stats
-from tecb.report.contrasts import compare, holm_by_family, skipped
+from tecb.report.contrasts import ANALYTIC, TEST_NOTE, compare, holm_by_family, paired_predictions, skipped
 from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import header_label, to_markdown, write_formats
 from tecb.report.tables import dataset_order
@@ -81,6 +81,34 @@ def collect(paths, keys) -> tuple[pd.DataFrame, dict]:
             df.insert(i, name, value)
         frames.append(df)
     return pd.concat(frames, ignore_index=True), meta
+
+
+def read_predictions(paths, keys) -> dict:
+    """(model, method, variant, dataset, seed) -> ``{"base": ..., "final": ...}``, each split id -> (text ids, true
+    labels, predicted clusters) (:func:`tecb.report.bootstrap.split_predictions`) of step 0 and of the last step,
+    from each job's labels file (``keys``: each file's job in order; :func:`tecb.adapt.jobs.labels_table`); a
+    job that was skipped (no rows) is left out."""
+    from tecb.report.bootstrap import split_predictions
+
+    paths, keys = list(map(str, paths)), [tuple(k) for k in keys]
+    if len(paths) != len(keys):
+        raise ValueError(f"{len(paths)} labels files but {len(keys)} keys")
+    out = {}
+    for path, key in zip(paths, keys):
+        df = pd.read_parquet(path)
+        if df.empty:
+            continue
+        missing = {"step", "split", "text_id", "label", "cluster"} - set(df.columns)
+        if missing:
+            raise ValueError(f"{path}: labels file lacks column(s) {sorted(missing)}")
+        first = df[(df.step == 0) & (df.state == 0)] if "state" in df else df[df.step == 0]
+        gold = first[["split", "text_id", "label"]]
+        steps = {"base": 0, "final": int(df.step.max())}
+        out[(*key[:4], int(key[4]))] = {
+            name: split_predictions(gold, df[df.step == step].drop(columns=["step", "label"]), source=path)
+            for name, step in steps.items()
+        }
+    return out
 
 
 def _share(part, whole) -> str:
@@ -241,6 +269,7 @@ def table6(
     model_names: dict | None = None,
     split_kinds: dict | None = None,
     chance: dict | None = None,
+    predictions: Mapping | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, suffix)``: one row per (model, method, protocol, dataset); ``suffix`` holds the intervals and
     significance marks appended to the cells (:func:`tecb.report.tables.write_formats`). ``statistics``: the test,
@@ -249,7 +278,9 @@ def table6(
     resample splits within their kind and their paired tests are stratified by kind (Blurbs' three designs).
     ``chance`` (dataset -> the chance rule's rows, :func:`tecb.scoring.chance.chance_scores`): one row per dataset,
     a random partition's expected V-measure over all its splits in ``base`` with its interval over the draws (the
-    floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row."""
+    floor of the rows that evaluate all splits: transductive and lodo), as Table 2's chance row. ``predictions``
+    (:func:`read_predictions`; None: not saved): Δ's interval and test are the paired text-level bootstrap where
+    every seed of a job has its saved predictions, else the analytic test (the ``test`` column says which)."""
     model_names = model_names or {}
     rows, marks, pvals, index = [], [], [], []
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
@@ -261,7 +292,9 @@ def table6(
         seeds = sorted(s for k, s in ((k[:4], k[4]) for k in meta) if k == key)
         label = f"{model_names.get(key[0], key[0])} · {METHOD_NAMES.get(key[1], key[1])} · {key[2]} · {header_label(key[3])}"
         index.append(label)
-        row, mark, p = _table6_row(long, meta, key, seeds, statistics=statistics, split_kinds=split_kinds)
+        row, mark, p = _table6_row(
+            long, meta, key, seeds, statistics=statistics, split_kinds=split_kinds, predictions=predictions
+        )
         rows.append(row)
         marks.append(mark)
         pvals.append(p)
@@ -272,7 +305,9 @@ def table6(
     return _table6_frame(rows, marks, index, adjusted, alpha=statistics.alpha)
 
 
-def _table6_row(long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split_kinds) -> tuple[dict, dict, float]:
+def _table6_row(
+    long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split_kinds, predictions=None
+) -> tuple[dict, dict, float]:
     """One job's row of Table 6 (``key``: model, method, variant, dataset; over ``seeds``), its cells' interval
     suffixes and its p before Holm; a skipped job's row says why (no mark, no p)."""
     skipped = [meta[(*key, s)]["protocol"].get("skipped") for s in seeds]
@@ -289,7 +324,8 @@ def _table6_row(long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split
     strata = [kinds_of.get(int(sp)) for sp in joined.index] if kinds_of else None
     training = [meta[(*key, s)].get("training", {}) for s in seeds]
     seed_means = [float(f.v_measure.mean() * 100) for f in finals]
-    bounds, p, detectable = _table6_test(long, key, seeds, joined.index, b, by_seed, strata, statistics)
+    saved = job_predictions(predictions, key, seeds, joined.index)
+    bounds, p, detectable, test = _table6_test(long, key, seeds, joined.index, (b, by_seed, strata), statistics, saved)
     row = {
         "base": b.mean() * 100,
         "adapted": a.mean() * 100,
@@ -297,6 +333,7 @@ def _table6_row(long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split
         "p": p,
         "SD seeds": f"{np.std(seed_means, ddof=1):.2f}" if len(seed_means) > 1 else "1 seed",
         "detectable": detectable,
+        "test": test,
         "seeds": len(seeds),
         "splits": len(joined),
         "texts": int(sizes.reindex(joined.index).sum()) if sizes.notna().any() else np.nan,
@@ -318,10 +355,23 @@ def _table6_row(long: pd.DataFrame, meta: dict, key, seeds, *, statistics, split
     return row, mark, p
 
 
-def _table6_test(long, key, seeds, splits, b, by_seed, strata, statistics) -> tuple[tuple, float, float]:
-    """One job's intervals of base, adapted and Δ (fractions), Δ's p and its detectable Δ (x 100; NaN but for
-    the ``mean`` test): from one t of the splits' and the seeds' variance (``mean``), else bootstrap intervals and
-    an intersection-union test over the seeds. ``b``: the base per split, ``by_seed``: seeds x splits."""
+def job_predictions(predictions: Mapping | None, key, seeds, splits):
+    """The :class:`tecb.report.contrasts.Predictions` of one job (``key``: model, method, variant, dataset) on
+    ``splits``: its seeds' final predictions against their step 0's (the base); None where some are not saved."""
+    if not predictions:
+        return None
+    jobs = [predictions.get((*key, s)) for s in seeds]
+    if any(j is None for j in jobs):
+        return None
+    return paired_predictions([j["final"] for j in jobs], [j["base"] for j in jobs], splits)
+
+
+def _table6_test(long, key, seeds, splits, arrays, statistics, saved=None) -> tuple[tuple, float, float, str]:
+    """One job's intervals of base, adapted and Δ (fractions), Δ's p, its detectable Δ (x 100; NaN but for
+    the ``mean`` test) and the test used: from one t of the splits' and the seeds' variance (``mean``; Δ's by
+    the paired text-level bootstrap where ``saved`` holds the job's predictions), else bootstrap intervals and
+    an intersection-union test over the seeds. ``arrays``: the base per split, seeds x splits and their kinds."""
+    b, by_seed, strata = arrays
     draws = {"n_resamples": statistics.n_resamples, "seed": statistics.seed}
     interval = {"confidence": statistics.confidence, **draws, "strata": strata}
     lo_b, hi_b = stats.bootstrap_interval(b, **interval)
@@ -338,12 +388,17 @@ def _table6_test(long, key, seeds, splits, b, by_seed, strata, statistics) -> tu
             (delta.ci_low, delta.ci_high),
             delta.p_value,
         )
-        detectable = delta.detectable * 100
+        detectable, test = delta.detectable * 100, ANALYTIC
+        if saved is not None:  # Δ by the text-level bootstrap over both sides' predictions
+            boot = compare(by_seed, b[None, :], statistics=statistics, design=key[3], strata=strata, predictions=saved)
+            lo_d, hi_d, p = boot["ci_low"] / 100, boot["ci_high"] / 100, boot["p"]
+            detectable, test = boot["detectable"], boot["test"]
     else:
         lo_a, hi_a = stats.seeds_bootstrap_interval(by_seed, **interval)
         lo_d, hi_d = stats.seeds_bootstrap_interval(by_seed - b, **interval)
         p = stats.seeds_paired_pvalue(by_seed - b, test=statistics.test, **draws, strata=strata)
-    return ((lo_b, hi_b), (lo_a, hi_a), (lo_d, hi_d)), p, detectable
+        test = statistics.test
+    return ((lo_b, hi_b), (lo_a, hi_a), (lo_d, hi_d)), p, detectable, test
 
 
 def _chance_rows(chance: dict, statistics, into: tuple[list, list, list, list]) -> None:
@@ -365,7 +420,8 @@ def _chance_rows(chance: dict, statistics, into: tuple[list, list, list, list]) 
 def _table6_frame(rows, marks, index, adjusted, *, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 6 and its suffixes from its rows, their interval marks and Holm-adjusted p: p printed, ``*`` on Δ
     where the adjusted p is under ``alpha``, counts as text and empty cells for the rows without them."""
-    columns = ["base", "adapted", "Δ", "p", "detectable", "SD seeds", "seeds", "splits", "texts", "steps", "device"]
+    columns = ["base", "adapted", "Δ", "p", "detectable", "test", "SD seeds", "seeds", "splits", "texts", "steps"]
+    columns += ["device"]
     columns += ["precision", "ran"]
     table = pd.DataFrame(rows, columns=columns, index=pd.Index(index, name="model · method · protocol · dataset"))
     table["p"] = table["p"].astype(object)
@@ -379,9 +435,8 @@ def _table6_frame(rows, marks, index, adjusted, *, alpha: float) -> tuple[pd.Dat
                 suffix.iat[i, columns.index("Δ")] = "*" + suffix.iat[i, columns.index("Δ")]
     for col in ("seeds", "splits", "texts"):
         table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v))).astype(object)
-    table = table.astype({c: object for c in ("SD seeds", "steps", "device", "precision", "ran")}).fillna(
-        {"SD seeds": "", "steps": "", "device": "", "precision": "", "ran": ""}
-    )
+    text = ("test", "SD seeds", "steps", "device", "precision", "ran")
+    table = table.astype({c: object for c in text}).fillna({c: "" for c in text})
     return table, suffix
 
 
@@ -467,6 +522,9 @@ class ReportInputs:
     scores: Sequence
     timings: Sequence
     chance: Mapping | None = None
+    #: each job's labels file, in the order of ``keys`` (``tables.statistics.labels``; empty: not given, the
+    #: analytic test; :func:`read_predictions`)
+    labels: Sequence = ()
 
 
 def render(
@@ -487,6 +545,7 @@ def render(
 
     long, meta = collect(inputs.scores, inputs.keys)
     write_table(pa.Table.from_pandas(long, preserve_index=False), outputs["scores"])
+    saved = read_predictions(inputs.labels, inputs.keys) if inputs.labels else None
     table, suffix = table6(
         long,
         meta,
@@ -494,6 +553,7 @@ def render(
         model_names=model_names,
         split_kinds=split_kinds,
         chance={d: pd.read_parquet(p) for d, p in (inputs.chance or {}).items()},
+        predictions=saved,
     )
     protocols = sorted({m["protocol"]["variant"] for m in meta.values()})
     positive_controls = bool(set(protocols) & set(POSITIVE_CONTROLS))
@@ -519,7 +579,13 @@ def render(
     if "contrasts" in outputs:
         declared = [Contrast(a=c["a"], b=c["b"]) for c in contrasts_declared]
         found, skipped = contrasts(
-            long, meta, declared=declared, statistics=statistics, model_names=model_names, split_kinds=split_kinds
+            long,
+            meta,
+            declared=declared,
+            statistics=statistics,
+            model_names=model_names,
+            split_kinds=split_kinds,
+            predictions=saved,
         )
         write_formats(
             found,
@@ -540,11 +606,11 @@ def table6_notes(
         "base: the un-adapted model, adapted: after training (mean over seeds), both clustered on the same splits "
         "(k-means on raw embeddings); Δ = adapted - base.",
         (
-            f"[low, high]: base: {confidence:.0%} bootstrap interval of the mean over splits; adapted and Δ: t interval "
+            f"[low, high]: base: {confidence:.0%} bootstrap interval of the mean over splits; adapted: t interval "
             "of the mean over splits and training seeds, the splits' text variance widened per split kind for "
             "splits subsampled from one pool, the clustering variance from the restarts where scored with several "
             "(docs/statistics.md), the seeds' variance over seeds (with 1 seed not estimated), Welch-Satterthwaite "
-            f"degrees of freedom. *: the two-sided t test of the mean Δ (p < {1 - confidence:g} exactly when Δ's "
+            f"degrees of freedom; Δ: as its row's test says ({TEST_NOTE}) *: the two-sided t test of the mean Δ (p < {1 - confidence:g} exactly when Δ's "
             f"interval excludes 0) is significant after Holm's adjustment over the table's rows (α = {alpha:g}), so a "
             "* always has an interval that excludes 0; p: that adjusted p-value. detectable: the smallest true Δ the "
             f"row's test finds with 80 % power at α = {1 - confidence:g} (its own standard error and degrees of "
@@ -642,9 +708,7 @@ def contrast_note(statistics: stats.Statistics, kinds: bool, positive_controls: 
         "every row of this table (the rows with a control, random_head"
         + (" or an oracle arm (the positive control)" if positive_controls else "")
         + ", among themselves, apart from the others); "
-        f"*: p_holm < {statistics.alpha:g}. The interval is a t interval (Welch-Satterthwaite df): the splits' text "
-        "variance widened per split kind, the clustering variance from the restarts where scored with several; "
-        "bounds printed with the decimals their sign needs. detectable: the smallest true delta the row's test "
+        f"*: p_holm < {statistics.alpha:g}. {TEST_NOTE} Bounds printed with the decimals their sign needs. detectable: the smallest true delta the row's test "
         "finds with 80 % power. splits, texts: what each row rests on; splits of fewer than "
         f"{stats.MIN_SPLIT_TEXTS} texts are left out of every row."
         + (" design: all splits, or one split design alone." if kinds else "")
@@ -752,12 +816,15 @@ def contrasts(
     statistics: stats.Statistics,
     model_names: dict | None = None,
     split_kinds: dict | None = None,
+    predictions: Mapping | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The declared contrasts computed: one row per (contrast, model, arms, dataset, split design) with the means
-    of both arms, Δ = a − b and its interval and two-sided p from the same resamples of seeds and splits
-    (:func:`tecb.report.stats.contrast_test`, with the datasets' split overlap), p Holm-adjusted over every row of
-    the table; ``design`` is ``all`` (every split) or one split kind of the datasets that record kinds. Also the
-    notes: the contrasts whose arms this run does not have (skipped, not an error). V-measure x 100."""
+    of both arms, Δ = a − b and its interval and two-sided p (:func:`tecb.report.contrasts.compare`: the paired
+    text-level bootstrap where ``predictions``, :func:`read_predictions`, holds both arms' for every seed, else
+    :func:`tecb.report.stats.contrast_test` with the datasets' split overlap; the ``test`` column says which), p
+    Holm-adjusted over every row of the table; ``design`` is ``all`` (every split, stratified by kind) or one split
+    kind of the datasets that record kinds. Also the notes: the contrasts whose arms this run does not have
+    (skipped, not an error). V-measure x 100."""
     model_names = model_names or {}
     scores = _final_scores(long, meta)
     rows, notes = [], []
@@ -768,6 +835,7 @@ def contrasts(
             continue
         for ka, kb in pairs:
             arms = _pair_arrays(long, scores, ka, kb)
+            arms["predictions"] = _pair_predictions(predictions, arms, ka, kb, scores)
             kinds_of = (split_kinds or {}).get(ka[3])
             kinds = np.asarray([kinds_of.get(int(s)) for s in arms["splits"]], dtype=object) if kinds_of else None
             designs = [("all", np.ones(len(arms["splits"]), bool))]
@@ -817,6 +885,19 @@ def _pair_arrays(long: pd.DataFrame, scores: dict, ka: tuple, kb: tuple | None) 
     }
 
 
+def _pair_predictions(predictions: Mapping | None, arms: dict, ka: tuple, kb: tuple | None, scores: dict):
+    """Both arms' saved predictions on the comparison's splits (the base: each of a's seeds' step 0), or None."""
+    if not predictions:
+        return None
+    a_seeds = list(scores[ka][1].columns)
+    side_a = [predictions.get((*ka, s)) for s in a_seeds]
+    side_b = side_a if kb is None else [predictions.get((*kb, s)) for s in scores[kb][1].columns]
+    if any(j is None for j in (*side_a, *side_b)):
+        return None
+    which = "base" if kb is None else "final"
+    return paired_predictions([j["final"] for j in side_a], [j[which] for j in side_b], arms["splits"])
+
+
 def _design_row(named: dict, arms: dict, design: str, mask, kinds, statistics) -> dict:
     """One row of the contrasts table: the comparison ``named`` (control, contrast, model, a, b, dataset) on the
     splits of ``mask`` (one split ``design``, or ``all`` stratified by ``kinds``), before Holm and printing."""
@@ -830,6 +911,7 @@ def _design_row(named: dict, arms: dict, design: str, mask, kinds, statistics) -
         strata=list(kinds) if design == "all" and kinds is not None else None,
         noise_a=None if noise_a is None else noise_a[:, mask],
         noise_b=None if noise_b is None else noise_b[:, mask],
+        predictions=None if arms.get("predictions") is None else arms["predictions"].columns(mask),
     )
     return named | {
         "design": design,

@@ -9,14 +9,29 @@ controls form a family of their own), ``*`` where under alpha, p and the bounds 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from tecb.report import stats
+from tecb.report import bootstrap, stats
 
-#: the columns of a test's result in a contrasts table, in their order (V-measure x 100 but ``p``)
-RESULT_COLUMNS = ["delta", "ci_low", "ci_high", "p", "detectable"]
+#: the columns of a test's result in a contrasts table, in their order (V-measure x 100 but ``p``; ``test``:
+#: which test the row used, :data:`TEXT_BOOTSTRAP` or :data:`ANALYTIC`)
+RESULT_COLUMNS = ["delta", "ci_low", "ci_high", "p", "detectable", "test"]
+#: the ``test`` of a row: the paired text-level bootstrap over both sides' saved predictions
+#: (:func:`tecb.report.bootstrap.contrast_test`), or the analytic test of the per-split scores (the fallback)
+TEXT_BOOTSTRAP, ANALYTIC = "text bootstrap", "analytic"
+#: what the ``test`` column of Table 6 and the contrasts says (docs/statistics.md)
+TEST_NOTE = (
+    "test: text bootstrap = the paired text-level bootstrap over both arms' saved predictions (the texts of the "
+    "dataset resampled, every split's V-measure recomputed from the fixed predictions; the split-level noise per "
+    "split kind and the training seeds' spread beside it), analytic = the fallback where some predictions are not "
+    "saved (a t test of the per-split scores, the splits' text variance widened per split kind, the clustering "
+    "variance from the restarts where scored with several); both a t interval with Welch-Satterthwaite df."
+)
+#: how far (V-measure x 100) the mean the predictions give may be from the score files' before they are refused
+MEAN_TOLERANCE = 1e-6
 
 
 def skipped(name: str) -> str:
@@ -24,11 +39,94 @@ def skipped(name: str) -> str:
     return f"{name}: skipped, this run has no such pair of arms"
 
 
-def compare(a, b, *, statistics: stats.Statistics, design: str, strata=None, noise_a=None, noise_b=None) -> dict:
-    """The :data:`RESULT_COLUMNS` of ``a`` minus ``b`` (seeds x splits on the same splits; the base as one row):
-    :func:`tecb.report.stats.contrast_test` with ``statistics``' confidence, resamples and seed and the split
-    overlap of ``design`` (a dataset, or ``dataset/kind``), ``strata`` (each split's kind) and the clustering
-    variances ``noise_a``, ``noise_b`` (None: no restarts)."""
+@dataclass(frozen=True)
+class Predictions:
+    """Both sides' saved predictions on one comparison's splits, in the order of its score arrays: ``texts``,
+    ``labels`` per split its text ids and true labels; ``a``, ``b`` per seed (the base: one, or each job's step
+    0) per split the predicted clusters (states x texts)."""
+
+    texts: list
+    labels: list
+    a: list
+    b: list
+
+    def columns(self, mask) -> Predictions:
+        """These predictions on the splits of ``mask`` (a boolean mask over the splits)."""
+        keep = np.flatnonzero(np.asarray(mask, dtype=bool))
+
+        def pick(seq):
+            return [seq[i] for i in keep]
+
+        return Predictions(pick(self.texts), pick(self.labels), [pick(s) for s in self.a], [pick(s) for s in self.b])
+
+
+def paired_predictions(a, b, splits) -> Predictions | None:
+    """The :class:`Predictions` of sides ``a`` and ``b`` (each per seed a mapping split id -> (text ids, labels,
+    clusters), :func:`tecb.report.bootstrap.split_predictions`; None or empty: not saved) on ``splits``; None where
+    some seed of either side lacks one of them, or where the sides' predictions of a split are of different texts
+    (arms of two protocols that evaluate other texts under one split id): the analytic fallback, as the score
+    files pair them."""
+    if not a or not b or any(side is None for side in (*a, *b)):
+        return None
+    splits = [int(s) for s in splits]
+    if any(s not in side for side in (*a, *b) for s in splits):
+        return None
+    first = a[0]
+    for side in (*a, *b):
+        for s in splits:
+            if not np.array_equal(np.asarray(side[s][0]), np.asarray(first[s][0])):
+                return None
+    return Predictions(
+        texts=[first[s][0] for s in splits],
+        labels=[first[s][1] for s in splits],
+        a=[[side[s][2] for s in splits] for side in a],
+        b=[[side[s][2] for s in splits] for side in b],
+    )
+
+
+def compare(
+    a,
+    b,
+    *,
+    statistics: stats.Statistics,
+    design: str,
+    strata=None,
+    noise_a=None,
+    noise_b=None,
+    predictions: Predictions | None = None,
+) -> dict:
+    """The :data:`RESULT_COLUMNS` of ``a`` minus ``b`` (seeds x splits on the same splits; the base as one row).
+    With both sides' ``predictions`` on those splits: the paired text-level bootstrap
+    (:func:`tecb.report.bootstrap.contrast_test`, :data:`tecb.report.bootstrap.TABLE_RESAMPLES` replicates,
+    stratified by ``strata``, each split's kind), whose mean must be the scores' (else a ValueError: the labels
+    files are not those of the scores); else :func:`tecb.report.stats.contrast_test` with ``statistics``'
+    confidence, resamples and seed and the split overlap of ``design`` (a dataset, or ``dataset/kind``),
+    ``strata`` and the clustering variances ``noise_a``, ``noise_b`` (None: no restarts)."""
+    if predictions is not None:
+        result = bootstrap.contrast_test(
+            predictions.a,
+            predictions.b,
+            texts=predictions.texts,
+            labels=predictions.labels,
+            strata=strata,
+            confidence=statistics.confidence,
+            n_resamples=bootstrap.TABLE_RESAMPLES,
+            seed=statistics.seed,
+        )
+        scores = (np.asarray(a, float).mean(axis=0) - np.asarray(b, float).mean(axis=0)).mean() * 100
+        if not abs(result.mean - scores) <= MEAN_TOLERANCE:
+            raise ValueError(
+                f"{design}: the saved predictions give a mean difference of {result.mean:.6f}, the scores "
+                f"{scores:.6f} (V-measure x 100): the labels files are not those of the score files"
+            )
+        return {
+            "delta": result.mean,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "p": result.p_value,
+            "detectable": result.detectable,
+            "test": TEXT_BOOTSTRAP,
+        }
     result = stats.contrast_test(
         a,
         b,
@@ -46,6 +144,7 @@ def compare(a, b, *, statistics: stats.Statistics, design: str, strata=None, noi
         "ci_high": result.ci_high * 100,
         "p": result.p_value,
         "detectable": result.detectable * 100,
+        "test": ANALYTIC,
     }
 
 

@@ -83,6 +83,10 @@ def run_pretrain_report_job(job, *, log=print) -> None:
         baselines={tuple(key): path for key, path in zip(p.baseline_keys, inp.baselines)},
         reference=inp.reference,
         contrasts=p.contrasts,
+        # tables.statistics.labels: the jobs' and the baselines' predictions (the text-level bootstrap)
+        labels={tuple(key): path for key, path in zip(p.seed_keys, inp.get("labels", []))},
+        baseline_labels={tuple(key): path for key, path in zip(p.baseline_keys, inp.get("baseline_labels", []))},
+        splits=dict(zip(p.datasets, inp.splits)),
     )
     statistics, kinds = None, None
     if p.statistics["enabled"]:
@@ -121,6 +125,7 @@ def run_adapt_report_job(job, *, log=print) -> None:
         scores=inp.scores,
         timings=inp.timings,
         chance=dict(zip(p.datasets, inp.chance)),  # empty when tables.chance is off
+        labels=list(inp.get("labels", [])),  # empty when tables.statistics.labels is off
     )
     kinds = split_kinds(p.datasets, inp.splits)  # Blurbs' designs, as Table 2 stratifies them
     overlaps = split_overlaps(p.datasets, inp.splits, kinds)  # splits subsampled from one pool

@@ -10,14 +10,14 @@ score at the fixed budget; Figure 2 draws the mean curve over epochs with a min-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tecb.io import write_table
-from tecb.report.contrasts import skipped
+from tecb.report.contrasts import TEST_NOTE, skipped
 from tecb.report.contrasts import table as contrasts_table
 from tecb.report.render import to_markdown, write_formats
 from tecb.report.stats import MIN_SPLIT_TEXTS
@@ -80,12 +80,52 @@ def baseline_splits(paths: dict) -> dict:
     return {key: pd.read_parquet(p).set_index("split")["v_measure"].astype(float) for key, p in paths.items()}
 
 
-def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statistics, split_kinds=None) -> pd.DataFrame:
+def read_predictions(labels: Mapping, baselines: Mapping, splits: Mapping) -> dict:
+    """The saved predictions Table 5 and its contrasts test with: ``{"jobs": (model, method, dataset, seed,
+    epoch) -> ..., "base": (model, dataset) -> ...}``, each split id -> (text ids, true labels, clusters)
+    (:func:`tecb.report.bootstrap.split_predictions`), from each job's labels file (``labels``: (model, method,
+    dataset, seed) -> path; ``epoch``, ``split``, ``text_id``, ``cluster``[, ``state``]), the un-adapted model's
+    cluster labels files (``baselines``: (model, dataset) -> path) and the datasets' splits files (``splits``:
+    dataset -> path)."""
+    from tecb.report.bootstrap import split_predictions
+
+    gold = {d: pd.read_parquet(p, columns=["split", "text_id", "label"]) for d, p in splits.items()}
+    jobs = {}
+    for (model, method, dataset, seed), path in labels.items():
+        df = pd.read_parquet(path)
+        if "epoch" not in df:
+            raise ValueError(f"{path}: labels file lacks column 'epoch'")
+        for epoch, part in df.groupby("epoch", sort=True):
+            jobs[(model, method, dataset, int(seed), int(epoch))] = split_predictions(
+                gold[dataset], part.drop(columns=["epoch"]), source=f"{path} (epoch {int(epoch)})"
+            )
+    base = {
+        (model, dataset): split_predictions(gold[dataset], pd.read_parquet(path), source=str(path))
+        for (model, dataset), path in baselines.items()
+        if dataset in gold
+    }
+    return {"jobs": jobs, "base": base}
+
+
+def _arm_predictions(predictions: Mapping | None, key: tuple, seeds, epoch: int) -> list | None:
+    """The saved predictions of an arm (``key``: model, method, dataset) at ``epoch``, per seed, or None."""
+    if not predictions:
+        return None
+    found = [predictions["jobs"].get((*key, int(s), int(epoch))) for s in seeds]
+    return None if any(f is None for f in found) else found
+
+
+def delta_statistics(
+    long: pd.DataFrame, base: dict, table_epochs: dict, statistics, split_kinds=None, predictions: Mapping | None = None
+) -> pd.DataFrame:
     """The seed level in Table 5's Δ: per (model, method, epoch of ``table_epochs``, dataset) the mean over seeds
     and splits of the pre-trained minus the un-adapted score per split (``base``: :func:`baseline_splits`), its
-    interval and two-sided p from the same resamples of splits and seeds (:func:`tecb.report.stats.seeds_mean_test`,
-    with the datasets' split kinds and overlap), p Holm-adjusted over the table's cells. V-measure x 100."""
+    interval and two-sided p: the paired text-level bootstrap where ``predictions`` (:func:`read_predictions`)
+    holds every seed's and the base's (:func:`tecb.report.contrasts.compare`, stratified by split kind), else from
+    the same resamples of splits and seeds (:func:`tecb.report.stats.seeds_mean_test`, with the datasets' split
+    kinds and overlap); ``test`` says which. p Holm-adjusted over the table's cells. V-measure x 100."""
     from tecb.report import stats
+    from tecb.report.contrasts import ANALYTIC, compare, paired_predictions
 
     rows = []
     for (model, method, dataset, epoch), part in long.groupby(["model", "method", "dataset", "epoch"], sort=False):
@@ -97,22 +137,38 @@ def delta_statistics(long: pd.DataFrame, base: dict, table_epochs: dict, statist
         splits = [sp for sp, k in zip(splits, stats.usable_splits(sizes.reindex(splits).to_numpy(float))) if k]
         diffs = matrix[splits].to_numpy(float) - base[(model, dataset)].loc[splits].to_numpy(float)
         kinds = (split_kinds or {}).get(dataset)
-        result = stats.seeds_mean_test(
-            diffs,
-            strata=[kinds.get(int(sp)) for sp in splits] if kinds else None,
-            design_effect=statistics.design_effect(dataset),
-            confidence=statistics.confidence,
-            n_resamples=statistics.n_resamples,
-            seed=statistics.seed,
-        )
+        strata = [kinds.get(int(sp)) for sp in splits] if kinds else None
+        arm = _arm_predictions(predictions, (model, method, dataset), matrix.index, epoch)
+        base_saved = (predictions or {}).get("base", {}).get((model, dataset))
+        saved = paired_predictions(arm, [base_saved] if base_saved else None, splits)
+        if saved is not None:
+            right = base[(model, dataset)].loc[splits].to_numpy(float)[None, :]
+            found = compare(
+                matrix[splits].to_numpy(float),
+                right,
+                statistics=statistics,
+                design=dataset,
+                strata=strata,
+                predictions=saved,
+            )
+        else:
+            result = stats.seeds_mean_test(
+                diffs,
+                strata=strata,
+                design_effect=statistics.design_effect(dataset),
+                confidence=statistics.confidence,
+                n_resamples=statistics.n_resamples,
+                seed=statistics.seed,
+            )
+            found = {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
+            found |= {"p": result.p_value, "detectable": result.detectable * 100, "test": ANALYTIC}
         rows.append(
             {"model": model, "method": method, "epoch": int(epoch), "dataset": dataset, "seeds": len(matrix)}
             | {"splits": len(splits), "texts": float(sizes.reindex(splits).sum()) if len(sizes) else np.nan}
-            | {"delta": result.mean * 100, "ci_low": result.ci_low * 100, "ci_high": result.ci_high * 100}
-            | {"p": result.p_value, "detectable": result.detectable * 100}
+            | found
         )
     columns = ["model", "method", "epoch", "dataset", "seeds", "splits", "texts", "delta", "ci_low", "ci_high"]
-    out = pd.DataFrame(rows, columns=columns + ["p", "detectable"])
+    out = pd.DataFrame(rows, columns=columns + ["p", "detectable", "test"])
     out["p_holm"] = stats.holm(out.p.to_numpy(float))
     return out
 
@@ -290,6 +346,12 @@ class ReportInputs:
     reference: str | Path | None
     #: the declared contrasts (the config's ``tables.contrasts``: ``a``, ``b``), computed among the methods
     contrasts: Sequence[Mapping] = ()
+    #: the saved predictions (``tables.statistics.labels``; empty: not given, the analytic test): (model, method,
+    #: dataset, seed) -> the job's labels file, (model, dataset) -> the un-adapted model's k-means/raw labels
+    #: file, and dataset -> its splits file (:func:`read_predictions`)
+    labels: Mapping = field(default_factory=dict)
+    baseline_labels: Mapping = field(default_factory=dict)
+    splits: Mapping = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -329,8 +391,12 @@ def render(
     t5 = table5(summ, rows.epochs, rows.model_names)
     status = comparability_line(not_comparable, list(dict.fromkeys(summ.dataset))) if not_comparable is not None else ""
     suffix, notes = None, ([status] if status else []) + ([training_note(long)] if "optimizer_steps" in long else [])
+    saved = None
+    if statistics is not None and inputs.labels:
+        saved = read_predictions(inputs.labels, inputs.baseline_labels, inputs.splits)
     if statistics is not None:
-        deltas = delta_statistics(long, baseline_splits(inputs.baselines), rows.epochs, statistics, split_kinds)
+        base = baseline_splits(inputs.baselines)
+        deltas = delta_statistics(long, base, rows.epochs, statistics, split_kinds, predictions=saved)
         suffix = delta_marks(t5, deltas, statistics, rows.model_names)
         notes += _delta_notes(long, deltas, statistics)
     write_formats(
@@ -350,7 +416,7 @@ def render(
     figure2(summ, outputs["figure2"], rows.model_names)
     log(to_markdown(t5))
     if "contrasts" in outputs:
-        _write_contrasts(long, inputs, outputs["contrasts"], budgets, statistics, split_kinds)
+        _write_contrasts(long, inputs, outputs["contrasts"], budgets, statistics, (split_kinds, saved))
 
 
 def _delta_notes(long: pd.DataFrame, deltas: pd.DataFrame, statistics) -> list[str]:
@@ -358,11 +424,12 @@ def _delta_notes(long: pd.DataFrame, deltas: pd.DataFrame, statistics) -> list[s
     rests = "; ".join(
         dict.fromkeys(f"{r.dataset} {r.splits} splits, {r.texts:,.0f} texts" for r in deltas.itertuples())
     )
+    used = sorted(set(deltas.test)) if "test" in deltas else []
     notes = [
         f"delta [low, high]: {statistics.confidence:.0%} t interval of the mean over seeds and splits of the "
-        "pre-trained minus the un-adapted score per split (the splits' text variance widened per split kind for "
-        "splits subsampled from one pool, the seeds' variance over seeds; stratified by split kind where the "
-        "dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
+        "pre-trained minus the un-adapted score per split (tests used: "
+        + (", ".join(used) or "none")
+        + f"; {TEST_NOTE} Stratified by split kind where the dataset records kinds, as Tables 2 and 6); *: its two-sided t test is significant after Holm over the "
         f"table's cells (α = {statistics.alpha:g}); (detectable d): the smallest true delta that test finds with "
         f"80 % power. Splits of fewer than {MIN_SPLIT_TEXTS} texts are left out; each delta rests on: "
         f"{rests or 'no split'}. SD: over seeds; 1 seed: not estimated."
@@ -385,9 +452,11 @@ def _write_versus_paper(summ: pd.DataFrame, reference_path, rows: Table5Rows, no
     write_formats(vs, paths, caption, footnotes=[status] if status else [])
 
 
-def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budgets, statistics, split_kinds) -> None:
+def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budgets, statistics, known) -> None:
     """Write the contrasts table (``paths``: format -> path) of ``inputs.contrasts`` (:func:`contrasts`), or a
-    table saying none were computed where ``statistics`` is off."""
+    table saying none were computed where ``statistics`` is off; ``known``: the split kinds and the saved
+    predictions (:func:`read_predictions`, or None)."""
+    split_kinds, saved = known
     if statistics is None:
         off = pd.DataFrame(columns=["contrast"], index=pd.Index([], name="contrast · model · a · dataset"))
         write_formats(off, paths, "No contrasts: tables.statistics is off.")
@@ -399,6 +468,7 @@ def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budg
         budgets=budgets,
         statistics=statistics,
         split_kinds=split_kinds,
+        predictions=saved,
     )
     write_formats(
         found,
@@ -407,9 +477,8 @@ def _write_contrasts(long: pd.DataFrame, inputs: ReportInputs, paths: dict, budg
         "V-measure x 100 of arm a minus arm b on the same splits (k-means on raw embeddings).",
         footnotes=[
             f"delta [ci_low, ci_high]: its {statistics.confidence:.0%} t interval and p its two-sided t test "
-            "(the splits' text variance widened per split kind for splits subsampled from one pool, stratified "
-            "by split kind where the dataset records kinds, and each arm's seeds' variance, seeds: a / b), so "
-            f"p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
+            f"(stratified by split kind where the dataset records kinds, each arm's seeds' variance, seeds: a / b; "
+            f"{TEST_NOTE}), so p < {1 - statistics.confidence:g} exactly when the interval excludes 0; p_holm: Holm over every "
             f"row; *: p_holm < {statistics.alpha:g}; detectable: the smallest true delta the row's test finds "
             f"with 80 % power; splits, texts: what each row rests on (splits of fewer than {MIN_SPLIT_TEXTS} "
             "texts left out)."
@@ -426,12 +495,15 @@ def contrasts(
     budgets: dict,
     statistics,
     split_kinds: dict | None = None,
+    predictions: Mapping | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The declared contrasts (``tables.contrasts``: ``a``, ``b``) among the pre-training methods, each method at
     its fixed epoch budget (``budgets``): per (model, dataset) a − b (``base``: the un-adapted model,
     :func:`baseline_splits`; ``*``: every method) on the shared splits, with the interval and two-sided p of
-    :func:`tecb.report.stats.contrast_test` (both arms' seeds, the split overlap) and Holm over the rows. Arms
-    this run lacks: a note each. V-measure x 100."""
+    :func:`tecb.report.contrasts.compare` (the paired text-level bootstrap, stratified by split kind, where
+    ``predictions``, :func:`read_predictions`, holds both arms' for every seed; else the analytic
+    :func:`tecb.report.stats.contrast_test` with both arms' seeds and the split overlap; ``test`` says which)
+    and Holm over the rows. Arms this run lacks: a note each. V-measure x 100."""
     at_budget = long[long.epoch == long.method.map(budgets)]
     arms = {
         (model, method, dataset): part.pivot_table(index="seed", columns="split", values="v_measure", aggfunc="mean")
@@ -451,8 +523,16 @@ def contrasts(
             continue
         for ka, kb in pairs:
             right = base[(ka[0], ka[2])].to_frame().T if kb is None else arms[kb]
+            saved = (
+                _arm_predictions(predictions, ka, arms[ka].index, budgets.get(ka[1])),
+                [(predictions or {}).get("base", {}).get((ka[0], ka[2]))]
+                if kb is None
+                else _arm_predictions(predictions, kb, arms[kb].index, budgets.get(kb[1])),
+            )
             rows.append(
-                _contrast_row(f"{a} − {b}", at_budget, (ka, arms[ka]), (kb, right), budgets, statistics, split_kinds)
+                _contrast_row(
+                    f"{a} − {b}", at_budget, (ka, arms[ka]), (kb, right), budgets, statistics, split_kinds, saved
+                )
             )
     columns = ["contrast", "model", "a", "b", "dataset", "splits", "texts", "seeds"]
     return contrasts_table(
@@ -460,11 +540,14 @@ def contrasts(
     ), notes
 
 
-def _contrast_row(name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, statistics, split_kinds) -> dict:
+def _contrast_row(
+    name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, statistics, split_kinds, saved=(None, None)
+) -> dict:
     """One row of the contrasts: arm ``a`` (key, seeds x splits) minus arm ``b`` (key or None for the base, its
-    seeds x splits) on their shared usable splits, before Holm and printing."""
+    seeds x splits) on their shared usable splits, before Holm and printing; ``saved``: each arm's predictions
+    per seed (:func:`_arm_predictions`; None: not saved, the analytic test)."""
     from tecb.report import stats
-    from tecb.report.contrasts import compare
+    from tecb.report.contrasts import compare, paired_predictions
 
     (ka, left), (kb, right) = arm_a, arm_b
     has_sizes = "n_texts" in at_budget
@@ -479,6 +562,7 @@ def _contrast_row(name: str, at_budget, arm_a: tuple, arm_b: tuple, budgets, sta
         statistics=statistics,
         design=ka[2],
         strata=[kinds.get(int(s)) for s in shared] if kinds else None,
+        predictions=paired_predictions(saved[0], saved[1], shared),
     )
     return (
         {"contrast": name, "model": ka[0], "a": f"{ka[1]} {budgets.get(ka[1])}"}

@@ -127,3 +127,13 @@ def frozen_pair_datasets():
         ([d for d in of_source if kinds[d] == kind] or of_source)[0]
         for kind in ("s2s", "p2p")
     ]
+
+
+def adapt_labels_output():
+    """The `labels` output of the adapt and adapt_frozen rules where tables.statistics.labels is on, else none
+    (so a results folder made before the jobs kept their predictions is complete without them).
+    """
+    if not statistics_labels():
+        return {}
+    path = adapt_labels_path("{model}", "{method}", "{variant}", "{dataset}", "{seed}")
+    return {"labels": path}

@@ -24,3 +24,31 @@ def pretrain_train_texts(wildcards):
 def pretrain_model_dir(wildcards):
     """The model directory a pretrain job starts from (model_spec's path)."""
     return model_spec(wildcards.model)["path"]
+
+
+def pretrain_report_labels(wildcards):
+    """Every pretrain job's labels file, in PT_RUNS' order; none when tables.statistics.labels is off."""
+    return (
+        [pretrain_labels_path(*key) for key in PT_RUNS] if statistics_labels() else []
+    )
+
+
+def pretrain_report_baseline_labels(wildcards):
+    """The un-adapted models' k-means/raw labels files, in the baselines' order; none when the labels are off."""
+    if not statistics_labels():
+        return []
+    return [
+        labels_path(m, d, "none", PRETRAIN["algorithm"])
+        for m in PT_MODELS
+        for d in PT_DATASETS
+    ]
+
+
+def pretrain_labels_output():
+    """The pretrain rule's `labels` output where tables.statistics.labels is on, else none (so a results folder
+    made before the jobs kept their predictions is complete without them)."""
+    if not statistics_labels():
+        return {}
+    return {
+        "labels": pretrain_labels_path("{model}", "{method}", "{dataset}", "{seed}")
+    }

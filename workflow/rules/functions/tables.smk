@@ -20,13 +20,19 @@ def chance_inputs(wildcards):
     return [chance_path(d) for d in DATASETS]
 
 
+def statistics_labels():
+    """Whether the statistics read the saved predictions (tables.statistics and its labels on): Table 2's, Table
+    5's, Table 6's and their contrasts' text-level bootstrap (tecb.report.bootstrap)."""
+    statistics = config["tables"]["statistics"]
+    return bool(statistics["enabled"] and statistics["labels"])
+
+
 def table2_labels_keys():
     """(model, dataset, reduction, algorithm) of Table 2's configuration for every model and dataset: the labels
     files its statistics bootstrap over texts (tecb.report.bootstrap); none when tables.statistics or its
     labels are off.
     """
-    statistics = config["tables"]["statistics"]
-    if not (statistics["enabled"] and statistics["labels"]):
+    if not statistics_labels():
         return []
     table2 = config["tables"]["table2"]
     return [
