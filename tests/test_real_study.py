@@ -50,6 +50,22 @@ def test_part_one_plans_table6_on_e5_with_its_controls(work):
     assert "gpu=0" in out  # device cpu: no GPU asked, two one-thread jobs side by side
 
 
+def test_control_b_plans_the_encoder_on_the_evaluated_labels_last_epoch_with_labels(work):
+    """Issue 54's positive control (b) (config/real-control-b.yaml): COB on the evaluated labels (oracle), the last
+    epoch kept (no selection), its head at its own learning rate, beside the untrained head; every job keeps its
+    predictions so the contrasts use the text bootstrap; the titles alone are embedded (no P2P companion)."""
+    overlay = ["config/real.yaml", "config/real-study-s2s.yaml", "config/real-control-b.yaml", "config/restarts10.yaml"]
+    settings = yaml.safe_load((ROOT / "config" / "real-control-b.yaml").read_text(encoding="utf-8"))["adapt"]
+    assert settings["methods"]["cob"]["validation_fraction"] == 0 and settings["methods"]["cob"]["head_lr"] > 2e-5
+    out = run_snakemake(work, "adapt_report", "--configfile", *overlay, "-n").stdout
+    counts = job_counts(out)
+    assert counts["adapt"] == 2 * 3 and counts["adapt_report"] == 1
+    for arm in ("cob/oracle", "random_head/oracle"):
+        for seed in (42, 1, 2):
+            assert f"adapt/e5-small-trainable/{arm}/BlurbsClusteringS2S/seed{seed}.labels.parquet" in out
+    assert "BlurbsClusteringP2P" not in out
+
+
 def test_part_two_trains_on_unlabelled_books_never_evaluated(work):
     counts = job_counts(run_snakemake(work, "pretrain_report", "--configfile", *UNSEEN, "-n").stdout)
     assert counts["pretrain"] == 12 and counts["pretrain_unlabelled_texts"] == 1
