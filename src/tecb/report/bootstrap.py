@@ -283,3 +283,56 @@ class TablePairs:
         b = b.columns([ids_b.index(s) for s in splits])
         diff, parts = paired_parts(a, b, strata=kinds)
         return diff / SCALE, [(v / SCALE**2, df) for v, df in parts]  # in the score files' units, as the table
+
+
+# --- declared memory (the tables rule's mem_mb) ----------------------------------------------------------------
+
+
+def memory_estimate(*, pool: int, splits, n_resamples: int = TABLE_RESAMPLES) -> int:
+    """Bytes :class:`TablePairs` needs for one key's replicates on a dataset of ``pool`` texts, ``splits`` its
+    (texts, true labels x predicted clusters) each: the weights (replicates x pool, float64; 2 x while drawn: the
+    counts and their float copy), then in :func:`split_scores` at its largest split three replicates x texts arrays
+    (the weights' columns, with the unit row, and the bins) and the contingency tables with
+    :func:`v_measure_tables`' temporaries (7 x replicates x cells), plus 1 MB of small arrays. Measured in fresh
+    processes (MB): 320 at 20,000 texts (estimate 321), 514 at a 16,000-text split (515), 1,963 at 200 x 200 cells
+    (2,275), 528 at 100 x 100 (594): test_resources."""
+    r = n_resamples
+    largest = max((3 * texts + 7 * cells for texts, cells in splits), default=0)
+    return max(16 * r * pool, 8 * r * pool + 8 * (r + 1) * largest) + 1_000_000
+
+
+#: the tables job's declaration without the bootstrap (Snakemake's default, which it ran in before issue 56)
+TABLES_DEFAULT_MB = 1000
+
+
+def job_memory_mb(splits: Mapping, labels, *, n_resamples: int = TABLE_RESAMPLES) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for the tables job: ``splits`` dataset -> splits file, ``labels``
+    (dataset, labels file) of each key its bootstrap reads. :data:`tecb.cluster.algorithms.HEADROOM` x
+    (:data:`~tecb.cluster.algorithms.BASE_MB` + the largest :func:`memory_estimate` of a key: the keys' replicates
+    are computed one at a time), at least :data:`TABLES_DEFAULT_MB`; that alone while an input does not exist yet
+    (Snakemake evaluates resources again when the job is ready to run)."""
+    import os
+
+    from tecb import io
+    from tecb.cluster.algorithms import BASE_MB, HEADROOM
+
+    labels = [(d, p) for d, p in labels]
+    if not labels or not all(os.path.exists(p) for p in list(splits.values()) + [p for _, p in labels]):
+        return TABLES_DEFAULT_MB
+    shapes = {}
+    for dataset in dict.fromkeys(d for d, _ in labels):
+        gold = io.read_parquet_columns(splits[dataset], ["split", "text_id", "label"], "splits").to_pandas()
+        shapes[dataset] = (
+            gold.text_id.nunique(),
+            gold.groupby("split").agg(texts=("label", "size"), n=("label", "nunique")),
+        )
+    largest = 0
+    for dataset, path in labels:
+        pool, gold = shapes[dataset]
+        names = [c for c in ("split", "state", "cluster") if c in io.read_parquet_schema(path, "labels").names]
+        found = io.read_parquet_columns(path, names, "labels").to_pandas()
+        clusters = found.groupby([c for c in ("split", "state") if c in names]).cluster.nunique().groupby(level=0).max()
+        per_split = gold.join(clusters.rename("clusters"), how="inner")
+        cells = zip(per_split.texts, per_split.n * per_split.clusters)
+        largest = max(largest, memory_estimate(pool=pool, splits=cells, n_resamples=n_resamples))
+    return max(TABLES_DEFAULT_MB, int(HEADROOM * (BASE_MB + -(-largest // 1_000_000))))
