@@ -308,7 +308,7 @@ def memory_estimate(*, pool: int, splits, n_resamples: int = TABLE_RESAMPLES) ->
     :func:`v_measure_tables`' temporaries (7 x replicates x cells), plus 8 MB of small arrays. Measured in fresh
     processes (MB, estimate in brackets): 179 at 20,000 texts (186), 93 at a 9,000-text split (99), 518 at 100 x
     100 cells (579), 1,973 at 200 x 200 (2,260); the paper-scale shapes: 487 at RedditClusteringP2P's 40,305 texts,
-    26,221 in a split, 50 x 50 (534), 607 at BlurbsClusteringS2S's 18,084, 16,425, 93 x 93 (672)."""
+    26,221 in a split, 50 x 50 (534), 607 at BlurbsClusteringP2P's 18,084, 16,425, 93 x 93 (672)."""
     r, splits = n_resamples, list(splits)
     texts = max((t for t, _ in splits), default=0)
     cells = max((c for _, c in splits), default=0)
