@@ -141,3 +141,19 @@ def test_split_predictions_keep_a_text_that_repeats_in_a_split():
     assert clusters.tolist() == [[1, 0, 2, 0], [0, 1, 0, 1]]
     with pytest.raises(ValueError, match="x.parquet: split 0"):
         bootstrap.split_predictions(splits, labels.iloc[:7], source="x.parquet")
+
+
+def test_blocks_of_replicates_change_no_bit(monkeypatch):
+    """resample_weights and split_scores draw and tabulate BLOCK replicates at a time (issue 56: memory): the
+    same bytes as all at once, with a last block of one replicate and several states."""
+    rng = np.random.default_rng(4)
+    members, y = rng.choice(300, 120, replace=False), rng.integers(0, 6, 120)
+    clusters = rng.integers(0, 5, (3, 120))
+    runs = []
+    for block in (10**9, 7):
+        monkeypatch.setattr(bootstrap, "BLOCK", block)
+        w = bootstrap.resample_weights(300, n_resamples=50, seed=[3, 1])
+        runs.append([w, *bootstrap.split_scores(w, members=members, labels=y, clusters=clusters)])
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(*runs))
+    once = np.random.default_rng([3, 1]).multinomial(300, np.full(300, 1 / 300), size=50)
+    assert np.array_equal(runs[1][0], once)

@@ -124,6 +124,8 @@ rule tables:
         log_path("tables.log"),
     conda:
         "../../envs/tables.yaml"
+    resources:
+        mem_mb=tables_mem_mb,
     params:
         tables=TABLE_STEMS + EXTRA_TABLE_STEMS,
         formats=TABLE_FORMATS,

@@ -32,6 +32,11 @@ from tecb.report import stats
 SCALE = 100.0
 
 
+#: replicates drawn and tabulated at a time (:func:`resample_weights`, :func:`split_scores`): bounds their
+#: replicates x texts arrays (issue 56); no number depends on it
+BLOCK = 50
+
+
 def v_measure_tables(tables: np.ndarray) -> np.ndarray:
     """V-measure of each weighted contingency table of ``tables`` (... x labels x clusters), as scikit-learn's
     ``v_measure_score`` for integer counts (homogeneity 1 with one label, completeness 1 with one cluster)."""
@@ -68,16 +73,21 @@ def split_scores(weights: np.ndarray, *, members: np.ndarray, labels, clusters) 
     states = np.atleast_2d(np.asarray(clusters))
     if states.shape[1] != members.size or lab.size != members.size:
         raise ValueError(f"a split of {members.size} texts has {lab.size} labels and {states.shape[1]} clusters")
-    w = np.asarray(weights, dtype=float)[:, members]
-    w = np.vstack([np.ones((1, members.size)), w])  # row 0: the observed (unit) weights
-    rows = np.arange(w.shape[0])[:, None]
-    values = np.empty((states.shape[0], w.shape[0]))
+    w = np.asarray(weights)
+    values = np.empty((states.shape[0], w.shape[0] + 1))  # column 0: the observed (unit) weights
     for s, row in enumerate(states):
         clu, n_clu = _codes(row)
         cells = n_lab * n_clu
-        flat = (rows * cells + (lab * n_clu + clu)[None, :]).ravel()
-        table = np.bincount(flat, weights=w.ravel(), minlength=w.shape[0] * cells)
-        values[s] = v_measure_tables(table.reshape(w.shape[0], n_lab, n_clu))
+        cell = lab * n_clu + clu
+        table = np.empty((w.shape[0] + 1, cells))
+        table[0] = np.bincount(cell, weights=np.ones(members.size), minlength=cells)
+        # BLOCK replicates at a time: each cell sums the same weights in the same order as all at once would
+        for start in range(0, w.shape[0], BLOCK):
+            block = np.asarray(w[start : start + BLOCK][:, members], dtype=float)
+            flat = (np.arange(block.shape[0])[:, None] * cells + cell[None, :]).ravel()
+            counts = np.bincount(flat, weights=block.ravel(), minlength=block.shape[0] * cells)
+            table[1 + start : 1 + start + block.shape[0]] = counts.reshape(block.shape[0], cells)
+        values[s] = v_measure_tables(table.reshape(w.shape[0] + 1, n_lab, n_clu))
     return values[:, 1:].mean(axis=0), values[:, 0]
 
 
@@ -85,7 +95,10 @@ def resample_weights(pool: int, *, n_resamples: int, seed: int | Sequence[int]) 
     """Multinomial bootstrap weights (``n_resamples`` x ``pool``): how often each of the pool's texts is drawn
     when ``pool`` texts are drawn with replacement."""
     rng = np.random.default_rng(seed)
-    return rng.multinomial(pool, np.full(pool, 1.0 / pool), size=n_resamples).astype(float)
+    out, p = np.empty((n_resamples, pool)), np.full(pool, 1.0 / pool)
+    for start in range(0, n_resamples, BLOCK):  # the same draws as all at once, without their int64 copy
+        out[start : start + BLOCK] = rng.multinomial(pool, p, size=min(BLOCK, n_resamples - start))
+    return out
 
 
 @dataclass(frozen=True)
@@ -283,3 +296,57 @@ class TablePairs:
         b = b.columns([ids_b.index(s) for s in splits])
         diff, parts = paired_parts(a, b, strata=kinds)
         return diff / SCALE, [(v / SCALE**2, df) for v, df in parts]  # in the score files' units, as the table
+
+
+# --- declared memory (the tables rule's mem_mb) ----------------------------------------------------------------
+
+
+def memory_estimate(*, pool: int, splits, n_resamples: int = TABLE_RESAMPLES) -> int:
+    """Bytes :class:`TablePairs` needs for one key's replicates on a dataset of ``pool`` texts, ``splits`` its
+    (texts, true labels x predicted clusters) each: the weights (replicates x pool, float64), :data:`BLOCK`
+    replicates' draws and columns at the largest split and pool, and the largest split's contingency tables with
+    :func:`v_measure_tables`' temporaries (7 x replicates x cells), plus 8 MB of small arrays. Measured in fresh
+    processes (MB, estimate in brackets): 179 at 20,000 texts (186), 93 at a 9,000-text split (99), 518 at 100 x
+    100 cells (579), 1,973 at 200 x 200 (2,260); the paper-scale shapes: 487 at RedditClusteringP2P's 40,305 texts,
+    26,221 in a split, 50 x 50 (534), 607 at BlurbsClusteringP2P's 18,084, 16,425, 93 x 93 (672)."""
+    r, splits = n_resamples, list(splits)
+    texts = max((t for t, _ in splits), default=0)
+    cells = max((c for _, c in splits), default=0)
+    return 8 * r * pool + 56 * (r + 1) * cells + 8 * BLOCK * (2 * pool + 3 * texts) + 8_000_000
+
+
+#: the tables job's declaration without the bootstrap (Snakemake's default, which it ran in before issue 56)
+TABLES_DEFAULT_MB = 1000
+
+
+def job_memory_mb(splits: Mapping, labels, *, n_resamples: int = TABLE_RESAMPLES) -> int:
+    """Memory to declare (Snakemake ``mem_mb``) for the tables job: ``splits`` dataset -> splits file, ``labels``
+    (dataset, labels file) of each key its bootstrap reads. :data:`tecb.cluster.algorithms.HEADROOM` x
+    (:data:`~tecb.cluster.algorithms.BASE_MB` + the largest :func:`memory_estimate` of a key: the keys' replicates
+    are computed one at a time), at least :data:`TABLES_DEFAULT_MB`; that alone while an input does not exist yet
+    (Snakemake evaluates resources again when the job is ready to run)."""
+    import os
+
+    from tecb import io
+    from tecb.cluster.algorithms import BASE_MB, HEADROOM
+
+    labels = [(d, p) for d, p in labels]
+    if not labels or not all(os.path.exists(p) for p in list(splits.values()) + [p for _, p in labels]):
+        return TABLES_DEFAULT_MB
+    shapes = {}
+    for dataset in dict.fromkeys(d for d, _ in labels):
+        gold = io.read_parquet_columns(splits[dataset], ["split", "text_id", "label"], "splits").to_pandas()
+        shapes[dataset] = (
+            gold.text_id.nunique(),
+            gold.groupby("split").agg(texts=("label", "size"), n=("label", "nunique")),
+        )
+    largest = 0
+    for dataset, path in labels:
+        pool, gold = shapes[dataset]
+        names = [c for c in ("split", "state", "cluster") if c in io.read_parquet_schema(path, "labels").names]
+        found = io.read_parquet_columns(path, names, "labels").to_pandas()
+        clusters = found.groupby([c for c in ("split", "state") if c in names]).cluster.nunique().groupby(level=0).max()
+        per_split = gold.join(clusters.rename("clusters"), how="inner")
+        cells = zip(per_split.texts, per_split.n * per_split.clusters)
+        largest = max(largest, memory_estimate(pool=pool, splits=cells, n_resamples=n_resamples))
+    return max(TABLES_DEFAULT_MB, int(HEADROOM * (BASE_MB + -(-largest // 1_000_000))))

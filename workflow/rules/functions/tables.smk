@@ -47,6 +47,19 @@ def table2_labels(wildcards):
     return [labels_path(*key) for key in table2_labels_keys()]
 
 
+def tables_mem_mb(wildcards, input, attempt):
+    """The tables job's memory by its inputs (tecb.report.bootstrap.job_memory_mb: the text-level bootstrap's
+    weights and tables at the largest pool and split of Table 2's labels files), x attempt; re-evaluated once the
+    inputs exist."""
+    from tecb.report.bootstrap import job_memory_mb
+
+    keys = table2_labels_keys()
+    return attempt * job_memory_mb(
+        dict(zip(DATASETS, input.splits)),
+        [(key[1], path) for key, path in zip(keys, input.labels)],
+    )
+
+
 def chance_mteb_v2_inputs(wildcards):
     """The v2 chance file of every dataset when tables.chance is on (read by the mteb_v2_table rule)."""
     if not config["tables"]["chance"]["enabled"]:
