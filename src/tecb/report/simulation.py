@@ -189,8 +189,22 @@ def test_bootstrap(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> s
     )
 
 
+def test_bootstrap_response(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> stats.MeanTest:
+    """:func:`test_bootstrap` with the clustering response (``response=True``, where the restarts are known)."""
+    return bootstrap.contrast_test(
+        predictions["a"],
+        predictions["b"],
+        texts=predictions["texts"],
+        labels=predictions["labels"],
+        strata=strata,
+        n_resamples=SIMULATION_RESAMPLES,
+        seed=0,
+        response=True,
+    )
+
+
 #: the tests the simulation asks by default
-TESTS = {"bootstrap": test_bootstrap, "analytic": test_analytic}
+TESTS = {"bootstrap": test_bootstrap, "response": test_bootstrap_response, "analytic": test_analytic}
 
 
 def simulate_run(
