@@ -16,10 +16,10 @@ over seeds that the replicates and restarts do not explain (method of moments, s
 freedom over these parts (:func:`tecb.report.stats._decide`), so p < 1 - confidence exactly when the interval
 excludes 0, and p is never 0. docs/statistics.md says why.
 
-Not seen and not added: how k-means' partition itself moves when the pool of texts changes (its centres are
-fitted on the texts), which splits that share texts share. benchmarks/measurement_diagnosis.md measures it: on
-TenKGnad P2P's design at R = 10 the standard error is short of the true SD there (the interval reads narrow);
-docs/statistics.md says by how much and which rows to read so.
+Not seen by the replicates: how k-means' partition itself moves when the pool of texts changes (its centres are
+fitted on the texts), which splits that share texts share (the clustering response; benchmarks/measurement_diagnosis.md
+measures it). ``response=True`` adds an estimate of it where the restarts are known (:func:`_response_parts`);
+it is not yet the tables' default. docs/statistics.md says how narrow the interval reads without it.
 """
 
 from __future__ import annotations
