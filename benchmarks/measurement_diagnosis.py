@@ -95,19 +95,24 @@ def _parts(scored, splits, restarts: int) -> dict:
     }
 
 
-def diagnose(key: str, runs: int, seed: int) -> pd.DataFrame:
-    design = _design(key)
-    rng = np.random.default_rng(seed)
+def _runs(design, rng):
+    """Null runs of ``design`` (its population drawn first from ``rng``): per run the pool's labels, its usable
+    splits, the encoders' embeddings (the base first) and their scores at R restarts."""
     population = sim.geometry(design, rng)
-    rows = []
-    for _ in range(runs):
+    while True:
         genre, fine, position, deviation = sim._pool(design, population, rng)
         splits = _splits(design, genre, fine, rng)
         embeddings = [
             sim._embed(position, deviation, design.separation, design.noise, rng)
             for _ in range(1 + max(design.seeds, 1))
         ]
-        scored = [sim._score(e, splits, R, rng) for e in embeddings]
+        yield genre, fine, splits, embeddings, [sim._score(e, splits, R, rng) for e in embeddings]
+
+
+def diagnose(key: str, runs: int, seed: int) -> pd.DataFrame:
+    design, rng = _design(key), np.random.default_rng(seed)
+    rows = []
+    for _, (genre, fine, splits, embeddings, scored) in zip(range(runs), _runs(design, rng)):
         again = [sim._score(e, splits, R, rng) for e in embeddings]  # new seeds, same splits
         other = _splits(design, genre, fine, rng)
         redrawn = [sim._score(e, other, R, rng) for e in embeddings]  # new splits and seeds, same pool
@@ -164,18 +169,9 @@ def summary(per_run: pd.DataFrame, restarts: int, rng) -> dict:
 def refit(key: str, runs: int, replicates: int, seed: int) -> pd.DataFrame:
     """Per run: the fixed-prediction replicates' variance of D and the refitting replicates' (each split
     re-clustered on its resampled texts, R restarts) less their restarts' noise, same weights."""
-    design = _design(key)
-    rng = np.random.default_rng(seed)
-    population = sim.geometry(design, rng)
+    design, rng = _design(key), np.random.default_rng(seed)
     rows = []
-    for run in range(runs):
-        genre, fine, position, deviation = sim._pool(design, population, rng)
-        splits = _splits(design, genre, fine, rng)
-        embeddings = [
-            sim._embed(position, deviation, design.separation, design.noise, rng)
-            for _ in range(1 + max(design.seeds, 1))
-        ]
-        scored = [sim._score(e, splits, R, rng) for e in embeddings]
+    for run, (_, _, splits, embeddings, scored) in zip(range(runs), _runs(design, rng)):
         weights = bootstrap.resample_weights(design.pool, n_resamples=replicates, seed=run)
         shape = (replicates, len(embeddings), len(splits))
         fixed, refitted, noise = np.zeros(shape), np.zeros(shape), np.zeros(shape)
