@@ -75,6 +75,8 @@ def markdown(table: pd.DataFrame, command: str) -> str:
         + "; ".join(f"{d} ({r.runs}, {r.pool} texts, {r.seconds} s)" for d, r in runs.iterrows())
         + f", under the null and under the effect, {table.restarts.max()} restarts per split. `bootstrap`: the "
         f"paired text-level bootstrap over the predictions ({simulation.SIMULATION_RESAMPLES} replicates), "
+        "`response`: the same with the clustering response (benchmarks/measurement_diagnosis.md; R10 only, at R1 "
+        "it is the bootstrap), "
         "`analytic`: the test from the per-split scores (the tables' fallback without saved predictions; the "
         "statistics of 91b9323), on the same simulated runs; R1: the first restart alone (the paper's protocol). "
         "Acceptance: coverage in [93 %, 98.5 %], false positives <= 6 %, power >= 0.75 x the z test's that knows "

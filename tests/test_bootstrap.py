@@ -157,3 +157,27 @@ def test_blocks_of_replicates_change_no_bit(monkeypatch):
     assert all(a.tobytes() == b.tobytes() for a, b in zip(*runs))
     once = np.random.default_rng([3, 1]).multinomial(300, np.full(300, 1 / 300), size=50)
     assert np.array_equal(runs[1][0], once)
+
+
+def test_the_clustering_response_scales_the_replicates_by_the_spread_beyond_restarts_and_text():
+    # one kind of 4 splits: the replicates' across-split spread (text) is known, the observed differences spread
+    # more than restarts + text: the excess, as a ratio to the text part, scales the replicates' variance
+    rng = np.random.default_rng(0)
+    boot = rng.standard_normal((400, 1, 4))
+    zero = np.zeros((400, 1, 4))
+    noise = np.full((1, 4), 0.5)
+    a = bootstrap.Replicates(boot=boot, observed=np.array([[0.0, 4.0, -4.0, 2.0]]), noise=noise)
+    b = bootstrap.Replicates(boot=zero, observed=np.zeros((1, 4)), noise=noise)
+    _, today = bootstrap.paired_parts(a, b, strata=None)
+    _, parts = bootstrap.paired_parts(a, b, strata=None, response=True)
+    replicates = float(boot[:, 0].mean(axis=1).var(ddof=1))
+    text = float((boot[:, 0] - boot[:, 0].mean(axis=0)).var(axis=1, ddof=1).mean())
+    spread = float(np.var([0.0, 4.0, -4.0, 2.0], ddof=1))
+    assert parts[0] == today[0] and parts[1] == pytest.approx((1.0 / 4, 1e6))  # restarts: (0.5 + 0.5) / 4
+    assert parts[2] == pytest.approx(((spread - 1.0 - text) / text * replicates, 3.0))
+    calm = bootstrap.Replicates(boot=boot, observed=np.zeros((1, 4)), noise=noise)
+    assert len(bootstrap.paired_parts(calm, b, strata=None, response=True)[1]) == 2  # nothing beyond restarts
+    one_state = bootstrap.Replicates(boot=boot, observed=a.observed, noise=np.full((1, 4), np.nan))
+    assert bootstrap.paired_parts(one_state, b, strata=None, response=True) == bootstrap.paired_parts(
+        one_state, b, strata=None
+    )  # R = 1: the restarts unknown, today's split level

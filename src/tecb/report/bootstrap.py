@@ -15,6 +15,11 @@ of moments; at R = 1 the only estimate); and for a side with several training se
 over seeds that the replicates and restarts do not explain (method of moments, seeds - 1 degrees of freedom). The interval and p are a t with Welch-Satterthwaite degrees of
 freedom over these parts (:func:`tecb.report.stats._decide`), so p < 1 - confidence exactly when the interval
 excludes 0, and p is never 0. docs/statistics.md says why.
+
+Not seen by the replicates: how k-means' partition itself moves when the pool of texts changes (its centres are
+fitted on the texts), which splits that share texts share (the clustering response; benchmarks/measurement_diagnosis.md
+measures it). ``response=True`` adds an estimate of it where the restarts are known (:func:`_response_parts`);
+it is not yet the tables' default. docs/statistics.md says how narrow the interval reads without it.
 """
 
 from __future__ import annotations
@@ -179,35 +184,76 @@ def contrast_test(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int,
+    response: bool = False,
 ) -> stats.MeanTest:
     """The paired text-level bootstrap test of the mean over splits of ``a`` minus ``b`` (module docstring).
 
     ``texts``, ``labels``: per split its text ids and true labels; ``a``, ``b``: per training seed (one for a
     plain model) per split the predicted clusters of those texts (states x texts, or one row); ``b`` None:
-    ``a``'s level against 0 (a table cell). ``strata``: each split's kind. Scores as V-measure x 100 (as the tables). Deterministic for a ``seed``."""
+    ``a``'s level against 0 (a table cell). ``strata``: each split's kind. Scores as V-measure x 100 (as the tables). Deterministic for a ``seed``.
+    ``response``: the clustering response as :func:`paired_parts` (not yet the tables' default)."""
     members, pool = _positions(texts)
     if len(labels) != len(members):
         raise ValueError(f"{len(members)} splits but labels for {len(labels)}")
     weights = resample_weights(pool, n_resamples=n_resamples, seed=seed)
     side_a = replicates(a, members=members, labels=labels, weights=weights)
     side_b = None if b is None else replicates(b, members=members, labels=labels, weights=weights)
-    return stats._decide(*paired_parts(side_a, side_b, strata=strata), confidence)
+    return stats._decide(*paired_parts(side_a, side_b, strata=strata, response=response), confidence)
 
 
-def paired_parts(a: Replicates, b: Replicates | None, *, strata) -> tuple[float, list[tuple[float, float]]]:
+def paired_parts(
+    a: Replicates, b: Replicates | None, *, strata, response: bool = False
+) -> tuple[float, list[tuple[float, float]]]:
     """The mean over splits of ``a``'s seeds' mean minus ``b``'s (None: 0) and the parts of its variance,
     (contribution, df) each (module docstring): the replicates' variance, the split-level noise per kind
-    (``strata``: each split's kind) and each side's seeds."""
+    (``strata``: each split's kind) and each side's seeds. ``response`` (where every split has restarts): the
+    split-level spread beyond the restarts and the replicates' own across-split spread read as the clustering
+    response, shared by splits that share texts as the text part is: :func:`_response_parts`."""
     diff_boot, diff, noise = a.boot.mean(axis=1), a.observed.mean(axis=0), a.noise.sum(axis=0) / len(a.observed) ** 2
     if b is not None:
         diff_boot, diff = diff_boot - b.boot.mean(axis=1), diff - b.observed.mean(axis=0)
         noise = noise + b.noise.sum(axis=0) / len(b.observed) ** 2
     parts = [(float(diff_boot.mean(axis=1).var(ddof=1)), diff_boot.shape[0] - 1.0)]
-    parts += _split_noise(diff_boot, diff, noise, strata)
+    if response and np.all(np.isfinite(noise)):
+        parts += _response_parts(diff_boot, diff, noise, strata, replicates=parts[0][0])
+    else:
+        parts += _split_noise(diff_boot, diff, noise, strata)
     for side in (a, b):
         if side is not None and len(side.observed) > 1:
             parts.append(_seed_part(side))
     return float(diff.mean()), parts
+
+
+def _response_parts(diff_boot, diff, restart_noise, strata, *, replicates: float) -> list[tuple[float, float]]:
+    """The split level at R > 1 with the clustering response (benchmarks/measurement_diagnosis.md): per kind the
+    restarts' variance / R (independent across splits); and what the kinds' spread of per-split differences holds
+    beyond the restarts and beyond the replicates' own across-split spread (the fixed predictions' text part),
+    as a ratio ρ to that text part, pooled over the kinds (each weighted as in the mean over splits). k-means'
+    centres are fitted on a split's texts, so its response to the texts is a mean over them as the text part is,
+    and shares the text part's overlap between splits: it adds ρ times the replicates' variance (not ρ times an
+    independent split term), with the spread's degrees of freedom."""
+    n_splits = diff.size
+    kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
+    if kinds.size != n_splits:
+        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    centred = diff_boot - diff_boot.mean(axis=0)
+    parts, beyond, explained, df = [], 0.0, 0.0, 0.0
+    for kind in dict.fromkeys(kinds.tolist()):
+        idx = np.flatnonzero(kinds == kind)
+        scale = (idx.size / n_splits) ** 2 / idx.size
+        restarts = float(np.mean(restart_noise[idx]))
+        parts.append((scale * restarts, 1e6))
+        if idx.size < 2:
+            continue
+        spread = float(diff[idx].var(ddof=1))
+        text = float(centred[:, idx].var(axis=1, ddof=1).mean())
+        beyond += scale * (spread - restarts - text)
+        explained += scale * text
+        df += idx.size - 1.0
+    rho = beyond / explained if explained > 0 else 0.0
+    if rho > 0:
+        parts.append((rho * replicates, df))
+    return parts
 
 
 def _seed_part(side: Replicates) -> tuple[float, float]:

@@ -175,9 +175,10 @@ def test_analytic(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> st
 SIMULATION_RESAMPLES = 200
 
 
-def test_bootstrap(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> stats.MeanTest:
+def test_bootstrap(a, b, *, strata, overlap, noise_a, noise_b, predictions, response: bool = False) -> stats.MeanTest:
     """The paired text-level bootstrap over the predictions (:func:`tecb.report.bootstrap.contrast_test`; the
-    scores, overlap and noise unused: it recomputes them from ``predictions``)."""
+    scores, overlap and noise unused: it recomputes them from ``predictions``); ``response``: with the
+    clustering response (where the restarts are known)."""
     return bootstrap.contrast_test(
         predictions["a"],
         predictions["b"],
@@ -186,11 +187,16 @@ def test_bootstrap(a, b, *, strata, overlap, noise_a, noise_b, predictions) -> s
         strata=strata,
         n_resamples=SIMULATION_RESAMPLES,
         seed=0,
+        response=response,
     )
 
 
+#: :func:`test_bootstrap` with the clustering response
+test_bootstrap_response = functools.partial(test_bootstrap, response=True)
+
+
 #: the tests the simulation asks by default
-TESTS = {"bootstrap": test_bootstrap, "analytic": test_analytic}
+TESTS = {"bootstrap": test_bootstrap, "response": test_bootstrap_response, "analytic": test_analytic}
 
 
 def simulate_run(
