@@ -68,7 +68,7 @@ def _parts(scored, splits, restarts: int) -> dict:
                 for f in ("boot", "observed", "noise")
             )
         )
-    d, parts = bootstrap.paired_parts(a, sides[0], strata=strata)
+    d, parts = bootstrap.paired_parts(a, sides[0], strata=strata, response=False)
     n_split_parts = len(set(kinds))
     split_level = parts[1 : 1 + n_split_parts]
     restart = (a.noise.sum(axis=0) / len(a.observed) ** 2 + sides[0].noise[0]) if restarts > 1 else None

@@ -168,7 +168,7 @@ def test_the_clustering_response_scales_the_replicates_by_the_spread_beyond_rest
     noise = np.full((1, 4), 0.5)
     a = bootstrap.Replicates(boot=boot, observed=np.array([[0.0, 4.0, -4.0, 2.0]]), noise=noise)
     b = bootstrap.Replicates(boot=zero, observed=np.zeros((1, 4)), noise=noise)
-    _, today = bootstrap.paired_parts(a, b, strata=None)
+    _, today = bootstrap.paired_parts(a, b, strata=None, response=False)
     _, parts = bootstrap.paired_parts(a, b, strata=None, response=True)
     replicates = float(boot[:, 0].mean(axis=1).var(ddof=1))
     text = float((boot[:, 0] - boot[:, 0].mean(axis=0)).var(axis=1, ddof=1).mean())
@@ -179,5 +179,5 @@ def test_the_clustering_response_scales_the_replicates_by_the_spread_beyond_rest
     assert len(bootstrap.paired_parts(calm, b, strata=None, response=True)[1]) == 2  # nothing beyond restarts
     one_state = bootstrap.Replicates(boot=boot, observed=a.observed, noise=np.full((1, 4), np.nan))
     assert bootstrap.paired_parts(one_state, b, strata=None, response=True) == bootstrap.paired_parts(
-        one_state, b, strata=None
+        one_state, b, strata=None, response=False
     )  # R = 1: the restarts unknown, today's split level

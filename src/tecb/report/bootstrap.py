@@ -19,7 +19,7 @@ excludes 0, and p is never 0. docs/statistics.md says why.
 Not seen by the replicates: how k-means' partition itself moves when the pool of texts changes (its centres are
 fitted on the texts), which splits that share texts share (the clustering response; benchmarks/measurement_diagnosis.md
 measures it). ``response=True`` adds an estimate of it where the restarts are known (:func:`_response_parts`);
-it is not yet the tables' default. docs/statistics.md says how narrow the interval reads without it.
+the tables use it (the default; at R = 1 it changes nothing). docs/statistics.md says how narrow the interval reads without it.
 """
 
 from __future__ import annotations
@@ -184,14 +184,14 @@ def contrast_test(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int,
-    response: bool = False,
+    response: bool = True,
 ) -> stats.MeanTest:
     """The paired text-level bootstrap test of the mean over splits of ``a`` minus ``b`` (module docstring).
 
     ``texts``, ``labels``: per split its text ids and true labels; ``a``, ``b``: per training seed (one for a
     plain model) per split the predicted clusters of those texts (states x texts, or one row); ``b`` None:
     ``a``'s level against 0 (a table cell). ``strata``: each split's kind. Scores as V-measure x 100 (as the tables). Deterministic for a ``seed``.
-    ``response``: the clustering response as :func:`paired_parts` (not yet the tables' default)."""
+    ``response``: the clustering response as :func:`paired_parts` (the tables' default; False: without it)."""
     members, pool = _positions(texts)
     if len(labels) != len(members):
         raise ValueError(f"{len(members)} splits but labels for {len(labels)}")
@@ -202,7 +202,7 @@ def contrast_test(
 
 
 def paired_parts(
-    a: Replicates, b: Replicates | None, *, strata, response: bool = False
+    a: Replicates, b: Replicates | None, *, strata, response: bool = True
 ) -> tuple[float, list[tuple[float, float]]]:
     """The mean over splits of ``a``'s seeds' mean minus ``b``'s (None: 0) and the parts of its variance,
     (contribution, df) each (module docstring): the replicates' variance, the split-level noise per kind
