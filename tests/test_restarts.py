@@ -279,3 +279,20 @@ def _minutes(dry_run: str, rule: str) -> dict[str, int]:
         algorithm = re.search(r"algorithm=(\w+)", block)
         minutes[algorithm.group(1) if algorithm else ""] = int(re.search(r"runtime=(\d+)", block).group(1))
     return minutes
+
+
+def test_every_training_job_scores_under_scoring_restarts():
+    """A job that clusters a trained model (pretrain, adapt, and the frozen arms: adapt_frozen) gets its algorithm
+    through ``algorithm_spec`` (scoring.restarts applied), never the bare ``algorithms.<name>`` entry: the frozen
+    arms once clustered each split once whatever scoring.restarts said (found in issue 54's three-dataset run)."""
+    import re
+
+    from conftest import ROOT
+
+    params = []
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        for line in smk.read_text(encoding="utf-8").splitlines():
+            if re.match(r"\s*algorithm=lambda", line):
+                params.append((smk.name, line.strip()))
+    assert {name for name, _ in params} >= {"adapt.smk", "pretrain.smk"} and len(params) >= 3
+    assert [p for p in params if "algorithm_spec(" not in p[1]] == []

@@ -129,7 +129,7 @@ rule adapt_frozen:
         source=lambda wildcards: adapt_source_of(wildcards.dataset),
         settings=lambda wildcards: ADAPT["frozen"][wildcards.method],
         protocol=adapt_job_protocol,
-        algorithm=lambda wildcards: config["algorithms"][ADAPT["algorithm"]],
+        algorithm=lambda wildcards: algorithm_spec(ADAPT["algorithm"]),
         eval_seed=SEED,
         text_kind=lambda wildcards: config["datasets"][wildcards.dataset].get("text"),
     script:
