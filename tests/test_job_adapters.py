@@ -281,9 +281,16 @@ def test_a_pretrain_job_is_built_from_the_snakemake_job(monkeypatch):
     assert pretrain.PretrainJob.from_job(fake).train_texts_path == "other.parquet"
     threads, runs = [], []
     monkeypatch.setattr(torch, "set_num_threads", threads.append)
-    monkeypatch.setattr(pretrain, "run", lambda job, out, *, log, timings_path: runs.append((job, out, timings_path)))
+    monkeypatch.setattr(
+        pretrain,
+        "run",
+        lambda job, out, *, log, timings_path, labels_path: runs.append((job, out, timings_path, labels_path)),
+    )
     pretrain.run_pretrain_job(fake, log=print)
-    assert threads == [3] and runs == [(pretrain.PretrainJob.from_job(fake), "scores.parquet", "t.json")]
+    assert threads == [3] and runs == [(pretrain.PretrainJob.from_job(fake), "scores.parquet", "t.json", None)]
+    fake.output = Names(checkpoint="ckpt/seed-7", scores="scores.parquet", timings="t.json", labels="l.parquet")
+    pretrain.run_pretrain_job(fake, log=print)  # tables.statistics.labels on: the job's labels output
+    assert runs[-1][3] == "l.parquet"
 
 
 STATISTICS = {"enabled": True, "test": "mean", "alpha": 0.05, "confidence": 0.95, "n_resamples": 100}

@@ -309,13 +309,13 @@ def test_evaluation_uses_the_given_eval_seed(tiny, tmp_path, monkeypatch):
 
     root, model = tiny
     seen = []
-    real = tecb.cluster.algorithms.score_splits
+    real = tecb.cluster.algorithms.cluster_splits
 
     def spy(points, algorithm, seed=None, **kwargs):
         seen.append(seed)
         return real(points, algorithm, seed=seed, **kwargs)
 
-    monkeypatch.setattr(tecb.cluster.algorithms, "score_splits", spy)
+    monkeypatch.setattr(tecb.cluster.algorithms, "cluster_splits", spy)
     pretrain.pretrain(
         job(tiny, "wwm", tmp_path / "c", eval_epochs=[1], seed=3, device="cpu", eval_seed=7), log=lambda m: None
     )

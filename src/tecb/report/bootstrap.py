@@ -182,20 +182,22 @@ def contrast_test(
     labels: Sequence,
     strata=None,
     confidence: float = 0.95,
-    n_resamples: int = 1000,
-    seed: int,
     response: bool = True,
+    **draws,
 ) -> stats.MeanTest:
     """The paired text-level bootstrap test of the mean over splits of ``a`` minus ``b`` (module docstring).
 
     ``texts``, ``labels``: per split its text ids and true labels; ``a``, ``b``: per training seed (one for a
     plain model) per split the predicted clusters of those texts (states x texts, or one row); ``b`` None:
     ``a``'s level against 0 (a table cell). ``strata``: each split's kind. Scores as V-measure x 100 (as the tables). Deterministic for a ``seed``.
-    ``response``: the clustering response as :func:`paired_parts` (the tables' default; False: without it)."""
+    ``response``: the clustering response as :func:`paired_parts` (the tables' default; False: without it).
+    ``draws``: ``seed`` (required) and ``n_resamples`` (default 1000), checked as :func:`tecb.report.stats.contrast_test`
+    checks its own."""
+    stats._check_draws("contrast_test", draws)
     members, pool = _positions(texts)
     if len(labels) != len(members):
         raise ValueError(f"{len(members)} splits but labels for {len(labels)}")
-    weights = resample_weights(pool, n_resamples=n_resamples, seed=seed)
+    weights = resample_weights(pool, n_resamples=draws.get("n_resamples", 1000), seed=draws["seed"])
     side_a = replicates(a, members=members, labels=labels, weights=weights)
     side_b = None if b is None else replicates(b, members=members, labels=labels, weights=weights)
     return stats._decide(*paired_parts(side_a, side_b, strata=strata, response=response), confidence)
