@@ -119,14 +119,7 @@ def compare(
                 f"{design}: the saved predictions give a mean difference of {result.mean:.6f}, the scores "
                 f"{scores:.6f} (V-measure x 100): the labels files are not those of the score files"
             )
-        return {
-            "delta": result.mean,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "p": result.p_value,
-            "detectable": result.detectable,
-            "test": TEXT_BOOTSTRAP,
-        }
+        return _result_row(result, scale=1.0, test=TEXT_BOOTSTRAP)
     result = stats.contrast_test(
         a,
         b,
@@ -138,13 +131,19 @@ def compare(
         n_resamples=statistics.n_resamples,
         seed=statistics.seed,
     )
+    return _result_row(result, scale=100.0, test=ANALYTIC)
+
+
+def _result_row(result: stats.MeanTest, *, scale: float, test: str) -> dict:
+    """The :data:`RESULT_COLUMNS` of a test's ``result``, its differences x ``scale`` (V-measure x 100: the
+    bootstrap's come so already, the analytic test's as fractions)."""
     return {
-        "delta": result.mean * 100,
-        "ci_low": result.ci_low * 100,
-        "ci_high": result.ci_high * 100,
+        "delta": result.mean * scale,
+        "ci_low": result.ci_low * scale,
+        "ci_high": result.ci_high * scale,
         "p": result.p_value,
-        "detectable": result.detectable * 100,
-        "test": ANALYTIC,
+        "detectable": result.detectable * scale,
+        "test": test,
     }
 
 
