@@ -146,14 +146,20 @@ def _positions(texts: Sequence) -> tuple[list[np.ndarray], int]:
     return [np.array([pool[t] for t in np.asarray(split).tolist()], dtype=int) for split in texts], len(pool)
 
 
+def _split_kinds(strata, n_splits: int) -> np.ndarray:
+    """Each split's kind (``strata``; None: one kind), checked against the number of splits."""
+    kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
+    if kinds.size != n_splits:
+        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    return kinds
+
+
 def _split_noise(diff_boot, diff, restart_noise, strata) -> list[tuple[float, float]]:
     """Per split kind: (contribution to the variance of the mean over splits, df) of the noise independent
     across splits: the larger of the restarts' variance / R and the kind's spread less what the replicates
     explain."""
     n_splits = diff.size
-    kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
-    if kinds.size != n_splits:
-        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    kinds = _split_kinds(strata, n_splits)
     centred = diff_boot - diff_boot.mean(axis=0)
     parts = []
     for kind in dict.fromkeys(kinds.tolist()):
@@ -235,9 +241,7 @@ def _response_parts(diff_boot, diff, restart_noise, strata, *, replicates: float
     and shares the text part's overlap between splits: it adds ρ times the replicates' variance (not ρ times an
     independent split term), with the spread's degrees of freedom."""
     n_splits = diff.size
-    kinds = np.asarray(list(strata) if strata is not None else [None] * n_splits, dtype=object)
-    if kinds.size != n_splits:
-        raise ValueError(f"{n_splits} splits but {kinds.size} split kinds")
+    kinds = _split_kinds(strata, n_splits)
     centred = diff_boot - diff_boot.mean(axis=0)
     parts, beyond, explained, df = [], 0.0, 0.0, 0.0
     for kind in dict.fromkeys(kinds.tolist()):
